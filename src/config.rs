@@ -1,0 +1,241 @@
+//! The job configuration: every tunable parameter of every stage, with its
+//! default. `jobs/default.toml` mirrors these defaults one to one (a test
+//! checks that), CLI flags override them, and each stage records the part it
+//! used in its manifest so a run can be explained and reproduced later.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The whole job configuration, one section per stage or method family.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub ingest: IngestConfig,
+    pub text: TextConfig,
+    pub methods: MethodsConfig,
+    pub candidates: CandidatesConfig,
+    pub verify: VerifyConfig,
+    pub cluster: ClusterConfig,
+}
+
+impl Config {
+    /// Reads a TOML job file; missing keys keep their defaults, unknown keys
+    /// are an error (a typo must not silently fall back to a default).
+    pub fn from_file(path: &Path) -> anyhow::Result<Config> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))
+    }
+}
+
+/// WARC/ARC ingest limits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IngestConfig {
+    /// Records whose HTTP payload is larger than this are rejected as `too_large`.
+    pub max_payload_bytes: u64,
+    /// Documents whose extracted text is shorter (in characters) are rejected as `empty_text`.
+    pub min_text_chars: u64,
+}
+
+impl Default for IngestConfig {
+    fn default() -> Self {
+        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
+    }
+}
+
+/// Text normalization (spec §0).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TextConfig {
+    /// Remove the stop words of the document's language.
+    pub remove_stop_words: bool,
+    /// Words of this many characters or fewer are removed (study §5: 3).
+    pub max_short_word_chars: usize,
+    /// Apply Unicode NFKC before splitting.
+    pub nfkc: bool,
+    /// How CJK runs become words: `char` (one word per character).
+    pub cjk_segmentation: String,
+}
+
+impl Default for TextConfig {
+    fn default() -> Self {
+        TextConfig {
+            remove_stop_words: true,
+            max_short_word_chars: 3,
+            nfkc: true,
+            cjk_segmentation: "char".into(),
+        }
+    }
+}
+
+/// Parameters of the signature methods (spec §1–§8).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MethodsConfig {
+    /// Methods run when `--methods` is not given.
+    pub enabled: Vec<String>,
+    /// a1, a2, a3, a10: how many top-weighted terms make the signature.
+    pub top_words: usize,
+    /// a2, a5: Okapi BM25 k.
+    pub bm25_k: f64,
+    /// a2, a5: Okapi BM25 b.
+    pub bm25_b: f64,
+    /// a4, a5: how many sentences make the signature.
+    pub top_sentences: usize,
+    /// imatch, a7: lower bound of the normalized IDF band ln(N/df)/ln(N).
+    pub imatch_idf_low: f64,
+    /// imatch, a7: upper bound of the normalized IDF band.
+    pub imatch_idf_high: f64,
+    /// imatch, a7: documents with fewer lexicon terms get no signature.
+    pub imatch_min_features: usize,
+    /// a7: number of extra lexicons K.
+    pub lexrand_extra_lexicons: usize,
+    /// a7: fraction p of the main lexicon removed in each extra lexicon.
+    pub lexrand_drop_fraction: f64,
+    /// a7: seed of the random lexicon reductions.
+    pub lexrand_seed: u64,
+    /// a9: number of descriptive words kept (at most).
+    pub descr_max_words: usize,
+    /// a9: candidate pool size (highest df first).
+    pub descr_candidates: usize,
+    /// a9: candidates need df <= N * this fraction.
+    pub descr_max_df_fraction: f64,
+    /// a9: threshold grid step.
+    pub descr_grid_step: f64,
+    /// a9: half-width of the band around a threshold counted as unstable.
+    pub descr_band: f64,
+    /// a9: greedy add/drop rounds.
+    pub descr_rounds: usize,
+    /// a9: a word's precision must stay above this floor.
+    pub descr_precision_floor: f64,
+    /// a9: share of documents that must stay covered while dropping words.
+    pub descr_coverage_floor: f64,
+    /// minhash: shingle width w.
+    pub minhash_shingle_width: usize,
+    /// minhash: number of min-wise functions.
+    pub minhash_functions: usize,
+    /// minhash: rows per band for candidate generation (functions / rows bands).
+    pub minhash_band_rows: usize,
+    /// minhash, a6: seed of the min-wise function coefficients.
+    pub minhash_seed: u64,
+    /// a6, a8, a11: shingle width.
+    pub shingle_width: usize,
+    /// a6: preset `36` (6 groups of 6, the study) or `84` (6 groups of 14, Fetterly).
+    pub megashingle_functions: usize,
+    /// a8: keep about this many shingles (k = floor(log2 n) - log2(this)).
+    pub logshingle_target: usize,
+    /// spotsigs: antecedent words.
+    pub spotsigs_antecedents: Vec<String>,
+    /// spotsigs: (spot distance d, chain length c) pairs.
+    pub spotsigs_chains: Vec<(usize, usize)>,
+    /// spotsigs: include the antecedent in the signature string.
+    pub spotsigs_include_antecedent: bool,
+    /// spotsigs: Jaccard threshold tau.
+    pub spotsigs_tau: f64,
+    /// spotsigs: documents with fewer spot signatures are left out.
+    pub spotsigs_min_spots: usize,
+    /// slst: minimal verified block length m (sentences).
+    pub slst_min_block: usize,
+    /// a11, a12: split chains where neighbouring length ratio exceeds this.
+    pub chain_ratio: f64,
+    /// a12: maximal ratio of sentence counts.
+    pub a12_num_ratio: f64,
+}
+
+/// Every method id the pipeline knows, in report order.
+pub const ALL_METHODS: &[&str] = &[
+    "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12", "imatch",
+    "minhash", "spotsigs", "slst",
+];
+
+impl Default for MethodsConfig {
+    fn default() -> Self {
+        MethodsConfig {
+            enabled: ALL_METHODS.iter().map(|s| s.to_string()).collect(),
+            top_words: 6,
+            bm25_k: 2.0,
+            bm25_b: 0.75,
+            top_sentences: 2,
+            imatch_idf_low: 0.2,
+            imatch_idf_high: 0.85,
+            imatch_min_features: 5,
+            lexrand_extra_lexicons: 10,
+            lexrand_drop_fraction: 0.33,
+            lexrand_seed: 42,
+            descr_max_words: 5000,
+            descr_candidates: 50_000,
+            descr_max_df_fraction: 0.05,
+            descr_grid_step: 0.05,
+            descr_band: 0.025,
+            descr_rounds: 3,
+            descr_precision_floor: 0.5,
+            descr_coverage_floor: 0.5,
+            minhash_shingle_width: 10,
+            minhash_functions: 84,
+            minhash_band_rows: 6,
+            minhash_seed: 1,
+            shingle_width: 5,
+            megashingle_functions: 36,
+            logshingle_target: 8,
+            spotsigs_antecedents: [
+                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will",
+                "would", "have", "has", "had", "do", "does", "did", "there", "said",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            spotsigs_chains: vec![(2, 2)],
+            spotsigs_include_antecedent: true,
+            spotsigs_tau: 0.44,
+            spotsigs_min_spots: 1,
+            slst_min_block: 3,
+            chain_ratio: 1.15,
+            a12_num_ratio: 1.20,
+        }
+    }
+}
+
+/// Candidate generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CandidatesConfig {
+    /// Signature groups with more documents than this are not expanded into
+    /// pairs; they are recorded in `hot_signatures` instead.
+    pub max_group_size: u64,
+}
+
+impl Default for CandidatesConfig {
+    fn default() -> Self {
+        CandidatesConfig { max_group_size: 1000 }
+    }
+}
+
+/// Verification (spec §9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerifyConfig {
+    /// A pair is a verified near-duplicate when its similarity is at least this.
+    pub threshold: f64,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig { threshold: 0.8 }
+    }
+}
+
+/// Clustering of verified pairs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ClusterConfig {
+    /// Detach members that are not verified-similar to their representative
+    /// (guards against chaining A~B~C with A !~ C).
+    pub require_similar_to_representative: bool,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> Self {
+        ClusterConfig { require_similar_to_representative: true }
+    }
+}

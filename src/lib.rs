@@ -1,0 +1,10 @@
+//! neardup: find near-duplicate documents in web crawls.
+//!
+//! The pipeline is a chain of stages (`ingest` → `tokens` → `signatures` →
+//! `candidates` → `verify` → `cluster` → `evaluate`), each reading and writing
+//! Parquet tables under one output folder; see `README.md`.
+
+pub mod config;
+pub mod ingest;
+pub mod methods;
+pub mod text;
