@@ -239,3 +239,27 @@ impl Default for ClusterConfig {
         ClusterConfig { require_similar_to_representative: true }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_toml_states_exactly_the_built_in_defaults() {
+        let path = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/jobs/default.toml"));
+        assert_eq!(Config::from_file(path).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn unknown_keys_are_errors() {
+        let err = toml::from_str::<Config>("[verify]\ntreshold = 0.9\n").unwrap_err();
+        assert!(err.to_string().contains("treshold"), "{err}");
+    }
+
+    #[test]
+    fn missing_keys_keep_defaults() {
+        let c: Config = toml::from_str("[verify]\nthreshold = 0.9\n").unwrap();
+        assert_eq!(c.verify.threshold, 0.9);
+        assert_eq!(c.methods, MethodsConfig::default());
+    }
+}

@@ -7,4 +7,12 @@
 pub mod config;
 pub mod ingest;
 pub mod methods;
+pub mod progress;
+pub mod runner;
+pub mod schema;
+pub mod similarity;
+pub mod sql;
+pub mod stages;
+pub mod table;
 pub mod text;
+pub mod union_find;

@@ -1,1 +1,226 @@
-fn main() {}
+//! `pipeline`: the command-line entry point of neardup.
+//!
+//! Exit codes: 0 success; 1 a stage failed; 2 bad usage (unknown stage,
+//! missing input table, bad config); 3 the run finished but some input
+//! files could not be read (their paths are logged and listed in
+//! `ingest_files`).
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use neardup::config::{Config, ALL_METHODS};
+use neardup::runner::{run_stage, RunContext, StageOutcome};
+use neardup::stages;
+
+#[derive(Parser)]
+#[command(name = "pipeline", version, about = "Find near-duplicate documents in web crawls (WARC/ARC → Parquet tables)")]
+struct Cli {
+    /// More log output (-v: debug, -vv: trace).
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only errors on stderr, no progress bars.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one stage or all of them (default: all stages on sample-data/ into ./out).
+    Run(RunArgs),
+    /// Run SQL over the tables of an output folder.
+    Query(QueryArgs),
+    /// Explain why a document is (or is not) a duplicate: its cluster, representative and links.
+    Explain(ExplainArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// Stage to run: all, ingest, tokens, signatures, candidates, verify, cluster, evaluate.
+    #[arg(long, default_value = "all")]
+    stage: String,
+    /// Input archives: files, folders (read recursively) or globs. Default: sample-data/.
+    #[arg(long, num_args = 1..)]
+    input: Vec<String>,
+    /// Output folder for the tables.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Job config (TOML); defaults are those of jobs/default.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Comma-separated method ids to run (default: all): a0..a12, imatch, minhash, spotsigs, slst.
+    #[arg(long, value_delimiter = ',')]
+    methods: Vec<String>,
+    /// Rerun stages even when their manifest says they are up to date.
+    #[arg(long)]
+    force: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+}
+
+#[derive(clap::Args)]
+struct QueryArgs {
+    /// Output folder whose tables are registered by name.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// Result format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    format: Format,
+    /// The SQL statement.
+    sql: String,
+}
+
+#[derive(clap::Args)]
+struct ExplainArgs {
+    /// Output folder of a finished run.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// A doc_id or a URL.
+    document: String,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet);
+    let quiet = cli.quiet;
+    let command = cli.command.unwrap_or(Command::Run(RunArgs::parse_from(["run"])));
+    let result = match command {
+        Command::Run(args) => run(args, quiet),
+        Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
+        Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let usage = e.downcast_ref::<UsageError>().is_some()
+                || format!("{e}").contains("which is missing under");
+            eprintln!("error: {e:#}");
+            ExitCode::from(if usage { 2 } else { 1 })
+        }
+    }
+}
+
+/// An error in how the program was called (exit code 2).
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn init_logging(verbose: u8, quiet: bool) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("neardup={level},pipeline={level},warn")));
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+}
+
+fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
+    let mut config = match &args.config {
+        Some(path) => Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?,
+        None => Config::default(),
+    };
+    if !args.methods.is_empty() {
+        for m in &args.methods {
+            if !ALL_METHODS.contains(&m.as_str()) {
+                return Err(UsageError(format!("unknown method `{m}`; known: {}", ALL_METHODS.join(", "))).into());
+            }
+        }
+        config.methods.enabled = args.methods.clone();
+    }
+    if let Some(n) = args.threads {
+        rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
+    }
+    let inputs = if args.input.is_empty() { vec!["sample-data".to_string()] } else { args.input.clone() };
+    let all = stages::all();
+    let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
+        all.iter().map(|s| s.as_ref()).collect()
+    } else {
+        match all.iter().find(|s| s.name() == args.stage) {
+            Some(s) => vec![s.as_ref()],
+            None => {
+                return Err(UsageError(format!(
+                    "unknown stage `{}`; stages: all, {}",
+                    args.stage,
+                    all.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+                ))
+                .into())
+            }
+        }
+    };
+    std::fs::create_dir_all(&args.out)?;
+    let ctx = RunContext {
+        out: args.out.clone(),
+        config,
+        inputs,
+        runtime: tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
+        progress: !quiet && std::io::stderr().is_terminal(),
+    };
+    let mut input_errors = Vec::new();
+    for stage in selected {
+        if let StageOutcome::Ran(report) = run_stage(stage, &all, &ctx, args.force)? {
+            input_errors.extend(report.input_errors);
+        }
+    }
+    if !input_errors.is_empty() {
+        for e in &input_errors {
+            tracing::error!("{e}");
+        }
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn query(args: QueryArgs) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    rt.block_on(async {
+        let ctx = neardup::sql::session_over(&args.out).await?;
+        let batches = ctx.sql(&args.sql).await?.collect().await?;
+        let stdout = std::io::stdout();
+        match args.format {
+            Format::Table => println!("{}", arrow::util::pretty::pretty_format_batches(&batches)?),
+            Format::Csv => {
+                let mut w = arrow::csv::Writer::new(stdout.lock());
+                for b in &batches {
+                    w.write(b)?;
+                }
+            }
+            Format::Json => {
+                let mut w = arrow::json::LineDelimitedWriter::new(stdout.lock());
+                for b in &batches {
+                    w.write(b)?;
+                }
+                w.finish()?;
+            }
+        }
+        Ok(())
+    })
+}
+
+fn explain(args: ExplainArgs) -> Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let text = rt.block_on(neardup::stages::cluster::explain(&args.out, &args.document))?;
+    print!("{text}");
+    Ok(())
+}

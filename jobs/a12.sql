@@ -1,0 +1,55 @@
+-- A12 "3+5" (spec section 8) over `a12_records`
+-- (doc_id, key, len, num, ss1, ss2, ss3, ws = 5 longest-word CRCs).
+-- Chains: records of one key ordered by len (ties by doc_id), split where
+-- the neighbouring len ratio exceeds ${ratio}; duplicate chains kept once.
+-- Inside a chain a pair is compared only if len ratio <= ${ratio}, sentence
+-- count ratio <= ${num_ratio} and at least 2 of the 5 word signatures
+-- coincide (any order, zeros ignored); it is a duplicate if ss1 coincide or,
+-- when both documents have more than 5 sentences, at least 2 of ss1..ss3
+-- coincide (any order, zeros ignored).
+-- Chains longer than ${max_group_size} are skipped and listed in hot_signatures.
+-- Gives (doc_a, doc_b, method = 'a12').
+WITH ordered AS (
+    SELECT r.*,
+           LAG(len) OVER (PARTITION BY key ORDER BY len, doc_id) AS prev_len
+    FROM a12_records r
+),
+pieces AS (
+    SELECT doc_id, key, len, num, ss1, ss2, ss3, ws,
+           SUM(CASE WHEN prev_len IS NULL
+                      OR CAST(len AS DOUBLE) > ${ratio} * CAST(GREATEST(prev_len, 1) AS DOUBLE)
+                    THEN 1 ELSE 0 END)
+               OVER (PARTITION BY key ORDER BY len, doc_id
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS piece
+    FROM ordered
+),
+chains AS (
+    SELECT key, piece, string_agg(CAST(doc_id AS VARCHAR), ',' ORDER BY doc_id) AS members
+    FROM pieces
+    GROUP BY key, piece
+    HAVING COUNT(*) BETWEEN 2 AND ${max_group_size}
+),
+distinct_chains AS (
+    SELECT members, MIN(key) AS key, MIN(piece) AS piece
+    FROM chains
+    GROUP BY members
+),
+chain_members AS (
+    SELECT p.*
+    FROM pieces p
+    JOIN distinct_chains c ON p.key = c.key AND p.piece = c.piece
+)
+SELECT DISTINCT a.doc_id AS doc_a, b.doc_id AS doc_b, 'a12' AS method
+FROM chain_members a
+JOIN chain_members b
+  ON a.key = b.key AND a.piece = b.piece AND a.doc_id < b.doc_id
+WHERE CAST(GREATEST(a.len, b.len) AS DOUBLE) <= ${ratio} * CAST(GREATEST(LEAST(a.len, b.len), 1) AS DOUBLE)
+  AND CAST(GREATEST(a.num, b.num) AS DOUBLE) <= ${num_ratio} * CAST(GREATEST(LEAST(a.num, b.num), 1) AS DOUBLE)
+  AND cardinality(array_intersect(array_remove_all(a.ws, 0), array_remove_all(b.ws, 0))) >= 2
+  AND (
+        a.ss1 = b.ss1
+     OR (a.num > 5 AND b.num > 5
+         AND cardinality(array_intersect(
+               array_remove_all(make_array(a.ss1, a.ss2, a.ss3), 0),
+               array_remove_all(make_array(b.ss1, b.ss2, b.ss3), 0))) >= 2)
+  )

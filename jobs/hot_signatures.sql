@@ -1,0 +1,20 @@
+-- Signature groups and chains too large to expand into pairs
+-- (more than ${max_group_size} documents), per method. Nothing is dropped
+-- silently: every skipped group is listed here with its size.
+SELECT method, slot, sig, size FROM (
+    SELECT method, slot, sig, COUNT(*) AS size
+    FROM signatures
+    GROUP BY method, slot, sig
+    HAVING COUNT(*) > ${max_group_size}
+  UNION ALL
+    SELECT 'a11' AS method, CAST(0 AS SMALLINT UNSIGNED) AS slot, shingle AS sig, COUNT(*) AS size
+    FROM shingles
+    GROUP BY shingle
+    HAVING COUNT(*) > ${max_group_size}
+  UNION ALL
+    SELECT 'a12' AS method, CAST(0 AS SMALLINT UNSIGNED) AS slot, CAST(key AS BIGINT UNSIGNED) AS sig, COUNT(*) AS size
+    FROM a12_records
+    GROUP BY key
+    HAVING COUNT(*) > ${max_group_size}
+)
+ORDER BY method, slot, sig

@@ -1,0 +1,168 @@
+//! Table schemas, defined once in `schemas/<table>.json` and compiled in.
+//!
+//! The JSON files are the documentation analysts read and the source the
+//! writers build their Arrow schemas from, so the two cannot drift; a test
+//! checks every table a run writes against them.
+
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use serde::Deserialize;
+use std::sync::Arc;
+
+/// One column of a table schema file.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    /// `UInt64`, `Utf8`, `List<Utf8>`, ... (see [`parse_type`]).
+    #[serde(rename = "type")]
+    pub type_name: String,
+    pub nullable: bool,
+    pub doc: String,
+}
+
+/// One table schema file.
+#[derive(Debug, Clone, Deserialize)]
+pub struct TableDef {
+    pub table: String,
+    pub doc: String,
+    pub columns: Vec<ColumnDef>,
+}
+
+/// Every schema file, by table name.
+const SCHEMA_FILES: &[(&str, &str)] = &[
+    ("documents", include_str!("../schemas/documents.json")),
+    ("revisits", include_str!("../schemas/revisits.json")),
+    ("rejects", include_str!("../schemas/rejects.json")),
+    ("ingest_files", include_str!("../schemas/ingest_files.json")),
+    ("tokens", include_str!("../schemas/tokens.json")),
+    ("df", include_str!("../schemas/df.json")),
+    ("corpus_stats", include_str!("../schemas/corpus_stats.json")),
+    ("signatures", include_str!("../schemas/signatures.json")),
+    ("method_state", include_str!("../schemas/method_state.json")),
+    ("sketches", include_str!("../schemas/sketches.json")),
+    ("shingles", include_str!("../schemas/shingles.json")),
+    ("a12_records", include_str!("../schemas/a12_records.json")),
+    ("spotsigs", include_str!("../schemas/spotsigs.json")),
+    ("method_pairs", include_str!("../schemas/method_pairs.json")),
+    ("candidates", include_str!("../schemas/candidates.json")),
+    ("hot_signatures", include_str!("../schemas/hot_signatures.json")),
+    ("duplicates", include_str!("../schemas/duplicates.json")),
+    ("clusters", include_str!("../schemas/clusters.json")),
+    ("method_quality", include_str!("../schemas/method_quality.json")),
+    ("method_overlap", include_str!("../schemas/method_overlap.json")),
+];
+
+/// Names of all tables with a schema file.
+pub fn table_names() -> impl Iterator<Item = &'static str> {
+    SCHEMA_FILES.iter().map(|(n, _)| *n)
+}
+
+/// The parsed schema file of `table`. Panics on an unknown table or a broken
+/// file: both are programming errors caught by the schema tests.
+pub fn table_def(table: &str) -> TableDef {
+    let (_, text) = SCHEMA_FILES
+        .iter()
+        .find(|(n, _)| *n == table)
+        .unwrap_or_else(|| panic!("no schema file for table {table}"));
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("schemas/{table}.json: {e}"))
+}
+
+/// The Arrow schema of `table`.
+pub fn arrow_schema(table: &str) -> SchemaRef {
+    let def = table_def(table);
+    let fields: Vec<Field> = def
+        .columns
+        .iter()
+        .map(|c| {
+            let ty = parse_type(&c.type_name)
+                .unwrap_or_else(|| panic!("schemas/{table}.json: bad type {}", c.type_name));
+            Field::new(&c.name, ty, c.nullable)
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// Parses the type names used in schema files.
+pub fn parse_type(name: &str) -> Option<DataType> {
+    if let Some(inner) = name.strip_prefix("List<").and_then(|s| s.strip_suffix('>')) {
+        let item = parse_type(inner)?;
+        return Some(DataType::List(Arc::new(Field::new("item", item, true))));
+    }
+    Some(match name {
+        "UInt16" => DataType::UInt16,
+        "UInt32" => DataType::UInt32,
+        "UInt64" => DataType::UInt64,
+        "Int64" => DataType::Int64,
+        "Float64" => DataType::Float64,
+        "Boolean" => DataType::Boolean,
+        "Utf8" => DataType::Utf8,
+        _ => return None,
+    })
+}
+
+/// Compares column names and types (not nullability, which SQL engines
+/// widen freely) of a written schema with the table's schema file; returns
+/// the differences, empty when they agree.
+pub fn schema_differences(table: &str, written: &Schema) -> Vec<String> {
+    let expected = arrow_schema(table);
+    let mut diffs = Vec::new();
+    let names = |s: &Schema| s.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+    if names(&expected) != names(written) {
+        diffs.push(format!(
+            "{table}: columns {:?}, schema file says {:?}",
+            names(written),
+            names(&expected)
+        ));
+        return diffs;
+    }
+    for (e, w) in expected.fields().iter().zip(written.fields()) {
+        if !same_type(e.data_type(), w.data_type()) {
+            diffs.push(format!(
+                "{table}.{}: written {:?}, schema file says {:?}",
+                e.name(),
+                w.data_type(),
+                e.data_type()
+            ));
+        }
+    }
+    diffs
+}
+
+/// Type equality that ignores list item field names and nullability.
+fn same_type(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::List(x), DataType::List(y)) => same_type(x.data_type(), y.data_type()),
+        (DataType::Utf8, DataType::Utf8View) | (DataType::Utf8View, DataType::Utf8) => true,
+        _ => a == b,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_schema_file_parses_and_names_its_table() {
+        for name in table_names() {
+            let def = table_def(name);
+            assert_eq!(def.table, name);
+            assert!(!def.columns.is_empty());
+            for c in &def.columns {
+                assert!(parse_type(&c.type_name).is_some(), "{name}.{}", c.name);
+                assert!(!c.doc.is_empty(), "{name}.{} has no doc", c.name);
+            }
+        }
+    }
+
+    #[test]
+    fn every_file_in_schemas_folder_is_compiled_in() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/schemas");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".json").to_string())
+            .collect();
+        on_disk.sort();
+        let mut compiled: Vec<String> = table_names().map(String::from).collect();
+        compiled.sort();
+        assert_eq!(on_disk, compiled);
+    }
+}

@@ -1,0 +1,153 @@
+//! Stage `candidates`: signatures, chains and method pairs → `candidates`,
+//! `hot_signatures`.
+//!
+//! All pair generation is SQL (`jobs/candidates_exact.sql`, `a11.sql`,
+//! `a12.sql`, `hot_signatures.sql`, `candidates.sql`); Rust registers the
+//! intermediate results as views and adds one thing SQL cannot express
+//! portably: the min-hash resemblance of minhash pairs (share of equal
+//! positions of two sketches).
+
+use anyhow::Result;
+use arrow::array::{AsArray, Float64Builder, StringBuilder, UInt64Builder};
+use arrow::datatypes::{Float64Type, UInt64Type};
+use futures::StreamExt;
+use serde_json::{json, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
+
+use crate::config::Config;
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::sql::{run_into_table, substitute};
+use crate::table::{BatchBuilder, TableWriter};
+
+/// The candidates stage.
+pub struct Candidates;
+
+impl Stage for Candidates {
+    fn name(&self) -> &'static str {
+        "candidates"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["signatures", "shingles", "a12_records", "method_pairs", "sketches"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["candidates", "hot_signatures"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({
+            "candidates": config.candidates,
+            "chain_ratio": config.methods.chain_ratio,
+            "a12_num_ratio": config.methods.a12_num_ratio,
+        })
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+/// The `${name}` parameters of the candidate SQL jobs.
+pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
+    vec![
+        ("max_group_size", config.candidates.max_group_size.to_string()),
+        ("ratio", format!("{:?}", config.methods.chain_ratio)),
+        ("num_ratio", format!("{:?}", config.methods.a12_num_ratio)),
+    ]
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let params = sql_params(&ctx.config);
+    let session = crate::sql::session_over(&ctx.out).await?;
+    for (view, sql) in [
+        ("exact_pairs", include_str!("../../jobs/candidates_exact.sql")),
+        ("a11_pairs", include_str!("../../jobs/a11.sql")),
+        ("a12_pairs", include_str!("../../jobs/a12.sql")),
+    ] {
+        let df = session.sql(&substitute(sql, &params)).await?;
+        session.register_table(view, df.into_view())?;
+    }
+    let mut report = StageReport::default();
+    let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
+    report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
+
+    let sketches = load_sketches(&session).await?;
+    let mut stream = session.sql(include_str!("../../jobs/candidates.sql")).await?.execute_stream().await?;
+    let mut writer = TableWriter::for_table(&ctx.out, "candidates")?;
+    let mut b = BatchBuilder::new("candidates");
+    let mut per_method: BTreeMap<String, u64> = BTreeMap::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let a = batch.column(0).as_primitive::<UInt64Type>();
+        let bb = batch.column(1).as_primitive::<UInt64Type>();
+        let m = batch.column(2).as_string::<i32>();
+        let s = batch.column(3).as_primitive::<Float64Type>();
+        for i in 0..batch.num_rows() {
+            let method = m.value(i);
+            let score = if method == "minhash" {
+                match (sketches.get(&a.value(i)), sketches.get(&bb.value(i))) {
+                    (Some(x), Some(y)) => Some(crate::methods::shingles::resemblance(x, y)),
+                    _ => None,
+                }
+            } else if s.is_null(i) {
+                None
+            } else {
+                Some(s.value(i))
+            };
+            b.col::<UInt64Builder>(0).append_value(a.value(i));
+            b.col::<UInt64Builder>(1).append_value(bb.value(i));
+            b.col::<StringBuilder>(2).append_value(method);
+            b.col::<Float64Builder>(3).append_option(score);
+            *per_method.entry(method.to_string()).or_default() += 1;
+            writer.write_if_full(&mut b)?;
+        }
+    }
+    writer.write_rest(&mut b)?;
+    report.rows.insert("candidates".into(), writer.commit()?);
+    for (m, n) in per_method {
+        report.counters.insert(format!("{m}_pairs"), n);
+    }
+    Ok(report)
+}
+
+async fn load_sketches(session: &datafusion::prelude::SessionContext) -> Result<HashMap<u64, Vec<u64>>> {
+    let mut map = HashMap::new();
+    let sql = "SELECT doc_id, sketch FROM sketches WHERE doc_id IN \
+               (SELECT doc_a FROM exact_pairs WHERE method = 'minhash' \
+                UNION SELECT doc_b FROM exact_pairs WHERE method = 'minhash')";
+    let mut stream = session.sql(sql).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let lists = batch.column(1).as_list::<i32>();
+        for i in 0..batch.num_rows() {
+            let values = lists.value(i);
+            map.insert(ids.value(i), values.as_primitive::<UInt64Type>().values().to_vec());
+        }
+    }
+    Ok(map)
+}
+
+/// Runs the candidate SQL jobs over the tables in `out` and returns the
+/// pairs of one view (`exact_pairs`, `a11_pairs`, `a12_pairs`) sorted; used by
+/// tests that compare the SQL with reference implementations.
+pub async fn pairs_of_view(out: &Path, config: &Config, view: &str) -> Result<Vec<(u64, u64, String)>> {
+    let params = sql_params(config);
+    let session = crate::sql::session_over(out).await?;
+    let sql = match view {
+        "exact_pairs" => include_str!("../../jobs/candidates_exact.sql"),
+        "a11_pairs" => include_str!("../../jobs/a11.sql"),
+        "a12_pairs" => include_str!("../../jobs/a12.sql"),
+        other => anyhow::bail!("unknown view {other}"),
+    };
+    let batches = session.sql(&substitute(sql, &params)).await?.collect().await?;
+    let mut pairs = Vec::new();
+    for batch in batches {
+        let a = batch.column(0).as_primitive::<UInt64Type>();
+        let b = batch.column(1).as_primitive::<UInt64Type>();
+        let m = batch.column(2).as_string::<i32>();
+        for i in 0..batch.num_rows() {
+            pairs.push((a.value(i), b.value(i), m.value(i).to_string()));
+        }
+    }
+    pairs.sort();
+    Ok(pairs)
+}

@@ -1,0 +1,292 @@
+//! Stage `ingest`: archive files → `documents`, `revisits`, `rejects`,
+//! `ingest_files`.
+//!
+//! Files are processed in parallel (rayon), each into its own part file of
+//! every table, so the output is deterministic whatever the thread count and
+//! memory stays bounded by the records in flight. A file that cannot be read
+//! is listed in `ingest_files` with its error and makes the run's exit code 3;
+//! the other files still go through.
+
+use anyhow::{Context, Result};
+use arrow::array::{StringBuilder, UInt16Builder, UInt64Builder};
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::config::Config;
+use crate::ingest::{ingest_file, Document, FileSummary, Outcome, Reject, Revisit};
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::schema::arrow_schema;
+use crate::table::{BatchBuilder, PartWriter, TableDir};
+
+/// The ingest stage.
+pub struct Ingest;
+
+const TABLES: [&str; 3] = ["documents", "revisits", "rejects"];
+
+impl Stage for Ingest {
+    fn name(&self) -> &'static str {
+        "ingest"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &[]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["documents", "revisits", "rejects", "ingest_files"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        serde_json::to_value(&config.ingest).unwrap_or(Value::Null)
+    }
+    fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
+        let (files, problems) = expand_inputs(&ctx.inputs);
+        let files: Vec<Value> = files
+            .iter()
+            .map(|f| {
+                let meta = std::fs::metadata(f).ok();
+                let mtime = meta
+                    .as_ref()
+                    .and_then(|m| m.modified().ok())
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map(|d| d.as_nanos() as u64);
+                json!({"path": f.display().to_string(), "size": meta.map(|m| m.len()), "mtime_ns": mtime})
+            })
+            .collect();
+        Ok(json!({"files": files, "problems": problems}))
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        let (files, mut problems) = expand_inputs(&ctx.inputs);
+        if files.is_empty() && problems.is_empty() {
+            problems.push(format!("no archive files found in {:?}", ctx.inputs));
+        }
+        let dirs: Vec<TableDir> =
+            TABLES.iter().map(|t| TableDir::create(&ctx.out, t)).collect::<Result<_>>()?;
+        let total_bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+        let progress = crate::progress::bar(ctx.progress, total_bytes, "ingest");
+        let done_bytes = AtomicU64::new(0);
+        let summaries: Vec<Result<FileSummary, String>> = files
+            .par_iter()
+            .enumerate()
+            .map(|(i, path)| {
+                let r = ingest_one(path, i, &dirs, &ctx.config);
+                let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+                progress.set_position(done_bytes.fetch_add(size, Ordering::Relaxed) + size);
+                r.map_err(|e| format!("{}: {e:#}", path.display()))
+            })
+            .collect();
+        progress.finish_and_clear();
+        // Tables must exist even when no file could be read.
+        for (dir, table) in dirs.iter().zip(TABLES) {
+            if files.is_empty() {
+                dir.part("empty", arrow_schema(table))?.close()?;
+            }
+        }
+
+        let mut report = StageReport::default();
+        let mut list = BatchBuilder::new("ingest_files");
+        let mut totals: BTreeMap<&str, u64> = BTreeMap::new();
+        for (path, summary) in files.iter().zip(&summaries) {
+            list.col::<StringBuilder>(0).append_value(path.display().to_string());
+            match summary {
+                Ok(s) => {
+                    list.col::<StringBuilder>(1).append_value(&s.format);
+                    list.col::<StringBuilder>(2).append_value(&s.compression);
+                    for (i, (name, v)) in [
+                        ("bytes", s.bytes),
+                        ("records", s.records),
+                        ("documents", s.documents),
+                        ("revisits", s.revisits),
+                        ("rejects", s.rejects),
+                        ("skipped", s.skipped),
+                    ]
+                    .into_iter()
+                    .enumerate()
+                    {
+                        list.col::<UInt64Builder>(3 + i).append_value(v);
+                        *totals.entry(name).or_default() += v;
+                    }
+                    list.col::<StringBuilder>(9).append_null();
+                }
+                Err(e) => {
+                    list.col::<StringBuilder>(1).append_value("unknown");
+                    list.col::<StringBuilder>(2).append_value("unknown");
+                    for i in 3..9 {
+                        list.col::<UInt64Builder>(i).append_value(0);
+                    }
+                    list.col::<StringBuilder>(9).append_value(e);
+                    report.input_errors.push(e.clone());
+                }
+            }
+        }
+        let mut writer = crate::table::TableWriter::for_table(&ctx.out, "ingest_files")?;
+        writer.write_rest(&mut list)?;
+        report.rows.insert("ingest_files".into(), writer.commit()?);
+        for dir in dirs {
+            dir.commit()?;
+        }
+        for (table, key) in [("documents", "documents"), ("revisits", "revisits"), ("rejects", "rejects")] {
+            report.rows.insert(table.into(), totals.get(key).copied().unwrap_or(0));
+        }
+        report.counters = totals.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        report.input_errors.extend(problems);
+        Ok(report)
+    }
+}
+
+/// Expands input arguments into a sorted list of archive files. Folders are
+/// read recursively and contribute files whose names look like archives
+/// (`.warc`, `.arc`, `.wet`, `.wat`, optionally compressed); a path given
+/// explicitly is always taken. Two files with the same name would give the
+/// same document ids, so the second one is reported instead of read.
+pub fn expand_inputs(inputs: &[String]) -> (Vec<PathBuf>, Vec<String>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    for input in inputs {
+        let path = Path::new(input);
+        if path.is_file() {
+            files.push(path.to_path_buf());
+        } else if path.is_dir() {
+            walk(path, &mut files);
+        } else if input.contains(['*', '?', '[']) {
+            match glob::glob(input) {
+                Ok(paths) => {
+                    let before = files.len();
+                    for p in paths.flatten() {
+                        if p.is_file() {
+                            files.push(p);
+                        } else if p.is_dir() {
+                            walk(&p, &mut files);
+                        }
+                    }
+                    if files.len() == before {
+                        problems.push(format!("{input}: the pattern matches no file"));
+                    }
+                }
+                Err(e) => problems.push(format!("{input}: bad glob pattern: {e}")),
+            }
+        } else {
+            problems.push(format!("{input}: no such file or folder"));
+        }
+    }
+    files.sort();
+    files.dedup();
+    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    files.retain(|f| {
+        let name = file_name(f);
+        if let Some(first) = seen.get(&name) {
+            problems.push(format!(
+                "{}: same file name as {}; skipped (its document ids would collide)",
+                f.display(),
+                first.display()
+            ));
+            false
+        } else {
+            seen.insert(name, f.clone());
+            true
+        }
+    });
+    (files, problems)
+}
+
+fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let p = entry.path();
+        if p.is_dir() {
+            walk(&p, files);
+        } else if looks_like_archive(&p) {
+            files.push(p);
+        }
+    }
+}
+
+fn looks_like_archive(p: &Path) -> bool {
+    let name = file_name(p).to_ascii_lowercase();
+    [".warc", ".arc", ".wet", ".wat"].iter().any(|ext| name.contains(ext))
+}
+
+fn file_name(p: &Path) -> String {
+    p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// Reads one archive into part `i` of each table.
+fn ingest_one(path: &Path, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
+    let part = format!("{i:06}");
+    let mut writers: Vec<PartWriter> = dirs
+        .iter()
+        .zip(TABLES)
+        .map(|(d, t)| d.part(&part, arrow_schema(t)))
+        .collect::<Result<_>>()?;
+    let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
+    let file_label = path.display().to_string();
+    let mut write_error: Option<anyhow::Error> = None;
+    let summary = ingest_file(path, &config.ingest, &mut |outcome| {
+        if write_error.is_some() {
+            return;
+        }
+        let which = match &outcome {
+            Outcome::Document(d) => {
+                push_document(&mut builders[0], d, &file_label);
+                0
+            }
+            Outcome::Revisit(r) => {
+                push_revisit(&mut builders[1], r, &file_label);
+                1
+            }
+            Outcome::Reject(r) => {
+                push_reject(&mut builders[2], r, &file_label);
+                2
+            }
+            Outcome::Skipped { .. } => return,
+        };
+        if let Err(e) = writers[which].write_if_full(&mut builders[which]) {
+            write_error = Some(e);
+        }
+    })
+    .with_context(|| "cannot read archive")?;
+    if let Some(e) = write_error {
+        return Err(e);
+    }
+    for (w, b) in writers.iter_mut().zip(builders.iter_mut()) {
+        w.write_rest(b)?;
+    }
+    for w in writers {
+        w.close()?;
+    }
+    Ok(summary)
+}
+
+fn push_document(b: &mut BatchBuilder, d: &Document, file: &str) {
+    b.col::<UInt64Builder>(0).append_value(d.doc_id);
+    b.col::<StringBuilder>(1).append_value(&d.url);
+    b.col::<StringBuilder>(2).append_value(file);
+    b.col::<UInt64Builder>(3).append_value(d.warc_offset);
+    b.col::<StringBuilder>(4).append_option(d.crawl_date.as_deref());
+    b.col::<UInt16Builder>(5).append_option(d.http_status);
+    b.col::<StringBuilder>(6).append_option(d.content_type.as_deref());
+    b.col::<StringBuilder>(7).append_value(&d.charset);
+    b.col::<StringBuilder>(8).append_value(&d.title);
+    b.col::<StringBuilder>(9).append_value(&d.lang);
+    b.col::<StringBuilder>(10).append_value(&d.text);
+    b.col::<UInt64Builder>(11).append_value(d.raw_bytes);
+}
+
+fn push_revisit(b: &mut BatchBuilder, r: &Revisit, file: &str) {
+    b.col::<UInt64Builder>(0).append_value(r.doc_id);
+    b.col::<StringBuilder>(1).append_value(&r.url);
+    b.col::<StringBuilder>(2).append_value(file);
+    b.col::<UInt64Builder>(3).append_value(r.warc_offset);
+    b.col::<StringBuilder>(4).append_option(r.crawl_date.as_deref());
+    b.col::<StringBuilder>(5).append_option(r.refers_to.as_deref());
+    b.col::<StringBuilder>(6).append_option(r.payload_digest.as_deref());
+}
+
+fn push_reject(b: &mut BatchBuilder, r: &Reject, file: &str) {
+    b.col::<StringBuilder>(0).append_value(file);
+    b.col::<UInt64Builder>(1).append_value(r.warc_offset);
+    b.col::<StringBuilder>(2).append_value(&r.record_type);
+    b.col::<StringBuilder>(3).append_option(r.url.as_deref());
+    b.col::<StringBuilder>(4).append_value(&r.reason);
+    b.col::<StringBuilder>(5).append_value(&r.detail);
+}

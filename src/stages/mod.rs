@@ -1,0 +1,24 @@
+//! The pipeline's stages, one module each, in run order.
+
+pub mod candidates;
+pub mod cluster;
+pub mod evaluate;
+pub mod ingest;
+pub mod signatures;
+pub mod tokens;
+pub mod verify;
+
+use crate::runner::Stage;
+
+/// Every stage in run order (`--stage all` runs them in this order).
+pub fn all() -> Vec<Box<dyn Stage>> {
+    vec![
+        Box::new(ingest::Ingest),
+        Box::new(tokens::Tokens),
+        Box::new(signatures::Signatures),
+        Box::new(candidates::Candidates),
+        Box::new(verify::Verify),
+        Box::new(cluster::Cluster),
+        Box::new(evaluate::Evaluate),
+    ]
+}

@@ -1,0 +1,158 @@
+//! Stage `tokens`: `documents` → `tokens`, `df`, `corpus_stats`.
+//!
+//! Documents stream in doc_id order, batch by batch; each batch is
+//! normalized in parallel (rayon) and written at once, so memory is bounded
+//! by one batch whatever the corpus size. The statistics are SQL
+//! (`jobs/df.sql`, `jobs/corpus_stats.sql`) over the written table.
+
+use anyhow::Result;
+use arrow::array::{Array, AsArray, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
+use arrow::datatypes::UInt64Type;
+use futures::StreamExt;
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::table::{BatchBuilder, TableWriter};
+use crate::text::{Normalizer, Tokenized};
+
+/// The tokens stage.
+pub struct Tokens;
+
+impl Stage for Tokens {
+    fn name(&self) -> &'static str {
+        "tokens"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["documents"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["tokens", "df", "corpus_stats"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        serde_json::to_value(&config.text).unwrap_or(Value::Null)
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let normalizer = Normalizer::new(&ctx.config.text);
+    let session = crate::sql::session_over(&ctx.out).await?;
+    let total: i64 = {
+        let b = session.sql("SELECT COUNT(*) FROM documents").await?.collect().await?;
+        b.first().map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0))
+    };
+    let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "tokens", "docs");
+    let mut stream = session
+        .sql("SELECT doc_id, text, lang FROM documents ORDER BY doc_id")
+        .await?
+        .execute_stream()
+        .await?;
+    let mut writer = TableWriter::for_table(&ctx.out, "tokens")?;
+    let mut out = BatchBuilder::new("tokens");
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let texts = batch.column(1).as_string::<i32>();
+        let langs = batch.column(2).as_string::<i32>();
+        let tokenized: Vec<Tokenized> = (0..batch.num_rows())
+            .into_par_iter()
+            .map(|i| normalizer.tokenize(texts.value(i), langs.value(i)))
+            .collect();
+        for (i, t) in tokenized.iter().enumerate() {
+            push_tokens(&mut out, ids.value(i), t, langs.value(i));
+        }
+        writer.write_rest(&mut out)?;
+        progress.inc(batch.num_rows() as u64);
+    }
+    progress.finish_and_clear();
+    let mut report = StageReport::default();
+    report.rows.insert("tokens".into(), writer.commit()?);
+    drop(session);
+
+    let session = crate::sql::session_over(&ctx.out).await?;
+    for (table, sql) in [
+        ("df", include_str!("../../jobs/df.sql")),
+        ("corpus_stats", include_str!("../../jobs/corpus_stats.sql")),
+    ] {
+        let rows = crate::sql::run_into_table(&session, &ctx.out, table, sql).await?;
+        report.rows.insert(table.into(), rows);
+    }
+    Ok(report)
+}
+
+fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str) {
+    b.col::<UInt64Builder>(0).append_value(doc_id);
+    let terms = b.col::<ListBuilder<StringBuilder>>(1);
+    for term in &t.terms {
+        terms.values().append_value(term);
+    }
+    terms.append(true);
+    let ends = b.col::<ListBuilder<UInt32Builder>>(2);
+    ends.values().append_slice(&t.sentence_ends);
+    ends.append(true);
+    let words = b.col::<ListBuilder<StringBuilder>>(3);
+    for w in &t.words {
+        words.values().append_value(w);
+    }
+    words.append(true);
+    b.col::<arrow::array::UInt32Builder>(4).append_value(t.terms.len() as u32);
+    b.col::<arrow::array::UInt32Builder>(5).append_value(t.sentence_ends.len() as u32);
+    b.col::<StringBuilder>(6).append_value(lang);
+}
+
+/// A tokenized document loaded back from the `tokens` table.
+#[derive(Debug, Clone, Default)]
+pub struct TokenRow {
+    pub doc_id: u64,
+    pub terms: Vec<String>,
+    pub sentence_ends: Vec<u32>,
+    pub words: Vec<String>,
+}
+
+impl TokenRow {
+    /// The view methods read.
+    pub fn view(&self) -> crate::methods::DocView<'_> {
+        crate::methods::DocView {
+            doc_id: self.doc_id,
+            terms: &self.terms,
+            sentence_ends: &self.sentence_ends,
+            words: &self.words,
+        }
+    }
+}
+
+/// Loads the `tokens` rows selected by `filter` (a SQL WHERE clause, or
+/// empty), in doc_id order.
+pub async fn load_tokens(session: &datafusion::prelude::SessionContext, filter: &str) -> Result<Vec<TokenRow>> {
+    let sql = format!(
+        "SELECT doc_id, terms, sentence_ends, words FROM tokens {} ORDER BY doc_id",
+        if filter.is_empty() { String::new() } else { format!("WHERE {filter}") }
+    );
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    let mut rows = Vec::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let terms = batch.column(1).as_list::<i32>();
+        let ends = batch.column(2).as_list::<i32>();
+        let words = batch.column(3).as_list::<i32>();
+        for i in 0..batch.num_rows() {
+            rows.push(TokenRow {
+                doc_id: ids.value(i),
+                terms: strings(&terms.value(i)),
+                sentence_ends: ends.value(i).as_primitive::<arrow::datatypes::UInt32Type>().values().to_vec(),
+                words: strings(&words.value(i)),
+            });
+        }
+    }
+    Ok(rows)
+}
+
+fn strings(a: &dyn Array) -> Vec<String> {
+    let s = a.as_string::<i32>();
+    (0..s.len()).map(|i| s.value(i).to_string()).collect()
+}
