@@ -307,7 +307,6 @@ impl SignatureMethod for DescrWords {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::TermStats;
 
     fn hist(ratios: &[f64]) -> Option<Threshold> {
         let g = grid(0.05);
@@ -389,10 +388,7 @@ mod tests {
         };
         for d in &docs {
             for (t, n) in term_frequencies(d) {
-                let st = stats
-                    .terms
-                    .entry(t.to_string())
-                    .or_insert(TermStats::default());
+                let st = stats.terms.entry(t.to_string()).or_default();
                 st.df += 1;
                 st.cf += n as u64;
             }

@@ -175,3 +175,45 @@ pub fn build_signature_methods(
     }
     methods
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_builds_known_ids_in_order_and_skips_others() {
+        let ids: Vec<String> = [
+            "a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
+        ]
+        .iter()
+        .chain(&["a9", "imatch", "slst"])
+        .map(|s| s.to_string())
+        .collect();
+        let methods = build_signature_methods(
+            &ids,
+            &MethodsConfig::default(),
+            &CorpusStats::default(),
+            &[],
+        );
+        let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
+        assert_eq!(
+            built,
+            ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a7", "a9", "imatch"]
+        );
+    }
+
+    #[test]
+    fn term_frequencies_count_occurrences() {
+        let t: Vec<String> = ["beta", "alpha", "beta"].map(String::from).to_vec();
+        let tf = term_frequencies(&t);
+        assert_eq!((tf.len(), tf["alpha"], tf["beta"]), (2, 1, 2));
+    }
+
+    #[test]
+    fn splitmix64_reference_values() {
+        // First outputs of splitmix64 seeded with 0 (Vigna's reference implementation).
+        let mut s = 0u64;
+        assert_eq!(splitmix64(&mut s), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(splitmix64(&mut s), 0x6e78_9e6a_a1b9_65f4);
+    }
+}

@@ -142,7 +142,7 @@ pub fn crc32_of_sorted_join(mut parts: Vec<&str>) -> u64 {
 
 /// The `top` items with the highest score, ties broken by the string
 /// ascending so the choice is deterministic.
-pub fn top_by_score<'a>(mut items: Vec<(&'a str, f64)>, top: usize) -> Vec<&'a str> {
+pub fn top_by_score(mut items: Vec<(&str, f64)>, top: usize) -> Vec<&str> {
     items.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
     items.into_iter().take(top).map(|(s, _)| s).collect()
 }
