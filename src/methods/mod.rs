@@ -8,7 +8,14 @@
 //! [`CorpusStats`] and expose it through [`SignatureMethod::state`], so the
 //! `method_state` table can explain a run afterwards.
 
+use crate::config::MethodsConfig;
 use std::collections::HashMap;
+
+pub mod descr;
+pub mod imatch;
+pub mod sentences;
+pub mod topwords;
+pub mod whole;
 
 /// The view of one tokenized document that methods read.
 #[derive(Debug, Clone, Copy)]
@@ -115,4 +122,98 @@ pub trait PairMethod: Send + Sync {
     /// All pairs the method proposes over the corpus, each once, sorted by
     /// (`doc_a`, `doc_b`) so output is deterministic.
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair>;
+}
+
+/// The number of occurrences of each distinct term of a document: the `tf`
+/// every frequency-weighted method (a1–a3, a5, a9, a10) starts from.
+pub fn term_frequencies(terms: &[String]) -> HashMap<&str, u32> {
+    let mut tf: HashMap<&str, u32> = HashMap::with_capacity(terms.len());
+    for t in terms {
+        *tf.entry(t.as_str()).or_insert(0) += 1;
+    }
+    tf
+}
+
+/// One step of the splitmix64 generator: advances `state` and returns the
+/// next value. Methods that need seeded randomness use it instead of an
+/// external crate so that a seed gives the same stream in every build.
+pub fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Builds the signature methods named in `ids`, in that order, from the
+/// configuration and the corpus statistics (`docs` is read only by methods
+/// that need a pass over the corpus, a9). Ids that are not signature methods
+/// built here are skipped, so the caller can pass the whole method list.
+pub fn build_signature_methods(
+    ids: &[String],
+    cfg: &MethodsConfig,
+    stats: &CorpusStats,
+    docs: &[DocView<'_>],
+) -> Vec<Box<dyn SignatureMethod>> {
+    use topwords::{TopWords, Weighting};
+    let mut methods: Vec<Box<dyn SignatureMethod>> = Vec::new();
+    for id in ids {
+        let method: Box<dyn SignatureMethod> = match id.as_str() {
+            "a0" => Box::new(whole::WholeMd5),
+            "a1" => Box::new(TopWords::new(Weighting::Tf, cfg, stats)),
+            "a2" => Box::new(TopWords::new(Weighting::TfIdf, cfg, stats)),
+            "a3" => Box::new(TopWords::new(Weighting::TfRidf, cfg, stats)),
+            "a10" => Box::new(TopWords::new(Weighting::OptFreq, cfg, stats)),
+            "a4" => Box::new(sentences::LongSent::new(cfg)),
+            "a5" => Box::new(sentences::HeavySent::new(cfg, stats)),
+            "imatch" => Box::new(imatch::IMatch::new(cfg, stats)),
+            "a7" => Box::new(imatch::LexRand::new(cfg, stats)),
+            "a9" => Box::new(descr::DescrWords::build(cfg, stats, docs)),
+            _ => continue,
+        };
+        methods.push(method);
+    }
+    methods
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_builds_known_ids_in_order_and_skips_others() {
+        let ids: Vec<String> = [
+            "a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
+        ]
+        .iter()
+        .chain(&["a9", "imatch", "slst"])
+        .map(|s| s.to_string())
+        .collect();
+        let methods = build_signature_methods(
+            &ids,
+            &MethodsConfig::default(),
+            &CorpusStats::default(),
+            &[],
+        );
+        let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
+        assert_eq!(
+            built,
+            ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a7", "a9", "imatch"]
+        );
+    }
+
+    #[test]
+    fn term_frequencies_count_occurrences() {
+        let t: Vec<String> = ["beta", "alpha", "beta"].map(String::from).to_vec();
+        let tf = term_frequencies(&t);
+        assert_eq!((tf.len(), tf["alpha"], tf["beta"]), (2, 1, 2));
+    }
+
+    #[test]
+    fn splitmix64_reference_values() {
+        // First outputs of splitmix64 seeded with 0 (Vigna's reference implementation).
+        let mut s = 0u64;
+        assert_eq!(splitmix64(&mut s), 0xe220_a839_7b1d_cdaf);
+        assert_eq!(splitmix64(&mut s), 0x6e78_9e6a_a1b9_65f4);
+    }
 }

@@ -1,0 +1,485 @@
+//! a9 DescrWords (Ilyinsky et al., Yandex; spec §4). A set of descriptive
+//! words, each with its own threshold on the relative frequency
+//! `tf/tf_max`; a document's bit for a word is set when the word's relative
+//! frequency is above the threshold, and the signature hashes the set bits.
+//!
+//! The source only gives the idea; the fixed procedure of spec §4 is:
+//! 1. candidates: `df >= 2`, `df <= N * descr_max_df_fraction`, the
+//!    `descr_candidates` with the highest df (ties: term ascending);
+//! 2. per candidate, the threshold θ on the grid `step, 2*step, ... < 1`
+//!    whose band `θ ± descr_band` holds the fewest of its documents
+//!    (precision = 1 - near/documents with the word); ties go to the θ covering
+//!    more documents (`tf/tf_max > θ`), then to the lower θ;
+//! 3. `descr_rounds` rounds of (a) greedy set cover over the candidates
+//!    whose precision is at least `descr_precision_floor`, up to
+//!    `descr_max_words` words, then (b) dropping the selected words in order
+//!    of ascending precision while at least `descr_coverage_floor * N`
+//!    documents stay covered; a dropped word never comes back.
+
+use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, StateRow};
+use crate::config::MethodsConfig;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Tolerance of the grid comparisons: relative frequencies are ratios of
+/// small integers (3/40 = 0.075 exactly on a band edge) that floating point
+/// may put a hair off the grid; the edges count as inside the band.
+const EPS: f64 = 1e-9;
+
+/// The threshold grid: `step, 2*step, ...` strictly below 1. θ = 0 would
+/// reduce the bit to "the word occurs" and θ = 1 could never be exceeded, so
+/// neither is a frequency threshold (choice). Empty for a non-positive step.
+fn grid(step: f64) -> Vec<f64> {
+    if step <= 0.0 || step.is_nan() {
+        return Vec::new();
+    }
+    (1..)
+        .map(|j| j as f64 * step)
+        .take_while(|&t| t < 1.0 - EPS)
+        .collect()
+}
+
+/// Whether relative frequency `r` sets the bit of a word with threshold `theta`.
+fn is_above(r: f64, theta: f64) -> bool {
+    r > theta + EPS
+}
+
+/// A chosen threshold of one word.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Threshold {
+    theta: f64,
+    /// 1 - (documents within θ ± band) / (documents with the word).
+    precision: f64,
+    /// Documents with `tf/tf_max > θ`.
+    covered: u32,
+}
+
+/// The distribution of one word's documents over the threshold grid.
+#[derive(Debug, Clone)]
+struct Histogram {
+    /// Documents containing the word.
+    docs: u32,
+    /// Per grid threshold: documents with `|r - θ| <= band`.
+    near: Vec<u32>,
+    /// Per grid threshold: documents with `r > θ`.
+    above: Vec<u32>,
+}
+
+impl Histogram {
+    fn new(grid_len: usize) -> Self {
+        Histogram {
+            docs: 0,
+            near: vec![0; grid_len],
+            above: vec![0; grid_len],
+        }
+    }
+
+    /// Counts one document where the word has relative frequency `r`.
+    fn add(&mut self, r: f64, grid: &[f64], band: f64) {
+        self.docs += 1;
+        for (j, &theta) in grid.iter().enumerate() {
+            if (r - theta).abs() <= band + EPS {
+                self.near[j] += 1;
+            }
+            if is_above(r, theta) {
+                self.above[j] += 1;
+            }
+        }
+    }
+
+    /// The threshold with the highest precision (fewest documents near it),
+    /// ties to the one covering more documents, then to the lower θ. None
+    /// without documents or grid.
+    fn best(&self, grid: &[f64]) -> Option<Threshold> {
+        if self.docs == 0 {
+            return None;
+        }
+        let j = (0..grid.len()).min_by_key(|&j| (self.near[j], Reverse(self.above[j]), j))?;
+        Some(Threshold {
+            theta: grid[j],
+            precision: 1.0 - self.near[j] as f64 / self.docs as f64,
+            covered: self.above[j],
+        })
+    }
+}
+
+/// Calls `f(candidate, document index, tf/tf_max)` for every candidate term
+/// of every document, documents in order.
+fn for_each_ratio(
+    docs: &[DocView<'_>],
+    index: &HashMap<&str, usize>,
+    mut f: impl FnMut(usize, u32, f64),
+) {
+    for (d, doc) in docs.iter().enumerate() {
+        let tf = term_frequencies(doc.terms);
+        let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
+        for (term, n) in tf {
+            if let Some(&c) = index.get(term) {
+                f(c, d as u32, n as f64 / tf_max);
+            }
+        }
+    }
+}
+
+/// A candidate word with its threshold and the documents whose bit it sets.
+struct Candidate<'a> {
+    term: &'a str,
+    threshold: Threshold,
+    /// Indices of the covered documents, ascending.
+    docs: Vec<u32>,
+}
+
+/// Step 3: the indices of the chosen candidates (see the module doc).
+fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<usize> {
+    let mut chosen = vec![false; cands.len()];
+    let mut banned = vec![false; cands.len()];
+    // How many chosen words set a bit in each document.
+    let mut bits = vec![0u32; n_docs];
+    let mut covered = 0usize;
+    let mut size = 0usize;
+    let min_covered = cfg.descr_coverage_floor * n_docs as f64;
+    for _ in 0..cfg.descr_rounds {
+        // (a) Greedy cover, lazily re-evaluated: a word's gain only shrinks as
+        // others are added, so a popped gain that is still exact is the best.
+        // Ties go to the earlier candidate (higher df, then term).
+        let mut heap: BinaryHeap<(usize, Reverse<usize>)> = cands
+            .iter()
+            .enumerate()
+            .filter(|&(i, c)| {
+                !chosen[i] && !banned[i] && c.threshold.precision >= cfg.descr_precision_floor
+            })
+            .map(|(i, c)| (c.docs.len(), Reverse(i)))
+            .collect();
+        while size < cfg.descr_max_words {
+            let Some((bound, Reverse(i))) = heap.pop() else {
+                break;
+            };
+            if bound == 0 {
+                break;
+            }
+            let gain = cands[i]
+                .docs
+                .iter()
+                .filter(|&&d| bits[d as usize] == 0)
+                .count();
+            if gain < bound {
+                heap.push((gain, Reverse(i)));
+                continue;
+            }
+            chosen[i] = true;
+            size += 1;
+            covered += gain;
+            for &d in &cands[i].docs {
+                bits[d as usize] += 1;
+            }
+        }
+        // (b) Drop the least precise words while coverage stays above the floor.
+        let mut order: Vec<usize> = (0..cands.len()).filter(|&i| chosen[i]).collect();
+        order.sort_by(|&a, &b| {
+            let (ca, cb) = (&cands[a], &cands[b]);
+            ca.threshold
+                .precision
+                .total_cmp(&cb.threshold.precision)
+                .then(ca.term.cmp(cb.term))
+        });
+        for i in order {
+            let loss = cands[i]
+                .docs
+                .iter()
+                .filter(|&&d| bits[d as usize] == 1)
+                .count();
+            if ((covered - loss) as f64) < min_covered {
+                break;
+            }
+            chosen[i] = false;
+            banned[i] = true;
+            size -= 1;
+            covered -= loss;
+            for &d in &cands[i].docs {
+                bits[d as usize] -= 1;
+            }
+        }
+    }
+    (0..cands.len()).filter(|&i| chosen[i]).collect()
+}
+
+/// a9: one signature (slot 0), the xxh3_64 of the words whose bit is set,
+/// sorted and joined by single spaces; no bit set, no signature.
+#[derive(Debug, Clone)]
+pub struct DescrWords {
+    /// Descriptive word -> its threshold θ on `tf/tf_max`.
+    thresholds: HashMap<String, f64>,
+}
+
+impl DescrWords {
+    /// Chooses the words and thresholds (module doc) from `stats` (N, df)
+    /// and two passes over `docs` (the relative frequencies); `docs` should
+    /// be the corpus `stats` was computed from.
+    pub fn build(cfg: &MethodsConfig, stats: &CorpusStats, docs: &[DocView<'_>]) -> Self {
+        let grid = grid(cfg.descr_grid_step);
+        let max_df = stats.n_docs as f64 * cfg.descr_max_df_fraction;
+        let mut pool: Vec<(&str, u64)> = stats
+            .terms
+            .iter()
+            .filter(|(_, st)| st.df >= 2 && st.df as f64 <= max_df)
+            .map(|(t, st)| (t.as_str(), st.df))
+            .collect();
+        pool.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        pool.truncate(cfg.descr_candidates);
+        let index: HashMap<&str, usize> =
+            pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
+
+        let mut hists = vec![Histogram::new(grid.len()); pool.len()];
+        for_each_ratio(docs, &index, |c, _, r| {
+            hists[c].add(r, &grid, cfg.descr_band)
+        });
+        let thresholds: Vec<Option<Threshold>> = hists.iter().map(|h| h.best(&grid)).collect();
+        let mut covers: Vec<Vec<u32>> = vec![Vec::new(); pool.len()];
+        for_each_ratio(docs, &index, |c, d, r| {
+            if thresholds[c].is_some_and(|th| is_above(r, th.theta)) {
+                covers[c].push(d);
+            }
+        });
+        let cands: Vec<Candidate<'_>> = pool
+            .iter()
+            .zip(thresholds)
+            .zip(covers)
+            .filter_map(|((&(term, _), th), docs)| {
+                th.map(|threshold| Candidate {
+                    term,
+                    threshold,
+                    docs,
+                })
+            })
+            .collect();
+        let thresholds = select(&cands, docs.len(), cfg)
+            .into_iter()
+            .map(|i| (cands[i].term.to_string(), cands[i].threshold.theta))
+            .collect();
+        DescrWords { thresholds }
+    }
+}
+
+impl SignatureMethod for DescrWords {
+    fn id(&self) -> &'static str {
+        "a9"
+    }
+
+    fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
+        let tf = term_frequencies(doc.terms);
+        let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
+        let mut set: Vec<&str> = tf
+            .iter()
+            .filter(|&(t, &n)| {
+                self.thresholds
+                    .get(*t)
+                    .is_some_and(|&th| is_above(n as f64 / tf_max, th))
+            })
+            .map(|(t, _)| *t)
+            .collect();
+        if set.is_empty() {
+            return;
+        }
+        set.sort_unstable();
+        out.push(Signature {
+            slot: 0,
+            sig: xxh3_64(set.join(" ").as_bytes()),
+        });
+    }
+
+    /// Each descriptive word (slot 0) with its threshold θ, by word.
+    fn state(&self) -> Vec<StateRow> {
+        let mut rows: Vec<StateRow> = self
+            .thresholds
+            .iter()
+            .map(|(t, &th)| StateRow {
+                slot: 0,
+                term: t.clone(),
+                value: th,
+            })
+            .collect();
+        rows.sort_by(|a, b| a.term.cmp(&b.term));
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(ratios: &[f64]) -> Option<Threshold> {
+        let g = grid(0.05);
+        let mut h = Histogram::new(g.len());
+        for &r in ratios {
+            h.add(r, &g, 0.025);
+        }
+        h.best(&g)
+    }
+
+    #[test]
+    fn default_grid() {
+        let g = grid(0.05);
+        assert_eq!(g.len(), 19);
+        assert!((g[0] - 0.05).abs() < 1e-12 && (g[18] - 0.95).abs() < 1e-12);
+    }
+
+    #[test]
+    fn threshold_choice() {
+        // r = i/20 for i = 1..=19 except 6 and 14, plus 1.0 three times: 20 documents.
+        // Every θ = j/20 has exactly its own r within ±0.025 (neighbours are
+        // 0.05 away), except θ = 0.30 and θ = 0.70, which have none: both
+        // have precision 1. Coverage: θ=0.30 -> r in {0.35..0.95 without 0.7} (12) + 3 = 15;
+        // θ=0.70 -> {0.75..0.95} (5) + 3 = 8. The tie goes to θ = 0.30.
+        let mut r: Vec<f64> = (1..=19)
+            .filter(|&i| i != 6 && i != 14)
+            .map(|i| i as f64 / 20.0)
+            .collect();
+        r.extend([1.0; 3]);
+        let th = hist(&r).unwrap();
+        assert!((th.theta - 0.30).abs() < 1e-12);
+        assert_eq!((th.precision, th.covered), (1.0, 15));
+
+        // Add r = 13/40 = 0.325: on the band edge of both 0.30 and 0.35, so
+        // θ = 0.30 now has one document near it and θ = 0.70 is the only clean one.
+        r.push(13.0 / 40.0);
+        let th = hist(&r).unwrap();
+        assert!((th.theta - 0.70).abs() < 1e-12);
+        assert_eq!((th.precision, th.covered), (1.0, 8));
+
+        // r = j/20 for j = 1..=19: one document near every θ, precision
+        // 1 - 1/19 = 0.947368 everywhere; θ = 0.05 covers most (18).
+        let r: Vec<f64> = (1..=19).map(|i| i as f64 / 20.0).collect();
+        let th = hist(&r).unwrap();
+        assert!((th.theta - 0.05).abs() < 1e-12);
+        assert!((th.precision - 18.0 / 19.0).abs() < 1e-12);
+        assert_eq!(th.covered, 18);
+
+        // All at 1.0: every θ clean and covering all; the lowest θ wins.
+        let th = hist(&[1.0; 5]).unwrap();
+        assert!((th.theta - 0.05).abs() < 1e-12);
+        assert_eq!(hist(&[]), None);
+    }
+
+    /// Ten documents; every one has "common" twice, so tf_max = 2 and a word
+    /// written twice has r = 1, once r = 0.5.
+    const DOCS: [&str; 10] = [
+        "common common alpha alpha delta delta",
+        "common common alpha alpha delta delta",
+        "common common alpha alpha",
+        "common common alpha alpha",
+        "common common alpha alpha",
+        "common common bravo bravo",
+        "common common bravo bravo",
+        "common common bravo charlie",
+        "common common charlie",
+        "common common solo",
+    ];
+
+    fn corpus() -> (Vec<Vec<String>>, CorpusStats) {
+        let docs: Vec<Vec<String>> = DOCS
+            .iter()
+            .map(|d| d.split_whitespace().map(String::from).collect())
+            .collect();
+        let mut stats = CorpusStats {
+            n_docs: 10,
+            dl_avg: 0.0,
+            terms: HashMap::new(),
+        };
+        for d in &docs {
+            for (t, n) in term_frequencies(d) {
+                let st = stats.terms.entry(t.to_string()).or_default();
+                st.df += 1;
+                st.cf += n as u64;
+            }
+        }
+        (docs, stats)
+    }
+
+    fn views(docs: &[Vec<String>]) -> Vec<DocView<'_>> {
+        docs.iter()
+            .enumerate()
+            .map(|(i, t)| DocView {
+                doc_id: i as u64,
+                terms: t,
+                sentence_ends: &[],
+                words: t,
+            })
+            .collect()
+    }
+
+    fn sigs(m: &DescrWords, docs: &[DocView<'_>]) -> Vec<Option<u64>> {
+        docs.iter()
+            .map(|d| {
+                let mut out = Vec::new();
+                m.sign(d, &mut out);
+                assert!(out.len() <= 1 && out.iter().all(|s| s.slot == 0));
+                out.first().map(|s| s.sig)
+            })
+            .collect()
+    }
+
+    /// Grid {0.5} with band 0.25: r = 1 is clean and above, r = 0.5 is near and not above.
+    fn cfg(coverage_floor: f64, max_words: usize) -> MethodsConfig {
+        MethodsConfig {
+            descr_grid_step: 0.5,
+            descr_band: 0.25,
+            descr_max_df_fraction: 0.5,
+            descr_rounds: 2,
+            descr_coverage_floor: coverage_floor,
+            descr_max_words: max_words,
+            ..MethodsConfig::default()
+        }
+    }
+
+    #[test]
+    fn build_and_sign() {
+        // Candidates (2 <= df <= 10*0.5 = 5; common df 10 and solo df 1 are out):
+        //   alpha   df 5, r = 1 x5            -> θ 0.5, precision 1,   covers docs 0-4
+        //   bravo   df 3, r = 1,1,0.5         -> θ 0.5, precision 2/3, covers docs 5,6
+        //   charlie df 2, r = 0.5,0.5         -> precision 0: below the 0.5 floor
+        //   delta   df 2, r = 1,1             -> θ 0.5, precision 1,   covers docs 0,1
+        // Round 1 (a): alpha (+5), bravo (+2), delta (+0: stop); 7 of 10 covered.
+        // (b) floor 0.5 -> at least 5: drop bravo (7-2 = 5 >= 5), keep alpha (5-5 < 5).
+        // Round 2: delta still adds nothing; bravo is banned. Result: {alpha}.
+        let (docs, stats) = corpus();
+        let v = views(&docs);
+        let m = DescrWords::build(&cfg(0.5, 5000), &stats, &v);
+        assert_eq!(
+            m.state(),
+            vec![StateRow {
+                slot: 0,
+                term: "alpha".into(),
+                value: 0.5
+            }]
+        );
+        let a = Some(xxh3_64(b"alpha"));
+        assert_eq!(sigs(&m, &v), [a, a, a, a, a, None, None, None, None, None]);
+
+        // With coverage floor 0.8 (at least 8) nothing can be dropped: {alpha, bravo}.
+        let m = DescrWords::build(&cfg(0.8, 5000), &stats, &v);
+        let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
+        assert_eq!(words, ["alpha", "bravo"]);
+        let b = Some(xxh3_64(b"bravo"));
+        assert_eq!(sigs(&m, &v), [a, a, a, a, a, b, b, None, None, None]);
+
+        // At most one word: the greedy's first choice.
+        let m = DescrWords::build(&cfg(0.8, 1), &stats, &v);
+        assert_eq!(m.state().len(), 1);
+        assert_eq!(m.state()[0].term, "alpha");
+    }
+
+    #[test]
+    fn several_bits_hash_the_sorted_words() {
+        let m = DescrWords {
+            thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into(),
+        };
+        let t: Vec<String> = "zeta zeta alpha other"
+            .split(' ')
+            .map(String::from)
+            .collect();
+        let v = views(std::slice::from_ref(&t));
+        // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set.
+        assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha zeta"))]);
+    }
+}
