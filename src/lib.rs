@@ -7,4 +7,6 @@
 pub mod config;
 pub mod ingest;
 pub mod methods;
+pub mod similarity;
 pub mod text;
+pub mod union_find;

@@ -8,6 +8,8 @@
 //! [`CorpusStats`] and expose it through [`SignatureMethod::state`], so the
 //! `method_state` table can explain a run afterwards.
 
+pub mod a12;
+
 use std::collections::HashMap;
 
 /// The view of one tokenized document that methods read.
