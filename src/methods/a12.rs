@@ -236,7 +236,7 @@ mod tests {
             sentence_ends: &ends,
             words: &terms,
         };
-        let mut sigs = vec![
+        let mut sigs = [
             crc("aaaa bbbb"),
             crc("cccc dddd"),
             crc("eeee ffff"),
