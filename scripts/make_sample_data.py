@@ -1039,7 +1039,7 @@ Each site has its own template (navigation, header, sidebar of other titles,
 ad line, footer) around the article. `www.staraya-gazeta.ru` is encoded in
 windows-1251, declared only by `<meta charset>` (the HTTP header says
 `text/html` without a charset). `mirror.northbay-archive.net` serves exact
-copies of Herald pages. Transfer edge cases: one Riverstone page is sent with
+copies of Herald pages (counted under the Herald above). Transfer edge cases: one Riverstone page is sent with
 `Transfer-Encoding: chunked`, one mirror with `Content-Encoding: gzip`. Five
 Herald articles are one- or two-sentence briefs.
 
