@@ -11,6 +11,7 @@
 use crate::config::MethodsConfig;
 use std::collections::HashMap;
 
+pub mod a12;
 pub mod descr;
 pub mod imatch;
 pub mod sentences;
