@@ -8,6 +8,10 @@
 //! [`CorpusStats`] and expose it through [`SignatureMethod::state`], so the
 //! `method_state` table can explain a run afterwards.
 
+pub mod shingles;
+pub mod slst;
+pub mod spotsigs;
+
 use std::collections::HashMap;
 
 /// The view of one tokenized document that methods read.
