@@ -262,7 +262,7 @@ impl Megashingles {
     pub fn new(cfg: &MethodsConfig) -> Megashingles {
         let k = cfg.megashingle_functions;
         assert!(
-            k > 0 && k % SUPERSHINGLES == 0,
+            k > 0 && k.is_multiple_of(SUPERSHINGLES),
             "megashingle_functions must be a positive multiple of 6 (36 or 84), got {k}"
         );
         Megashingles {
@@ -303,9 +303,10 @@ impl SignatureMethod for Megashingles {
 }
 
 /// `a8` LogShingles: w=5 wrap-around shingles; of the n distinct
-/// fingerprints keep those divisible by 2^k, k = max(0, floor(log2 n) -
-/// floor(log2 target)) (target = `logshingle_target`, 8, so k = floor(log2 n)
-/// - 3), which keeps about 8–16 shingles whatever the length. The signature
+/// fingerprints keep those divisible by 2^k, where
+/// k = max(0, floor(log2 n) − floor(log2 target)) with target =
+/// `logshingle_target` (8, so k = floor(log2 n) − 3). That keeps about
+/// 8–16 shingles whatever the length. The signature
 /// (slot 0) is `xxh3_64` of the kept fingerprints sorted ascending, as
 /// little-endian bytes. Exact match only.
 ///

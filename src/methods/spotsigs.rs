@@ -24,6 +24,9 @@ const EPS: f64 = 1e-9;
 /// by fingerprint.
 type Multiset = Vec<(u64, u32)>;
 
+/// Pairs of document indexes (i < j) with their Jaccard.
+type IndexPairs = Vec<(usize, usize, f64)>;
+
 /// Multiset Jaccard `Σ min(fA, fB) / Σ max(fA, fB)` of two multisets given
 /// as (element, count) lists sorted by element (spec §5); 0 when both are
 /// empty.
@@ -231,7 +234,7 @@ impl SpotSigs {
                 }
             })
             .collect();
-        pairs.sort_by(|p, q| (p.doc_a, p.doc_b).cmp(&(q.doc_a, q.doc_b)));
+        pairs.sort_by_key(|p| (p.doc_a, p.doc_b));
         (pairs, stats)
     }
 
@@ -252,7 +255,7 @@ impl SpotSigs {
     /// count, so the walk of one posting list stops as soon as
     /// `|A| - W - fA(s) + fB(s) < τ|A|` with fB(s) < fA(s). Candidates then
     /// get their exact Jaccard.
-    fn search(&self, sets: &[Multiset]) -> (Vec<(usize, usize, f64)>, SearchStats) {
+    fn search(&self, sets: &[Multiset]) -> (IndexPairs, SearchStats) {
         let tau = self.tau;
         let sizes: Vec<u64> = sets
             .iter()
@@ -284,7 +287,7 @@ impl SpotSigs {
             .enumerate()
             .flat_map(|(k, m)| m.iter().map(move |&d| (d, k)))
             .collect();
-        let results: Vec<(Vec<(usize, usize, f64)>, u64)> = queries
+        let results: Vec<(IndexPairs, u64)> = queries
             .par_iter()
             .map(|&(a, k)| {
                 let mut found = Vec::new();
@@ -315,7 +318,7 @@ impl SpotSigs {
             stats.comparisons += comparisons;
             pairs.extend(found);
         }
-        pairs.sort_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)));
+        pairs.sort_by_key(|p| (p.0, p.1));
         stats.pairs = pairs.len();
         (pairs, stats)
     }
@@ -524,7 +527,7 @@ mod tests {
                 })
             })
             .collect();
-        pairs.sort_by(|p, q| (p.0, p.1).cmp(&(q.0, q.1)));
+        pairs.sort_by_key(|p| (p.0, p.1));
         pairs
     }
 
