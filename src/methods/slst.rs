@@ -87,8 +87,11 @@ impl SentenceString {
 /// document and `b` of the second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Block {
+    /// First sentence of the block in the first document.
     pub a: usize,
+    /// First sentence of the block in the second document.
     pub b: usize,
+    /// Number of sentences (at least 2).
     pub len: usize,
 }
 
@@ -223,7 +226,7 @@ pub fn shared_substring_pairs(
     for (r, &p) in sa.iter().enumerate() {
         rank[p as usize] = r as u32;
     }
-    let mut lcp = vec![0usize; n];
+    let mut lcp = vec![0u32; n];
     let mut h = 0usize;
     for p in 0..n {
         let r = rank[p] as usize;
@@ -235,7 +238,7 @@ pub fn shared_substring_pairs(
         while p + h < n && q + h < n && bytes[p + h] == bytes[q + h] {
             h += 1;
         }
-        lcp[r] = h.min(to_sep(p)).min(to_sep(q));
+        lcp[r] = h.min(to_sep(p)).min(to_sep(q)) as u32;
         h = h.saturating_sub(1);
     }
 
@@ -262,7 +265,7 @@ pub fn shared_substring_pairs(
                 .copied()
                 .min()
                 .expect("interval of 2+ ranks");
-            stack.extend(split_interval(&lcp, lo, hi, floor + 1));
+            stack.extend(split_interval(&lcp, lo, hi, floor as usize + 1));
         }
     }
     pairs.sort_unstable();
@@ -272,11 +275,11 @@ pub fn shared_substring_pairs(
 
 /// The maximal sub-intervals of ranks [lo, hi] (at least 2 ranks) whose
 /// neighbouring LCPs are all at least `threshold`.
-fn split_interval(lcp: &[usize], lo: usize, hi: usize, threshold: usize) -> Vec<(usize, usize)> {
+fn split_interval(lcp: &[u32], lo: usize, hi: usize, threshold: usize) -> Vec<(usize, usize)> {
     let mut out = Vec::new();
     let mut start = lo;
     for (r, &common) in lcp.iter().enumerate().take(hi + 1).skip(lo + 1) {
-        if common < threshold {
+        if (common as usize) < threshold {
             if r - 1 > start {
                 out.push((start, r - 1));
             }
