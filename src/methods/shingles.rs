@@ -216,10 +216,7 @@ impl SignatureMethod for MinHash {
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
         if let Some(sketch) = self.sketch(doc.terms) {
             for (j, band) in sketch.chunks_exact(self.rows).enumerate() {
-                out.push(Signature {
-                    slot: j as u16,
-                    sig: hash_u64s(band),
-                });
+                out.push(Signature { slot: j as u16, sig: hash_u64s(band) });
             }
         }
     }
@@ -255,11 +252,7 @@ impl Megashingles {
             k > 0 && k.is_multiple_of(SUPERSHINGLES),
             "megashingle_functions must be a positive multiple of 6 (36 or 84), got {k}"
         );
-        Megashingles {
-            width: cfg.shingle_width,
-            group: k / SUPERSHINGLES,
-            hasher: MinHasher::new(k, cfg.minhash_seed),
-        }
+        Megashingles { width: cfg.shingle_width, group: k / SUPERSHINGLES, hasher: MinHasher::new(k, cfg.minhash_seed) }
     }
 
     /// The 15 megashingles of a set of shingle fingerprints, in slot order,
@@ -284,10 +277,7 @@ impl SignatureMethod for Megashingles {
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
         if let Some(megas) = self.megashingles(&distinct_shingles(doc.terms, self.width)) {
-            out.extend(megas.into_iter().enumerate().map(|(slot, sig)| Signature {
-                slot: slot as u16,
-                sig,
-            }));
+            out.extend(megas.into_iter().enumerate().map(|(slot, sig)| Signature { slot: slot as u16, sig }));
         }
     }
 }
@@ -315,10 +305,7 @@ impl LogShingles {
     /// Reads `shingle_width` and `logshingle_target` (rounded down to a
     /// power of two; 0 counts as 1).
     pub fn new(cfg: &MethodsConfig) -> LogShingles {
-        LogShingles {
-            width: cfg.shingle_width,
-            target_log2: cfg.logshingle_target.max(1).ilog2(),
-        }
+        LogShingles { width: cfg.shingle_width, target_log2: cfg.logshingle_target.max(1).ilog2() }
     }
 
     /// The kept fingerprints of a document's terms, sorted ascending (empty
@@ -356,10 +343,7 @@ impl SignatureMethod for LogShingles {
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
         let kept = self.kept(doc.terms);
         if !kept.is_empty() {
-            out.push(Signature {
-                slot: 0,
-                sig: hash_u64s(&kept),
-            });
+            out.push(Signature { slot: 0, sig: hash_u64s(&kept) });
         }
     }
 }
@@ -372,9 +356,7 @@ mod tests {
     /// Deterministic pseudo-random words for constructed documents.
     fn words(n: usize, seed: u64) -> Vec<String> {
         let mut s = seed;
-        (0..n)
-            .map(|_| format!("w{}", splitmix64(&mut s) % 100_000))
-            .collect()
+        (0..n).map(|_| format!("w{}", splitmix64(&mut s) % 100_000)).collect()
     }
 
     fn strings(v: &[&str]) -> Vec<String> {
@@ -392,25 +374,16 @@ mod tests {
     #[test]
     fn fingerprints_hash_space_joined_terms() {
         let t = strings(&["alpha", "beta", "gamma", "delta"]);
-        assert_eq!(
-            shingle_fingerprints(&t, 3),
-            vec![xxh3_64(b"alpha beta gamma"), xxh3_64(b"beta gamma delta")]
-        );
+        assert_eq!(shingle_fingerprints(&t, 3), vec![xxh3_64(b"alpha beta gamma"), xxh3_64(b"beta gamma delta")]);
         // Short document: one shingle of all its terms; empty: none.
-        assert_eq!(
-            shingle_fingerprints(&t[..2], 5),
-            vec![xxh3_64(b"alpha beta")]
-        );
+        assert_eq!(shingle_fingerprints(&t[..2], 5), vec![xxh3_64(b"alpha beta")]);
         assert!(shingle_fingerprints(&[], 5).is_empty());
     }
 
     #[test]
     fn wrapped_shingles_continue_from_the_start() {
         let t = strings(&["a", "b", "c", "d"]);
-        let expected: Vec<u64> = ["a b c", "b c d", "c d a", "d a b"]
-            .iter()
-            .map(|s| xxh3_64(s.as_bytes()))
-            .collect();
+        let expected: Vec<u64> = ["a b c", "b c d", "c d a", "d a b"].iter().map(|s| xxh3_64(s.as_bytes())).collect();
         assert_eq!(wrapped_shingle_fingerprints(&t, 3), expected);
     }
 
@@ -433,10 +406,7 @@ mod tests {
             assert_eq!(affine_mod_m61(a, x, b), expected);
         }
         let m = MERSENNE_61 - 1;
-        assert_eq!(
-            affine_mod_m61(m, m, m),
-            ((m as u128 * m as u128 + m as u128) % MERSENNE_61 as u128) as u64
-        );
+        assert_eq!(affine_mod_m61(m, m, m), ((m as u128 * m as u128 + m as u128) % MERSENNE_61 as u128) as u64);
     }
 
     #[test]
@@ -461,10 +431,7 @@ mod tests {
             let j = exact_jaccard(&base, &other, w);
             let est = resemblance(&mh.sketch(&base).unwrap(), &mh.sketch(&other).unwrap());
             let se = (j * (1.0 - j) / cfg.minhash_functions as f64).sqrt();
-            assert!(
-                (est - j).abs() <= 3.0 * se,
-                "step {step}: J={j} estimate={est} se={se}"
-            );
+            assert!((est - j).abs() <= 3.0 * se, "step {step}: J={j} estimate={est} se={se}");
         }
         // Convergence: with 2000 functions the estimate stays within 3
         // standard errors, now sqrt(J(1-J)/2000), a bound 5 times tighter.
@@ -478,10 +445,7 @@ mod tests {
             &big.sketch(&distinct_shingles(&base, w)).unwrap(),
             &big.sketch(&distinct_shingles(&other, w)).unwrap(),
         );
-        assert!(
-            (est - j).abs() <= 3.0 * (j * (1.0 - j) / 2000.0).sqrt(),
-            "J={j} estimate={est}"
-        );
+        assert!((est - j).abs() <= 3.0 * (j * (1.0 - j) / 2000.0).sqrt(), "J={j} estimate={est}");
     }
 
     #[test]
@@ -489,30 +453,17 @@ mod tests {
         let cfg = MethodsConfig::default();
         let mh = MinHash::new(&cfg);
         let doc = words(50, 3);
-        let view = DocView {
-            doc_id: 1,
-            terms: &doc,
-            sentence_ends: &[],
-            words: &doc,
-        };
+        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
         let mut out = Vec::new();
         mh.sign(&view, &mut out);
         let sketch = mh.sketch(&doc).unwrap();
         assert_eq!(out.len(), 84 / 6);
         for (j, s) in out.iter().enumerate() {
             assert_eq!(s.slot as usize, j);
-            let bytes: Vec<u8> = sketch[j * 6..(j + 1) * 6]
-                .iter()
-                .flat_map(|v| v.to_le_bytes())
-                .collect();
+            let bytes: Vec<u8> = sketch[j * 6..(j + 1) * 6].iter().flat_map(|v| v.to_le_bytes()).collect();
             assert_eq!(s.sig, xxh3_64(&bytes));
         }
-        let empty = DocView {
-            doc_id: 2,
-            terms: &[],
-            sentence_ends: &[],
-            words: &[],
-        };
+        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[] };
         out.clear();
         mh.sign(&empty, &mut out);
         assert!(out.is_empty());
@@ -535,11 +486,8 @@ mod tests {
         let (a, b) = sets_with_resemblance(inter, union, 99);
         let hits = (0..trials)
             .filter(|&t| {
-                let cfg = MethodsConfig {
-                    megashingle_functions: functions,
-                    minhash_seed: 1000 + t,
-                    ..Default::default()
-                };
+                let cfg =
+                    MethodsConfig { megashingle_functions: functions, minhash_seed: 1000 + t, ..Default::default() };
                 let m = Megashingles::new(&cfg);
                 let (ma, mb) = (m.megashingles(&a).unwrap(), m.megashingles(&b).unwrap());
                 ma.iter().zip(&mb).any(|(x, y)| x == y)
@@ -577,14 +525,9 @@ mod tests {
             for (inter, union, p) in [(80usize, 100usize, 0.80), (95, 100, 0.95)] {
                 let expected = formula(p, g);
                 let rate = simulated_match_rate(functions, inter, union, trials);
-                eprintln!(
-                    "megashingles k={functions} p={p}: simulated {rate:.3}, formula {expected:.4}"
-                );
+                eprintln!("megashingles k={functions} p={p}: simulated {rate:.3}, formula {expected:.4}");
                 let tol = 4.0 * (expected * (1.0 - expected) / trials as f64).sqrt() + 0.02;
-                assert!(
-                    (rate - expected).abs() <= tol,
-                    "k={functions} p={p}: simulated {rate}, formula {expected}"
-                );
+                assert!((rate - expected).abs() <= tol, "k={functions} p={p}: simulated {rate}, formula {expected}");
             }
         }
     }
@@ -592,37 +535,23 @@ mod tests {
     #[test]
     fn megashingles_have_fifteen_slots_and_equal_documents_agree() {
         for functions in [36, 84] {
-            let cfg = MethodsConfig {
-                megashingle_functions: functions,
-                ..Default::default()
-            };
+            let cfg = MethodsConfig { megashingle_functions: functions, ..Default::default() };
             let m = Megashingles::new(&cfg);
             let doc = words(200, 4);
-            let view = DocView {
-                doc_id: 1,
-                terms: &doc,
-                sentence_ends: &[],
-                words: &doc,
-            };
+            let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
             let (mut a, mut b) = (Vec::new(), Vec::new());
             m.sign(&view, &mut a);
             m.sign(&DocView { doc_id: 2, ..view }, &mut b);
             assert_eq!(a.len(), 15);
             assert_eq!(a, b);
-            assert_eq!(
-                a.iter().map(|s| s.slot).collect::<Vec<_>>(),
-                (0..15).collect::<Vec<u16>>()
-            );
+            assert_eq!(a.iter().map(|s| s.slot).collect::<Vec<_>>(), (0..15).collect::<Vec<u16>>());
         }
     }
 
     #[test]
     #[should_panic(expected = "multiple of 6")]
     fn megashingles_reject_uneven_groups() {
-        Megashingles::new(&MethodsConfig {
-            megashingle_functions: 40,
-            ..Default::default()
-        });
+        Megashingles::new(&MethodsConfig { megashingle_functions: 40, ..Default::default() });
     }
 
     #[test]
@@ -640,11 +569,7 @@ mod tests {
                 64 => 3,
                 _ => 0,
             };
-            let expected: Vec<u64> = fps
-                .iter()
-                .copied()
-                .filter(|f| f % (1u64 << k) == 0)
-                .collect();
+            let expected: Vec<u64> = fps.iter().copied().filter(|f| f % (1u64 << k) == 0).collect();
             let kept = ls.kept(&doc);
             if expected.is_empty() {
                 // Fallback: lower k until something is kept.
@@ -655,22 +580,11 @@ mod tests {
         }
         // The signature is the hash of the sorted kept fingerprints.
         let doc = words(300, 9);
-        let view = DocView {
-            doc_id: 1,
-            terms: &doc,
-            sentence_ends: &[],
-            words: &doc,
-        };
+        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
         let mut out = Vec::new();
         ls.sign(&view, &mut out);
         let bytes: Vec<u8> = ls.kept(&doc).iter().flat_map(|v| v.to_le_bytes()).collect();
-        assert_eq!(
-            out,
-            vec![Signature {
-                slot: 0,
-                sig: xxh3_64(&bytes)
-            }]
-        );
+        assert_eq!(out, vec![Signature { slot: 0, sig: xxh3_64(&bytes) }]);
     }
 
     #[test]

@@ -104,10 +104,7 @@ pub struct Block {
 pub fn verified_blocks(x: &SentenceString, y: &SentenceString) -> Vec<Block> {
     let mut by_sentence: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
     for i in 0..x.len() {
-        by_sentence
-            .entry((x.symbols[i], x.keys[i]))
-            .or_default()
-            .push(i);
+        by_sentence.entry((x.symbols[i], x.keys[i])).or_default().push(i);
     }
     let mut blocks = Vec::new();
     for j in 0..y.len() {
@@ -140,10 +137,8 @@ pub fn matched_sentences(blocks: &[Block], len_a: usize, len_b: usize) -> usize 
     let mut used_a = vec![false; len_a];
     let mut used_b = vec![false; len_b];
     // Max-heap on length; smaller positions first among equal lengths.
-    let mut heap: BinaryHeap<(usize, std::cmp::Reverse<(usize, usize)>)> = blocks
-        .iter()
-        .map(|bl| (bl.len, std::cmp::Reverse((bl.a, bl.b))))
-        .collect();
+    let mut heap: BinaryHeap<(usize, std::cmp::Reverse<(usize, usize)>)> =
+        blocks.iter().map(|bl| (bl.len, std::cmp::Reverse((bl.a, bl.b)))).collect();
     let mut matched = 0;
     while let Some((len, std::cmp::Reverse((a, b)))) = heap.pop() {
         let free = |t: usize| !used_a[a + t] && !used_b[b + t];
@@ -191,21 +186,14 @@ pub fn matched_sentences(blocks: &[Block], len_a: usize, len_b: usize) -> usize 
 /// # Panics
 /// If a string contains the separator byte `$`, or the text exceeds 2^32-1
 /// bytes (the suffix array's limit).
-pub fn shared_substring_pairs(
-    strings: &[&[u8]],
-    min_len: usize,
-    max_group_docs: usize,
-) -> Vec<(u32, u32)> {
+pub fn shared_substring_pairs(strings: &[&[u8]], min_len: usize, max_group_docs: usize) -> Vec<(u32, u32)> {
     let min_len = min_len.max(1);
     let total: usize = strings.iter().map(|s| s.len() + 1).sum();
     let mut text = String::with_capacity(total);
     let mut doc_of = Vec::with_capacity(total);
     let mut doc_end = Vec::with_capacity(strings.len());
     for (d, s) in strings.iter().enumerate() {
-        assert!(
-            !s.contains(&SEPARATOR),
-            "separator byte in a sentence-length string"
-        );
+        assert!(!s.contains(&SEPARATOR), "separator byte in a sentence-length string");
         text.push_str(std::str::from_utf8(s).expect("sentence-length strings are ASCII"));
         text.push(SEPARATOR as char);
         doc_of.extend(std::iter::repeat_n(d as u32, s.len() + 1));
@@ -260,11 +248,7 @@ pub fn shared_substring_pairs(
                 pairs.extend(docs[k + 1..].iter().map(|&y| (x, y)));
             }
         } else {
-            let floor = lcp[lo + 1..=hi]
-                .iter()
-                .copied()
-                .min()
-                .expect("interval of 2+ ranks");
+            let floor = lcp[lo + 1..=hi].iter().copied().min().expect("interval of 2+ ranks");
             stack.extend(split_interval(&lcp, lo, hi, floor as usize + 1));
         }
     }
@@ -304,10 +288,7 @@ impl Slst {
     /// blocks are dropped) and `slst_max_group_docs` (the bound of
     /// [`shared_substring_pairs`]).
     pub fn new(cfg: &MethodsConfig) -> Slst {
-        Slst {
-            min_block: cfg.slst_min_block.max(2),
-            max_group_docs: cfg.slst_max_group_docs,
-        }
+        Slst { min_block: cfg.slst_min_block.max(2), max_group_docs: cfg.slst_max_group_docs }
     }
 
     /// Verifies one candidate pair: `Some(Jaccard)` if a verified block has
@@ -336,11 +317,7 @@ impl PairMethod for Slst {
             .filter_map(|&(i, j)| {
                 let score = self.score(&strings[i as usize], &strings[j as usize])?;
                 let (a, b) = (docs[i as usize].doc_id, docs[j as usize].doc_id);
-                Some(ScoredPair {
-                    doc_a: a.min(b),
-                    doc_b: a.max(b),
-                    score,
-                })
+                Some(ScoredPair { doc_a: a.min(b), doc_b: a.max(b), score })
             })
             .collect();
         pairs.sort_by_key(|p| (p.doc_a, p.doc_b));
@@ -372,12 +349,7 @@ mod tests {
 
     fn string_of(sentences: &[Vec<String>]) -> SentenceString {
         let (terms, ends) = doc(sentences);
-        SentenceString::from_view(&DocView {
-            doc_id: 0,
-            terms: &terms,
-            sentence_ends: &ends,
-            words: &terms,
-        })
+        SentenceString::from_view(&DocView { doc_id: 0, terms: &terms, sentence_ends: &ends, words: &terms })
     }
 
     #[test]
@@ -389,13 +361,8 @@ mod tests {
         assert_eq!(encode_length(35), Some(b'z'));
         assert_eq!(encode_length(36), None);
         // Lengths 0, 3, 12, 40 (dropped), 35.
-        let s = string_of(&[
-            sentence("a", 0),
-            sentence("b", 3),
-            sentence("c", 12),
-            sentence("d", 40),
-            sentence("e", 35),
-        ]);
+        let s =
+            string_of(&[sentence("a", 0), sentence("b", 3), sentence("c", 12), sentence("d", 40), sentence("e", 35)]);
         assert_eq!(s.symbols(), "03cz");
         assert_eq!(s.len(), 4);
         assert_eq!(s.keys[1], xxh3_64(b"b0 b1"));
@@ -412,10 +379,7 @@ mod tests {
         third[2] = sentence("other", 4);
         let b = string_of(&third);
         assert_eq!(a.symbols(), b.symbols());
-        assert_eq!(
-            verified_blocks(&a, &b),
-            vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]
-        );
+        assert_eq!(verified_blocks(&a, &b), vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]);
         assert_eq!(matched_sentences(&verified_blocks(&a, &b), 5, 5), 4);
         // Four sentences, the 2nd and 3rd failing: pieces of 1 and 1, all dropped.
         let four = &five[..4];
@@ -438,10 +402,7 @@ mod tests {
         let a = string_of(&[x.clone(), y.clone()]);
         let b = string_of(&[x.clone(), y.clone(), x.clone(), y.clone()]);
         let blocks = verified_blocks(&a, &b);
-        assert_eq!(
-            blocks,
-            vec![Block { a: 0, b: 0, len: 2 }, Block { a: 0, b: 2, len: 2 }]
-        );
+        assert_eq!(blocks, vec![Block { a: 0, b: 0, len: 2 }, Block { a: 0, b: 2, len: 2 }]);
         assert_eq!(matched_sentences(&blocks, 2, 4), 2);
         // Overlapping blocks: the longest goes first, the other is cut to
         // its free pieces. Second block B 2..6: B 2, 3, 4 taken, B 5 free:
@@ -497,9 +458,7 @@ mod tests {
         let mut strings: Vec<Vec<u8>> = Vec::new();
         for _ in 0..300 {
             let len = rnd(40) as usize;
-            let mut s: Vec<u8> = (0..len)
-                .map(|_| alphabet[rnd(36).min(rnd(36)) as usize])
-                .collect();
+            let mut s: Vec<u8> = (0..len).map(|_| alphabet[rnd(36).min(rnd(36)) as usize]).collect();
             if !strings.is_empty() && rnd(3) == 0 {
                 let src = &strings[rnd(strings.len() as u64) as usize];
                 if !src.is_empty() {
@@ -522,24 +481,10 @@ mod tests {
         // "123" is in 4 documents; "456789" in 2. With at most 3 documents per
         // group the "123" group splits into its longer runs (all distinct),
         // and only the pair sharing the longer run is left.
-        let strings: Vec<&[u8]> = vec![
-            b"a123b",
-            b"c123d",
-            b"e123f",
-            b"g123h",
-            b"i456789j",
-            b"k456789l",
-        ];
+        let strings: Vec<&[u8]> = vec![b"a123b", b"c123d", b"e123f", b"g123h", b"i456789j", b"k456789l"];
         assert_eq!(shared_substring_pairs(&strings, 3, 3), vec![(4, 5)]);
         // Documents 0 and 1 also share "123b9": a longer run in a small group.
-        let strings: Vec<&[u8]> = vec![
-            b"a123b9",
-            b"c123b9",
-            b"e123f",
-            b"g123h",
-            b"i456789j",
-            b"k456789l",
-        ];
+        let strings: Vec<&[u8]> = vec![b"a123b9", b"c123b9", b"e123f", b"g123h", b"i456789j", b"k456789l"];
         assert_eq!(shared_substring_pairs(&strings, 3, 3), vec![(0, 1), (4, 5)]);
         // Unbounded, every pair sharing "123" is a candidate.
         assert_eq!(shared_substring_pairs(&strings, 3, usize::MAX).len(), 6 + 1);
@@ -556,40 +501,19 @@ mod tests {
         // Z: the same length string, all words different: no verified block.
         let z: Vec<Vec<String>> = (0..8).map(|k| sentence(&format!("z{k}_"), 3 + k)).collect();
         // W: only sentences 0 and 1 of the base, then others: block of 2 < m.
-        let w = vec![
-            base[0].clone(),
-            base[1].clone(),
-            sentence("w", 20),
-            sentence("v", 21),
-        ];
-        let docs: Vec<(Vec<String>, Vec<u32>)> =
-            [&base, &y, &z, &w].iter().map(|s| doc(s)).collect();
+        let w = vec![base[0].clone(), base[1].clone(), sentence("w", 20), sentence("v", 21)];
+        let docs: Vec<(Vec<String>, Vec<u32>)> = [&base, &y, &z, &w].iter().map(|s| doc(s)).collect();
         let ids = [40u64, 30, 20, 10];
         let views: Vec<DocView<'_>> = docs
             .iter()
             .zip(ids)
-            .map(|((t, e), doc_id)| DocView {
-                doc_id,
-                terms: t,
-                sentence_ends: e,
-                words: t,
-            })
+            .map(|((t, e), doc_id)| DocView { doc_id, terms: t, sentence_ends: e, words: t })
             .collect();
         // base~Y: matched 3 + 4 = 7, Jaccard 7 / (8 + 8 - 7) = 7/9.
-        assert_eq!(
-            slst.find_pairs(&views),
-            vec![ScoredPair {
-                doc_a: 30,
-                doc_b: 40,
-                score: 7.0 / 9.0
-            }]
-        );
+        assert_eq!(slst.find_pairs(&views), vec![ScoredPair { doc_a: 30, doc_b: 40, score: 7.0 / 9.0 }]);
         assert_eq!(slst.id(), "slst");
         // With m = 5 the pair has no block long enough.
-        let strict = Slst::new(&MethodsConfig {
-            slst_min_block: 5,
-            ..cfg
-        });
+        let strict = Slst::new(&MethodsConfig { slst_min_block: 5, ..cfg });
         assert!(strict.find_pairs(&views).is_empty());
         assert!(slst.find_pairs(&[]).is_empty());
     }

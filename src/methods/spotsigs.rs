@@ -137,10 +137,7 @@ impl SpotSigs {
 
     /// As [`SpotSigs::new`] with an explicit stop list (still united with
     /// the antecedents): for other languages and for tests.
-    pub fn with_stop_words<'a>(
-        cfg: &MethodsConfig,
-        stop_words: impl IntoIterator<Item = &'a str>,
-    ) -> SpotSigs {
+    pub fn with_stop_words<'a>(cfg: &MethodsConfig, stop_words: impl IntoIterator<Item = &'a str>) -> SpotSigs {
         let antecedents: HashSet<String> = cfg.spotsigs_antecedents.iter().cloned().collect();
         let mut stop: HashSet<String> = stop_words.into_iter().map(str::to_string).collect();
         stop.extend(antecedents.iter().cloned());
@@ -168,11 +165,7 @@ impl SpotSigs {
         // next_content[i]: first position >= i holding a non-stop word (n if none).
         let mut next_content = vec![n; n + 1];
         for i in (0..n).rev() {
-            next_content[i] = if self.stop.contains(&words[i]) {
-                next_content[i + 1]
-            } else {
-                i
-            };
+            next_content[i] = if self.stop.contains(&words[i]) { next_content[i + 1] } else { i };
         }
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
         let mut chain: Vec<&str> = Vec::new();
@@ -195,11 +188,7 @@ impl SpotSigs {
                 if chain.is_empty() {
                     continue;
                 }
-                let mut sig = if self.include_antecedent {
-                    format!("{word}:")
-                } else {
-                    String::new()
-                };
+                let mut sig = if self.include_antecedent { format!("{word}:") } else { String::new() };
                 sig.push_str(&chain.join(":"));
                 *counts.entry(sig).or_insert(0) += 1;
             }
@@ -210,11 +199,8 @@ impl SpotSigs {
     /// The multiset of a document's spot signatures with fingerprinted
     /// elements, sorted by fingerprint.
     fn multiset(&self, words: &[String]) -> Multiset {
-        let mut set: Multiset = self
-            .spot_signatures(words)
-            .into_iter()
-            .map(|(s, c)| (xxh3_64(s.as_bytes()), c))
-            .collect();
+        let mut set: Multiset =
+            self.spot_signatures(words).into_iter().map(|(s, c)| (xxh3_64(s.as_bytes()), c)).collect();
         set.sort_unstable();
         set
     }
@@ -227,11 +213,7 @@ impl SpotSigs {
             .into_iter()
             .map(|(x, y, score)| {
                 let (a, b) = (docs[x].doc_id, docs[y].doc_id);
-                ScoredPair {
-                    doc_a: a.min(b),
-                    doc_b: a.max(b),
-                    score,
-                }
+                ScoredPair { doc_a: a.min(b), doc_b: a.max(b), score }
             })
             .collect();
         pairs.sort_by_key(|p| (p.doc_a, p.doc_b));
@@ -257,17 +239,9 @@ impl SpotSigs {
     /// get their exact Jaccard.
     fn search(&self, sets: &[Multiset]) -> (IndexPairs, SearchStats) {
         let tau = self.tau;
-        let sizes: Vec<u64> = sets
-            .iter()
-            .map(|s| s.iter().map(|e| e.1 as u64).sum())
-            .collect();
+        let sizes: Vec<u64> = sets.iter().map(|s| s.iter().map(|e| e.1 as u64).sum()).collect();
         let min = self.min_spots.max(1) as u64;
-        let max_size = sizes
-            .iter()
-            .copied()
-            .filter(|&s| s >= min)
-            .max()
-            .unwrap_or(0) as usize;
+        let max_size = sizes.iter().copied().filter(|&s| s >= min).max().unwrap_or(0) as usize;
         let bounds = partition_bounds(tau, max_size);
         let partition_of = |size: u64| bounds.partition_point(|&p| p as u64 <= size) - 1;
 
@@ -277,16 +251,10 @@ impl SpotSigs {
                 members[partition_of(size)].push(d as u32);
             }
         }
-        let indexes: Vec<PartitionIndex> = members
-            .par_iter()
-            .map(|m| PartitionIndex::build(m, sets))
-            .collect();
+        let indexes: Vec<PartitionIndex> = members.par_iter().map(|m| PartitionIndex::build(m, sets)).collect();
 
-        let queries: Vec<(u32, usize)> = members
-            .iter()
-            .enumerate()
-            .flat_map(|(k, m)| m.iter().map(move |&d| (d, k)))
-            .collect();
+        let queries: Vec<(u32, usize)> =
+            members.iter().enumerate().flat_map(|(k, m)| m.iter().map(move |&d| (d, k))).collect();
         let results: Vec<(IndexPairs, u64)> = queries
             .par_iter()
             .map(|&(a, k)| {
@@ -393,17 +361,13 @@ mod tests {
 
     fn seed_config() -> MethodsConfig {
         MethodsConfig {
-            spotsigs_antecedents: ["a", "is", "the", "to"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            spotsigs_antecedents: ["a", "is", "the", "to"].iter().map(|s| s.to_string()).collect(),
             spotsigs_chains: vec![(2, 2)],
             ..MethodsConfig::default()
         }
     }
 
-    const SEED_SENTENCE: &str =
-        "At a rally to kick off a weeklong campaign for the South Carolina primary";
+    const SEED_SENTENCE: &str = "At a rally to kick off a weeklong campaign for the South Carolina primary";
 
     #[test]
     fn seed_example_signatures() {
@@ -417,15 +381,10 @@ mod tests {
         //   the@10: carolina(12); at/after 14: past the end, chain keeps one word.
         let s = SpotSigs::with_stop_words(&seed_config(), ["at", "for"]);
         let sigs = s.spot_signatures(&words(SEED_SENTENCE));
-        let expected: Vec<(String, u32)> = [
-            "a:campaign:south",
-            "a:kick:weeklong",
-            "the:carolina",
-            "to:off:weeklong",
-        ]
-        .iter()
-        .map(|x| (x.to_string(), 1))
-        .collect();
+        let expected: Vec<(String, u32)> = ["a:campaign:south", "a:kick:weeklong", "the:carolina", "to:off:weeklong"]
+            .iter()
+            .map(|x| (x.to_string(), 1))
+            .collect();
         assert_eq!(sigs, expected);
 
         // With "off" as a stop word `to` would skip it: to:weeklong:south.
@@ -435,21 +394,13 @@ mod tests {
         assert!(sigs.contains(&("a:kick:weeklong".to_string(), 1)));
 
         // Chain-only signatures (the authors' other option).
-        let cfg = MethodsConfig {
-            spotsigs_include_antecedent: false,
-            ..seed_config()
-        };
+        let cfg = MethodsConfig { spotsigs_include_antecedent: false, ..seed_config() };
         let chain_only = SpotSigs::with_stop_words(&cfg, ["at", "for"]);
         let sigs = chain_only.spot_signatures(&words(SEED_SENTENCE));
-        let expected: Vec<(String, u32)> = [
-            "campaign:south",
-            "carolina",
-            "kick:weeklong",
-            "off:weeklong",
-        ]
-        .iter()
-        .map(|x| (x.to_string(), 1))
-        .collect();
+        let expected: Vec<(String, u32)> = ["campaign:south", "carolina", "kick:weeklong", "off:weeklong"]
+            .iter()
+            .map(|x| (x.to_string(), 1))
+            .collect();
         assert_eq!(sigs, expected);
     }
 
@@ -461,18 +412,12 @@ mod tests {
         // the@3: sat(5), at/after 7 is past the end => the:sat;
         // the@6: at/after 8 is past the end => nothing.
         let sigs = s.spot_signatures(&words("the cat sat the cat sat the"));
-        assert_eq!(
-            sigs,
-            vec![("the:sat".to_string(), 1), ("the:sat:cat".to_string(), 1)]
-        );
+        assert_eq!(sigs, vec![("the:sat".to_string(), 1), ("the:sat:cat".to_string(), 1)]);
         // 0 is, 1 p, 2 q, 3 r, 4 is, 5 p, 6 q, 7 r, 8 is, 9 p, 10 q, 11 r:
         // is@0: q(2), at/after 4 the antecedent is skipped => p(5): is:q:p;
         // is@4: q(6), at/after 8 => p(9): is:q:p again; is@8: q(10), then end: is:q.
         let sigs = s.spot_signatures(&words("is p q r is p q r is p q r"));
-        assert_eq!(
-            sigs,
-            vec![("is:q".to_string(), 1), ("is:q:p".to_string(), 2)]
-        );
+        assert_eq!(sigs, vec![("is:q".to_string(), 1), ("is:q:p".to_string(), 2)]);
     }
 
     #[test]
@@ -493,20 +438,14 @@ mod tests {
         assert_eq!(next_boundary(30, tau), 45);
         // From p0 = 1 by hand: max(p+1, floor(1.5 p)): 1, 2, 3, 4, 6, 9, 13,
         // 19, 28, 42, 63, 94, 141 (the sequence from 1 never reaches 20).
-        assert_eq!(
-            partition_bounds(tau, 100),
-            vec![1, 2, 3, 4, 6, 9, 13, 19, 28, 42, 63, 94, 141]
-        );
+        assert_eq!(partition_bounds(tau, 100), vec![1, 2, 3, 4, 6, 9, 13, 19, 28, 42, 63, 94, 141]);
         // Sizes whose ratio is at least τ land in the same or adjacent partitions.
         for tau in [0.44, 2.0 / 3.0, 0.8, 0.95] {
             let bounds = partition_bounds(tau, 2000);
             let part = |s: usize| bounds.partition_point(|&p| p <= s) - 1;
             for small in 1..=1000usize {
                 let largest = (small as f64 / tau).floor() as usize;
-                assert!(
-                    part(largest) - part(small) <= 1,
-                    "tau {tau}: {small} and {largest}"
-                );
+                assert!(part(largest) - part(small) <= 1, "tau {tau}: {small} and {largest}");
             }
         }
     }
@@ -564,16 +503,8 @@ mod tests {
             .map(|_| {
                 let base = &bases[rnd(bases.len() as u64) as usize];
                 let rate = rnd(60);
-                let mut doc: Vec<u64> = base
-                    .iter()
-                    .map(|&e| {
-                        if rnd(100) < rate {
-                            rnd(vocab).min(rnd(vocab))
-                        } else {
-                            e
-                        }
-                    })
-                    .collect();
+                let mut doc: Vec<u64> =
+                    base.iter().map(|&e| if rnd(100) < rate { rnd(vocab).min(rnd(vocab)) } else { e }).collect();
                 for _ in 0..rnd(1 + base.len() as u64 * rate / 100 + 1) {
                     doc.push(rnd(vocab));
                 }
@@ -590,19 +521,13 @@ mod tests {
         let loose = all_pairs(&sets, 0.44, 1);
         let size = |i: usize| sets[i].iter().map(|e| e.1 as u64).sum::<u64>();
         for (tau, min_spots) in [(0.44, 1usize), (0.7, 3)] {
-            let cfg = MethodsConfig {
-                spotsigs_tau: tau,
-                spotsigs_min_spots: min_spots,
-                ..MethodsConfig::default()
-            };
+            let cfg = MethodsConfig { spotsigs_tau: tau, spotsigs_min_spots: min_spots, ..MethodsConfig::default() };
             let s = SpotSigs::with_stop_words(&cfg, []);
             let (pairs, stats) = s.search(&sets);
             let expected: Vec<(usize, usize, f64)> = loose
                 .iter()
                 .copied()
-                .filter(|&(i, j, jac)| {
-                    jac >= tau && size(i) >= min_spots as u64 && size(j) >= min_spots as u64
-                })
+                .filter(|&(i, j, jac)| jac >= tau && size(i) >= min_spots as u64 && size(j) >= min_spots as u64)
                 .collect();
             assert_eq!(pairs, expected, "tau {tau}");
             let total = (stats.docs as u64) * (stats.docs as u64 - 1) / 2;
@@ -636,11 +561,7 @@ mod tests {
 
     #[test]
     fn find_pairs_maps_document_ids_and_drops_small_documents() {
-        let cfg = MethodsConfig {
-            spotsigs_tau: 0.5,
-            spotsigs_min_spots: 2,
-            ..seed_config()
-        };
+        let cfg = MethodsConfig { spotsigs_tau: 0.5, spotsigs_min_spots: 2, ..seed_config() };
         let s = SpotSigs::with_stop_words(&cfg, ["at", "for"]);
         let texts = [
             SEED_SENTENCE.to_string(),
@@ -654,26 +575,14 @@ mod tests {
         let views: Vec<DocView<'_>> = word_lists
             .iter()
             .zip(ids)
-            .map(|(w, doc_id)| DocView {
-                doc_id,
-                terms: &[],
-                sentence_ends: &[],
-                words: w,
-            })
+            .map(|(w, doc_id)| DocView { doc_id, terms: &[], sentence_ends: &[], words: w })
             .collect();
         // Docs 50 and 9 differ in one signature: in doc 9 "extra" (position
         // 14) completes the chain of the@10, the:carolina:extra instead of
         // the:carolina, so Jaccard = 3 / 5. "the cat" has one signature
         // (fewer than min_spots = 2); "nothing here" has none.
         let (pairs, stats) = s.find_pairs_with_stats(&views);
-        assert_eq!(
-            pairs,
-            vec![ScoredPair {
-                doc_a: 9,
-                doc_b: 50,
-                score: 3.0 / 5.0
-            }]
-        );
+        assert_eq!(pairs, vec![ScoredPair { doc_a: 9, doc_b: 50, score: 3.0 / 5.0 }]);
         assert_eq!(stats.docs, 2);
         assert_eq!(s.id(), "spotsigs");
     }
