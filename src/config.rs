@@ -140,6 +140,9 @@ pub struct MethodsConfig {
     pub spotsigs_min_spots: usize,
     /// slst: minimal verified block length m (sentences).
     pub slst_min_block: usize,
+    /// slst: suffix-array groups with more documents than this are not
+    /// expanded into pairs but split into their longer shared runs.
+    pub slst_max_group_docs: usize,
     /// a11, a12: split chains where neighbouring length ratio exceeds this.
     pub chain_ratio: f64,
     /// a12: maximal ratio of sentence counts.
@@ -193,6 +196,7 @@ impl Default for MethodsConfig {
             spotsigs_tau: 0.44,
             spotsigs_min_spots: 1,
             slst_min_block: 3,
+            slst_max_group_docs: 1000,
             chain_ratio: 1.15,
             a12_num_ratio: 1.20,
         }

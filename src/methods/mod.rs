@@ -15,6 +15,9 @@ pub mod a12;
 pub mod descr;
 pub mod imatch;
 pub mod sentences;
+pub mod shingles;
+pub mod slst;
+pub mod spotsigs;
 pub mod topwords;
 pub mod whole;
 
@@ -170,6 +173,11 @@ pub fn build_signature_methods(
             "imatch" => Box::new(imatch::IMatch::new(cfg, stats)),
             "a7" => Box::new(imatch::LexRand::new(cfg, stats)),
             "a9" => Box::new(descr::DescrWords::build(cfg, stats, docs)),
+            "a6" => Box::new(shingles::Megashingles::new(cfg)),
+            "a8" => Box::new(shingles::LogShingles::new(cfg)),
+            "minhash" => Box::new(shingles::MinHash::new(cfg)),
+            // a11, a12 (SQL chains), spotsigs, slst (own searches) are not
+            // signature methods.
             _ => continue,
         };
         methods.push(method);

@@ -1,0 +1,602 @@
+//! Shingle methods (spec §3): `minhash` (min-wise sketches with LSH bands),
+//! `a6` Megashingles and `a8` LogShingles, plus the shingle fingerprints that
+//! `a11` Decomposition reuses.
+//!
+//! **Fingerprints.** A shingle is a run of `w` consecutive terms; its
+//! fingerprint is `xxh3_64` of the terms joined by a single space (spec §0:
+//! "join with a single space"). Terms come from Unicode word splitting and
+//! never contain a space, so the join is unambiguous.
+//!
+//! **Short documents (choice).** A document with at least one term but fewer
+//! than `w` terms has exactly one shingle: all its terms. Otherwise short
+//! pages (titles, error pages) would get no signature at all, and identical
+//! short pages would never be found. A document without terms has no shingle
+//! and gets no signature.
+
+use super::{DocView, Signature, SignatureMethod};
+use crate::config::MethodsConfig;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// The Mersenne prime 2^61 - 1, modulus of the min-wise hash functions.
+pub const MERSENNE_61: u64 = (1 << 61) - 1;
+
+/// Fingerprint of one shingle: `xxh3_64` of its terms joined by single
+/// spaces. `buf` is scratch space reused between calls to avoid allocating.
+fn fingerprint(terms: &[String], buf: &mut Vec<u8>) -> u64 {
+    buf.clear();
+    for (i, t) in terms.iter().enumerate() {
+        if i > 0 {
+            buf.push(b' ');
+        }
+        buf.extend_from_slice(t.as_bytes());
+    }
+    xxh3_64(buf)
+}
+
+/// Fingerprints of the document's shingles of width `w`, in document order
+/// (n - w + 1 of them, duplicates kept). A document with 1..w-1 terms gives
+/// one fingerprint of all its terms; an empty document gives none.
+pub fn shingle_fingerprints(terms: &[String], w: usize) -> Vec<u64> {
+    let w = w.max(1);
+    let mut buf = Vec::new();
+    if terms.is_empty() {
+        Vec::new()
+    } else if terms.len() < w {
+        vec![fingerprint(terms, &mut buf)]
+    } else {
+        terms.windows(w).map(|s| fingerprint(s, &mut buf)).collect()
+    }
+}
+
+/// Fingerprints of the wrap-around shingles used by a8: one shingle starting
+/// at every term, the last ones continuing from the start of the document,
+/// so a document of n >= w terms has n shingles and every term is in w of
+/// them. Documents shorter than `w` follow the short-document rule of
+/// [`shingle_fingerprints`].
+pub fn wrapped_shingle_fingerprints(terms: &[String], w: usize) -> Vec<u64> {
+    let w = w.max(1);
+    let n = terms.len();
+    if n < w {
+        return shingle_fingerprints(terms, w);
+    }
+    let mut buf = Vec::new();
+    let mut window: Vec<String> = Vec::with_capacity(w);
+    (0..n)
+        .map(|start| {
+            if start + w <= n {
+                fingerprint(&terms[start..start + w], &mut buf)
+            } else {
+                window.clear();
+                window.extend_from_slice(&terms[start..]);
+                window.extend_from_slice(&terms[..w - (n - start)]);
+                fingerprint(&window, &mut buf)
+            }
+        })
+        .collect()
+}
+
+/// The document's distinct shingle fingerprints of width `w`, sorted
+/// ascending: the shingle *set* that resemblance is defined on, and the rows
+/// a11 Decomposition groups by shingle.
+pub fn distinct_shingles(terms: &[String], w: usize) -> Vec<u64> {
+    let mut fps = shingle_fingerprints(terms, w);
+    fps.sort_unstable();
+    fps.dedup();
+    fps
+}
+
+/// One step of the splitmix64 generator: the fixed, portable PRNG that draws
+/// the min-wise coefficients, so sketches are reproducible across runs,
+/// platforms and Rust versions.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// `(a * x + b) mod (2^61 - 1)` for `a, x, b < 2^61 - 1`, using the Mersenne
+/// folding instead of a 128-bit division.
+fn affine_mod_m61(a: u64, x: u64, b: u64) -> u64 {
+    let v = (a as u128) * (x as u128) + b as u128;
+    let folded = (v as u64 & MERSENNE_61) + (v >> 61) as u64;
+    let r = (folded & MERSENNE_61) + (folded >> 61);
+    if r >= MERSENNE_61 {
+        r - MERSENNE_61
+    } else {
+        r
+    }
+}
+
+/// A family of k min-wise hash functions `h_i(x) = (a_i x + b_i) mod (2^61-1)`
+/// with `a_i` in [1, 2^61-2] and `b_i` in [0, 2^61-2] drawn from splitmix64
+/// seeded with the configured seed. The sketch of a shingle set is the k
+/// minima; equal positions of two sketches estimate the sets' Jaccard
+/// resemblance (Broder's min-wise independence, approximately, for this
+/// universal family).
+#[derive(Debug, Clone)]
+pub struct MinHasher {
+    a: Vec<u64>,
+    b: Vec<u64>,
+}
+
+impl MinHasher {
+    /// The k functions drawn from `seed`; the same (k, seed) always gives
+    /// the same functions, and the first j functions of a larger k are the
+    /// functions of k = j.
+    pub fn new(k: usize, seed: u64) -> MinHasher {
+        let mut state = seed;
+        let mut a = Vec::with_capacity(k);
+        let mut b = Vec::with_capacity(k);
+        for _ in 0..k {
+            a.push(1 + splitmix64(&mut state) % (MERSENNE_61 - 1));
+            b.push(splitmix64(&mut state) % MERSENNE_61);
+        }
+        MinHasher { a, b }
+    }
+
+    /// The sketch of a set of shingle fingerprints: for every function, the
+    /// minimum of `h_i(fp mod (2^61-1))` over the set. `None` for an empty
+    /// set. Duplicates in `fingerprints` do not change the result.
+    pub fn sketch(&self, fingerprints: &[u64]) -> Option<Vec<u64>> {
+        if fingerprints.is_empty() {
+            return None;
+        }
+        let mut mins = vec![u64::MAX; self.a.len()];
+        for &fp in fingerprints {
+            let x = fp % MERSENNE_61;
+            for ((m, &a), &b) in mins.iter_mut().zip(&self.a).zip(&self.b) {
+                let h = affine_mod_m61(a, x, b);
+                if h < *m {
+                    *m = h;
+                }
+            }
+        }
+        Some(mins)
+    }
+}
+
+/// Estimated resemblance of two sketches made by the same [`MinHasher`]: the
+/// share of positions where the minima are equal (0 for empty or
+/// different-length sketches, which cannot be compared).
+pub fn resemblance(a: &[u64], b: &[u64]) -> f64 {
+    if a.is_empty() || a.len() != b.len() {
+        return 0.0;
+    }
+    let equal = a.iter().zip(b).filter(|(x, y)| x == y).count();
+    equal as f64 / a.len() as f64
+}
+
+/// `xxh3_64` of a run of u64 values in little-endian order: how bands,
+/// supershingles, megashingles and the a8 signature combine several
+/// fingerprints into one.
+fn hash_u64s(values: &[u64]) -> u64 {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    xxh3_64(&bytes)
+}
+
+/// `minhash`: w=10 shingles, 84 min-wise functions; candidates come from LSH
+/// bands of `minhash_band_rows` rows (band j = hash of sketch rows
+/// j*r..(j+1)*r, slot j), so two documents become candidates when at least one
+/// band is equal; the stage that scores pairs reads the full sketches
+/// ([`MinHash::sketch`]) and estimates the resemblance with [`resemblance`].
+/// With k not a multiple of r, the last k mod r rows are in no band (they
+/// still count in the resemblance).
+#[derive(Debug, Clone)]
+pub struct MinHash {
+    width: usize,
+    rows: usize,
+    hasher: MinHasher,
+}
+
+impl MinHash {
+    /// Reads `minhash_shingle_width`, `minhash_functions`, `minhash_band_rows`
+    /// (at least 1) and `minhash_seed`.
+    pub fn new(cfg: &MethodsConfig) -> MinHash {
+        MinHash {
+            width: cfg.minhash_shingle_width,
+            rows: cfg.minhash_band_rows.max(1),
+            hasher: MinHasher::new(cfg.minhash_functions, cfg.minhash_seed),
+        }
+    }
+
+    /// The document's sketch (for the sketches table): k minima over its
+    /// distinct w-shingles, or `None` for a document without terms.
+    pub fn sketch(&self, terms: &[String]) -> Option<Vec<u64>> {
+        self.hasher.sketch(&distinct_shingles(terms, self.width))
+    }
+}
+
+impl SignatureMethod for MinHash {
+    fn id(&self) -> &'static str {
+        "minhash"
+    }
+
+    fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
+        if let Some(sketch) = self.sketch(doc.terms) {
+            for (j, band) in sketch.chunks_exact(self.rows).enumerate() {
+                out.push(Signature { slot: j as u16, sig: hash_u64s(band) });
+            }
+        }
+    }
+}
+
+/// Number of supershingles in a6 (fixed by the method: 6 groups, 15 pairs).
+const SUPERSHINGLES: usize = 6;
+
+/// `a6` Megashingles (Broder; Fetterly et al.): w=5 shingles, 6 groups of g
+/// min-wise functions (g = `megashingle_functions` / 6: 6 for the study's
+/// preset 36, 14 for Fetterly's 84). A group's minima hashed together is a
+/// supershingle; each of the 15 unordered pairs {i, j}, i < j, of
+/// supershingles hashed together is a megashingle, signed in slot
+/// `pair index` (pairs in lexicographic order (0,1), (0,2), ..., (4,5)).
+/// Two documents sharing a slot's value share both supershingles of that
+/// pair; with resemblance p one supershingle matches with probability p^g.
+#[derive(Debug, Clone)]
+pub struct Megashingles {
+    width: usize,
+    group: usize,
+    hasher: MinHasher,
+}
+
+impl Megashingles {
+    /// Reads `shingle_width`, `megashingle_functions` and `minhash_seed`.
+    ///
+    /// # Panics
+    /// If `megashingle_functions` is not a positive multiple of 6 (the
+    /// method needs 6 equal groups; the presets are 36 and 84).
+    pub fn new(cfg: &MethodsConfig) -> Megashingles {
+        let k = cfg.megashingle_functions;
+        assert!(
+            k > 0 && k.is_multiple_of(SUPERSHINGLES),
+            "megashingle_functions must be a positive multiple of 6 (36 or 84), got {k}"
+        );
+        Megashingles { width: cfg.shingle_width, group: k / SUPERSHINGLES, hasher: MinHasher::new(k, cfg.minhash_seed) }
+    }
+
+    /// The 15 megashingles of a set of shingle fingerprints, in slot order,
+    /// or `None` for an empty set.
+    pub fn megashingles(&self, fingerprints: &[u64]) -> Option<Vec<u64>> {
+        let sketch = self.hasher.sketch(fingerprints)?;
+        let supers: Vec<u64> = sketch.chunks_exact(self.group).map(hash_u64s).collect();
+        let mut megas = Vec::with_capacity(15);
+        for i in 0..SUPERSHINGLES {
+            for j in i + 1..SUPERSHINGLES {
+                megas.push(hash_u64s(&[supers[i], supers[j]]));
+            }
+        }
+        Some(megas)
+    }
+}
+
+impl SignatureMethod for Megashingles {
+    fn id(&self) -> &'static str {
+        "a6"
+    }
+
+    fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
+        if let Some(megas) = self.megashingles(&distinct_shingles(doc.terms, self.width)) {
+            out.extend(megas.into_iter().enumerate().map(|(slot, sig)| Signature { slot: slot as u16, sig }));
+        }
+    }
+}
+
+/// `a8` LogShingles: w=5 wrap-around shingles; of the n distinct
+/// fingerprints keep those divisible by 2^k, where
+/// k = max(0, floor(log2 n) − floor(log2 target)) with target =
+/// `logshingle_target` (8, so k = floor(log2 n) − 3). That keeps about
+/// 8–16 shingles whatever the length. The signature
+/// (slot 0) is `xxh3_64` of the kept fingerprints sorted ascending, as
+/// little-endian bytes. Exact match only.
+///
+/// Choices: n counts *distinct* fingerprints (a shingle set, like the other
+/// shingle methods, so repeated boilerplate does not shift k). If no
+/// fingerprint is divisible by 2^k (probability about e^-8 or less), k is
+/// lowered one step at a time until one is (k = 0 keeps all), so every
+/// document with terms is signed and two equal documents still agree.
+#[derive(Debug, Clone)]
+pub struct LogShingles {
+    width: usize,
+    target_log2: u32,
+}
+
+impl LogShingles {
+    /// Reads `shingle_width` and `logshingle_target` (rounded down to a
+    /// power of two; 0 counts as 1).
+    pub fn new(cfg: &MethodsConfig) -> LogShingles {
+        LogShingles { width: cfg.shingle_width, target_log2: cfg.logshingle_target.max(1).ilog2() }
+    }
+
+    /// The kept fingerprints of a document's terms, sorted ascending (empty
+    /// for a document without terms).
+    pub fn kept(&self, terms: &[String]) -> Vec<u64> {
+        let mut fps = wrapped_shingle_fingerprints(terms, self.width);
+        fps.sort_unstable();
+        fps.dedup();
+        keep_divisible(&fps, self.target_log2)
+    }
+}
+
+/// The a8 selection on sorted distinct fingerprints: those divisible by 2^k,
+/// k = max(0, floor(log2 n) - target_log2), lowering k while none is.
+fn keep_divisible(fps: &[u64], target_log2: u32) -> Vec<u64> {
+    if fps.is_empty() {
+        return Vec::new();
+    }
+    let mut k = fps.len().ilog2().saturating_sub(target_log2);
+    loop {
+        let mask = (1u64 << k) - 1;
+        let kept: Vec<u64> = fps.iter().copied().filter(|fp| fp & mask == 0).collect();
+        if !kept.is_empty() {
+            return kept;
+        }
+        k -= 1;
+    }
+}
+
+impl SignatureMethod for LogShingles {
+    fn id(&self) -> &'static str {
+        "a8"
+    }
+
+    fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
+        let kept = self.kept(doc.terms);
+        if !kept.is_empty() {
+            out.push(Signature { slot: 0, sig: hash_u64s(&kept) });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashSet;
+
+    /// Deterministic pseudo-random words for constructed documents.
+    fn words(n: usize, seed: u64) -> Vec<String> {
+        let mut s = seed;
+        (0..n).map(|_| format!("w{}", splitmix64(&mut s) % 100_000)).collect()
+    }
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// Exact shingle-set Jaccard computed on the joined shingle strings,
+    /// independently of the fingerprint code.
+    fn exact_jaccard(a: &[String], b: &[String], w: usize) -> f64 {
+        let set = |t: &[String]| -> HashSet<String> { t.windows(w).map(|s| s.join(" ")).collect() };
+        let (sa, sb) = (set(a), set(b));
+        sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64
+    }
+
+    #[test]
+    fn fingerprints_hash_space_joined_terms() {
+        let t = strings(&["alpha", "beta", "gamma", "delta"]);
+        assert_eq!(shingle_fingerprints(&t, 3), vec![xxh3_64(b"alpha beta gamma"), xxh3_64(b"beta gamma delta")]);
+        // Short document: one shingle of all its terms; empty: none.
+        assert_eq!(shingle_fingerprints(&t[..2], 5), vec![xxh3_64(b"alpha beta")]);
+        assert!(shingle_fingerprints(&[], 5).is_empty());
+    }
+
+    #[test]
+    fn wrapped_shingles_continue_from_the_start() {
+        let t = strings(&["a", "b", "c", "d"]);
+        let expected: Vec<u64> = ["a b c", "b c d", "c d a", "d a b"].iter().map(|s| xxh3_64(s.as_bytes())).collect();
+        assert_eq!(wrapped_shingle_fingerprints(&t, 3), expected);
+    }
+
+    #[test]
+    fn distinct_shingles_are_sorted_and_unique() {
+        let t = strings(&["x", "y", "x", "y", "x"]);
+        let mut expected = vec![xxh3_64(b"x y"), xxh3_64(b"y x")];
+        expected.sort_unstable();
+        assert_eq!(distinct_shingles(&t, 2), expected);
+    }
+
+    #[test]
+    fn mersenne_folding_equals_plain_modulo() {
+        let mut s = 7u64;
+        for _ in 0..10_000 {
+            let a = splitmix64(&mut s) % MERSENNE_61;
+            let x = splitmix64(&mut s) % MERSENNE_61;
+            let b = splitmix64(&mut s) % MERSENNE_61;
+            let expected = ((a as u128 * x as u128 + b as u128) % MERSENNE_61 as u128) as u64;
+            assert_eq!(affine_mod_m61(a, x, b), expected);
+        }
+        let m = MERSENNE_61 - 1;
+        assert_eq!(affine_mod_m61(m, m, m), ((m as u128 * m as u128 + m as u128) % MERSENNE_61 as u128) as u64);
+    }
+
+    #[test]
+    fn resemblance_counts_equal_positions() {
+        assert_eq!(resemblance(&[1, 2, 3, 4], &[1, 9, 3, 9]), 0.5);
+        assert_eq!(resemblance(&[], &[]), 0.0);
+    }
+
+    #[test]
+    fn minhash_estimate_is_within_three_standard_errors() {
+        let cfg = MethodsConfig::default();
+        let mh = MinHash::new(&cfg);
+        let w = cfg.minhash_shingle_width;
+        let base = words(400, 1);
+        // Replace every `step`-th word: fewer replacements, higher Jaccard.
+        for (i, step) in [7usize, 13, 29, 61, 150].into_iter().enumerate() {
+            let mut other = base.clone();
+            let fresh = words(400, 100 + i as u64);
+            for p in (0..other.len()).step_by(step) {
+                other[p] = fresh[p].clone();
+            }
+            let j = exact_jaccard(&base, &other, w);
+            let est = resemblance(&mh.sketch(&base).unwrap(), &mh.sketch(&other).unwrap());
+            let se = (j * (1.0 - j) / cfg.minhash_functions as f64).sqrt();
+            assert!((est - j).abs() <= 3.0 * se, "step {step}: J={j} estimate={est} se={se}");
+        }
+        // Convergence: with 2000 functions the estimate stays within 3
+        // standard errors, now sqrt(J(1-J)/2000), a bound 5 times tighter.
+        let big = MinHasher::new(2000, 5);
+        let mut other = base.clone();
+        for p in (0..other.len()).step_by(20) {
+            other[p] = format!("changed{p}");
+        }
+        let j = exact_jaccard(&base, &other, w);
+        let est = resemblance(
+            &big.sketch(&distinct_shingles(&base, w)).unwrap(),
+            &big.sketch(&distinct_shingles(&other, w)).unwrap(),
+        );
+        assert!((est - j).abs() <= 3.0 * (j * (1.0 - j) / 2000.0).sqrt(), "J={j} estimate={est}");
+    }
+
+    #[test]
+    fn minhash_signs_one_band_per_rows() {
+        let cfg = MethodsConfig::default();
+        let mh = MinHash::new(&cfg);
+        let doc = words(50, 3);
+        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
+        let mut out = Vec::new();
+        mh.sign(&view, &mut out);
+        let sketch = mh.sketch(&doc).unwrap();
+        assert_eq!(out.len(), 84 / 6);
+        for (j, s) in out.iter().enumerate() {
+            assert_eq!(s.slot as usize, j);
+            let bytes: Vec<u8> = sketch[j * 6..(j + 1) * 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+            assert_eq!(s.sig, xxh3_64(&bytes));
+        }
+        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[] };
+        out.clear();
+        mh.sign(&empty, &mut out);
+        assert!(out.is_empty());
+    }
+
+    /// Two fingerprint sets with resemblance exactly `inter / union`.
+    fn sets_with_resemblance(inter: usize, union: usize, seed: u64) -> (Vec<u64>, Vec<u64>) {
+        let mut s = seed;
+        let all: Vec<u64> = (0..union).map(|_| splitmix64(&mut s)).collect();
+        let only = union - inter;
+        let a: Vec<u64> = all[..inter + only / 2].to_vec();
+        let mut b: Vec<u64> = all[..inter].to_vec();
+        b.extend_from_slice(&all[inter + only / 2..]);
+        (a, b)
+    }
+
+    /// Share of `trials` min-wise families under which the two sets share
+    /// at least one megashingle.
+    fn simulated_match_rate(functions: usize, inter: usize, union: usize, trials: u64) -> f64 {
+        let (a, b) = sets_with_resemblance(inter, union, 99);
+        let hits = (0..trials)
+            .filter(|&t| {
+                let cfg =
+                    MethodsConfig { megashingle_functions: functions, minhash_seed: 1000 + t, ..Default::default() };
+                let m = Megashingles::new(&cfg);
+                let (ma, mb) = (m.megashingles(&a).unwrap(), m.megashingles(&b).unwrap());
+                ma.iter().zip(&mb).any(|(x, y)| x == y)
+            })
+            .count();
+        hits as f64 / trials as f64
+    }
+
+    #[test]
+    fn megashingle_match_probability_formula() {
+        // P(at least 2 of 6 supershingles match) with one supershingle
+        // matching with probability q = p^g (g functions per group).
+        let formula = |p: f64, g: i32| {
+            let q = p.powi(g);
+            1.0 - (1.0 - q).powi(6) - 6.0 * q * (1.0 - q).powi(5)
+        };
+        // The spec's form, q = p^6 (preset 36 = 6 groups of 6), by hand:
+        // p=0.95: q=0.7351, 1 - 0.2649^6 - 6*0.7351*0.2649^5 = 0.9939.
+        assert!((formula(0.95, 6) - 0.9939).abs() < 1e-3);
+        // p=0.80: q=0.2621, 1 - 0.7379^6 - 6*0.2621*0.7379^5 = 0.4950.
+        assert!((formula(0.80, 6) - 0.4950).abs() < 1e-3);
+        // Fetterly's numbers quoted by the study (seed 004) are for the 84
+        // preset, q = p^14: p=0.95 gives 0.878 ("about 0.90" in the seed,
+        // which rounds p^14 to 0.49), p=0.80 gives 0.0256 ("0.026").
+        assert!((formula(0.95, 14) - 0.878).abs() < 2e-3);
+        assert!((formula(0.95, 14) - 0.90).abs() < 0.025);
+        assert!((formula(0.80, 14) - 0.026).abs() < 1e-3);
+
+        // Seeded simulation over the real Megashingles code, sets of
+        // resemblance 0.8 and 0.95, both presets; tolerance: 4 binomial
+        // standard errors plus 0.02 for the hash family not being exactly
+        // min-wise independent.
+        let trials = 300;
+        for (functions, g) in [(36usize, 6i32), (84, 14)] {
+            for (inter, union, p) in [(80usize, 100usize, 0.80), (95, 100, 0.95)] {
+                let expected = formula(p, g);
+                let rate = simulated_match_rate(functions, inter, union, trials);
+                eprintln!("megashingles k={functions} p={p}: simulated {rate:.3}, formula {expected:.4}");
+                let tol = 4.0 * (expected * (1.0 - expected) / trials as f64).sqrt() + 0.02;
+                assert!((rate - expected).abs() <= tol, "k={functions} p={p}: simulated {rate}, formula {expected}");
+            }
+        }
+    }
+
+    #[test]
+    fn megashingles_have_fifteen_slots_and_equal_documents_agree() {
+        for functions in [36, 84] {
+            let cfg = MethodsConfig { megashingle_functions: functions, ..Default::default() };
+            let m = Megashingles::new(&cfg);
+            let doc = words(200, 4);
+            let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            m.sign(&view, &mut a);
+            m.sign(&DocView { doc_id: 2, ..view }, &mut b);
+            assert_eq!(a.len(), 15);
+            assert_eq!(a, b);
+            assert_eq!(a.iter().map(|s| s.slot).collect::<Vec<_>>(), (0..15).collect::<Vec<u16>>());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "multiple of 6")]
+    fn megashingles_reject_uneven_groups() {
+        Megashingles::new(&MethodsConfig { megashingle_functions: 40, ..Default::default() });
+    }
+
+    #[test]
+    fn logshingles_keep_fingerprints_divisible_by_two_to_the_k() {
+        let cfg = MethodsConfig::default();
+        let ls = LogShingles::new(&cfg);
+        for (n, seed) in [(1000usize, 1u64), (64, 2), (9, 3), (3, 4)] {
+            let doc = words(n, seed);
+            let mut fps: Vec<u64> = wrapped_shingle_fingerprints(&doc, 5);
+            fps.sort_unstable();
+            fps.dedup();
+            // k = floor(log2 n) - 3, by hand: 1000 -> 9-3 = 6; 64 -> 3; 9 -> 0; 3 -> 0.
+            let k = match n {
+                1000 => 6,
+                64 => 3,
+                _ => 0,
+            };
+            let expected: Vec<u64> = fps.iter().copied().filter(|f| f % (1u64 << k) == 0).collect();
+            let kept = ls.kept(&doc);
+            if expected.is_empty() {
+                // Fallback: lower k until something is kept.
+                assert!(!kept.is_empty());
+            } else {
+                assert_eq!(kept, expected, "n={n}");
+            }
+        }
+        // The signature is the hash of the sorted kept fingerprints.
+        let doc = words(300, 9);
+        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
+        let mut out = Vec::new();
+        ls.sign(&view, &mut out);
+        let bytes: Vec<u8> = ls.kept(&doc).iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(out, vec![Signature { slot: 0, sig: xxh3_64(&bytes) }]);
+    }
+
+    #[test]
+    fn logshingles_fallback_when_nothing_is_divisible() {
+        // 32 distinct fingerprints: k = 5 - 3 = 2. None divisible by 4 but
+        // some even: k drops to 1 and keeps the even ones.
+        let fps: Vec<u64> = (0..32u64).map(|i| 4 * i + 2 + (i % 2)).collect();
+        let even: Vec<u64> = fps.iter().copied().filter(|f| f % 2 == 0).collect();
+        assert_eq!(keep_divisible(&fps, 3), even);
+        // All odd: k drops to 0 and keeps everything.
+        let odd: Vec<u64> = (0..32u64).map(|i| 2 * i + 1).collect();
+        assert_eq!(keep_divisible(&odd, 3), odd);
+        assert!(keep_divisible(&[], 3).is_empty());
+    }
+}

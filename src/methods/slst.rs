@@ -1,0 +1,520 @@
+//! SL+ST, sentence lengths and a suffix structure (Feng 2015; spec §6).
+//!
+//! Every document becomes a string with one symbol per sentence: the number
+//! of kept terms in the sentence in base 36 (`0`–`9`, `a`–`z`); sentences
+//! longer than 35 are dropped. One suffix array over all documents' strings
+//! (each followed by a separator) finds the document pairs sharing a run of
+//! at least m sentence lengths. For those pairs the shared blocks are
+//! verified sentence by sentence on the first two terms of each sentence; a
+//! failing sentence splits a block and blocks shorter than 2 are dropped.
+//! A pair is proposed if a verified block has at least m sentences, scored
+//! by the sentence Jaccard `matched / (|A| + |B| - matched)`.
+
+use super::{DocView, PairMethod, ScoredPair};
+use crate::config::MethodsConfig;
+use rayon::prelude::*;
+use std::collections::{BinaryHeap, HashMap};
+use suffix::SuffixTable;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// Longest sentence that still gets a symbol (`z`).
+pub const MAX_SENTENCE_LEN: usize = 35;
+
+/// Byte that ends every document's string in the suffix array text; it is no
+/// base-36 symbol, so a shared substring never spans it (common prefixes are
+/// also clipped at it, see [`shared_substring_pairs`]).
+const SEPARATOR: u8 = b'$';
+
+/// The symbol of a sentence of `len` kept terms: `0`–`9` for 0–9, `a`–`z`
+/// for 10–35, `None` (sentence dropped) above 35.
+pub fn encode_length(len: usize) -> Option<u8> {
+    match len {
+        0..=9 => Some(b'0' + len as u8),
+        10..=MAX_SENTENCE_LEN => Some(b'a' + (len - 10) as u8),
+        _ => None,
+    }
+}
+
+/// One document as SL+ST sees it: the sentence-length string and, for every
+/// encoded sentence, the fingerprint of its first two terms (`xxh3_64` of
+/// them joined by a space; fewer terms if the sentence is shorter, the empty
+/// string for an empty sentence), used to verify matched blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SentenceString {
+    symbols: Vec<u8>,
+    keys: Vec<u64>,
+}
+
+impl SentenceString {
+    /// Builds the string from the document's sentences (kept terms per
+    /// sentence, [`DocView::sentences`]).
+    pub fn from_view(doc: &DocView<'_>) -> SentenceString {
+        let mut symbols = Vec::new();
+        let mut keys = Vec::new();
+        for sentence in doc.sentences() {
+            if let Some(symbol) = encode_length(sentence.len()) {
+                symbols.push(symbol);
+                let head = &sentence[..sentence.len().min(2)];
+                keys.push(xxh3_64(head.join(" ").as_bytes()));
+            }
+        }
+        SentenceString { symbols, keys }
+    }
+
+    /// The sentence-length string, e.g. `"3a07"`.
+    pub fn symbols(&self) -> &str {
+        std::str::from_utf8(&self.symbols).expect("base-36 symbols are ASCII")
+    }
+
+    /// Number of encoded sentences |A| (dropped sentences do not count).
+    pub fn len(&self) -> usize {
+        self.symbols.len()
+    }
+
+    /// True when no sentence was encoded.
+    pub fn is_empty(&self) -> bool {
+        self.symbols.is_empty()
+    }
+
+    /// Sentence i of `self` and sentence j of `other` have the same length
+    /// and the same first two terms.
+    fn verifies(&self, i: usize, other: &SentenceString, j: usize) -> bool {
+        self.symbols[i] == other.symbols[j] && self.keys[i] == other.keys[j]
+    }
+}
+
+/// A verified block: `len` sentences starting at sentence `a` of the first
+/// document and `b` of the second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Block {
+    /// First sentence of the block in the first document.
+    pub a: usize,
+    /// First sentence of the block in the second document.
+    pub b: usize,
+    /// Number of sentences (at least 2).
+    pub len: usize,
+}
+
+/// All verified blocks of two documents: the maximal runs of aligned
+/// sentences (same offset in both strings) whose lengths *and* first two
+/// terms agree, of at least 2 sentences. This equals taking every maximal
+/// common substring of the two length strings, splitting it at each
+/// sentence failing the first-two-terms check and dropping pieces shorter
+/// than 2. Sorted by (a, b).
+pub fn verified_blocks(x: &SentenceString, y: &SentenceString) -> Vec<Block> {
+    let mut by_sentence: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
+    for i in 0..x.len() {
+        by_sentence.entry((x.symbols[i], x.keys[i])).or_default().push(i);
+    }
+    let mut blocks = Vec::new();
+    for j in 0..y.len() {
+        let Some(starts) = by_sentence.get(&(y.symbols[j], y.keys[j])) else {
+            continue;
+        };
+        for &i in starts {
+            if i > 0 && j > 0 && x.verifies(i - 1, y, j - 1) {
+                continue; // not the start of a maximal run
+            }
+            let mut len = 1;
+            while i + len < x.len() && j + len < y.len() && x.verifies(i + len, y, j + len) {
+                len += 1;
+            }
+            if len >= 2 {
+                blocks.push(Block { a: i, b: j, len });
+            }
+        }
+    }
+    blocks.sort_unstable();
+    blocks
+}
+
+/// Number of matched sentences of two documents, counting each sentence of
+/// either document at most once: greedy tiling, longest block first (ties
+/// by position); a block overlapping sentences already matched is cut to
+/// its free pieces, which go back into the queue if at least 2 long. The
+/// result is at most min(|A|, |B|), so the Jaccard stays in [0, 1].
+pub fn matched_sentences(blocks: &[Block], len_a: usize, len_b: usize) -> usize {
+    let mut used_a = vec![false; len_a];
+    let mut used_b = vec![false; len_b];
+    // Max-heap on length; smaller positions first among equal lengths.
+    let mut heap: BinaryHeap<(usize, std::cmp::Reverse<(usize, usize)>)> =
+        blocks.iter().map(|bl| (bl.len, std::cmp::Reverse((bl.a, bl.b)))).collect();
+    let mut matched = 0;
+    while let Some((len, std::cmp::Reverse((a, b)))) = heap.pop() {
+        let free = |t: usize| !used_a[a + t] && !used_b[b + t];
+        if (0..len).all(free) {
+            for t in 0..len {
+                used_a[a + t] = true;
+                used_b[b + t] = true;
+            }
+            matched += len;
+            continue;
+        }
+        let mut t = 0;
+        while t < len {
+            if !free(t) {
+                t += 1;
+                continue;
+            }
+            let start = t;
+            while t < len && free(t) {
+                t += 1;
+            }
+            if t - start >= 2 {
+                heap.push((t - start, std::cmp::Reverse((a + start, b + start))));
+            }
+        }
+    }
+    matched
+}
+
+/// Index pairs (i, j), i < j, of strings sharing a substring of at least
+/// `min_len` symbols, found with one suffix array over all strings, each
+/// followed by a separator. Common prefixes of neighbouring suffixes (Kasai's
+/// LCP) are clipped at the separator, so no shared substring crosses a
+/// document boundary; every maximal rank interval with clipped LCP ≥
+/// `min_len` is a group of suffixes sharing a prefix of that length, and
+/// every two documents in a group are a pair.
+///
+/// Bound on the work: a group with more than `max_group_docs` distinct
+/// documents is not expanded; it is split into its sub-intervals of longer
+/// common prefix (the LCP-interval children), recursively, so documents
+/// sharing a *longer* run than the frequent one are still found. Pairs
+/// whose only shared runs occur in more than `max_group_docs` documents are
+/// not proposed (like the hot signatures of the candidate stage).
+///
+/// # Panics
+/// If a string contains the separator byte `$`, or the text exceeds 2^32-1
+/// bytes (the suffix array's limit).
+pub fn shared_substring_pairs(strings: &[&[u8]], min_len: usize, max_group_docs: usize) -> Vec<(u32, u32)> {
+    let min_len = min_len.max(1);
+    let total: usize = strings.iter().map(|s| s.len() + 1).sum();
+    let mut text = String::with_capacity(total);
+    let mut doc_of = Vec::with_capacity(total);
+    let mut doc_end = Vec::with_capacity(strings.len());
+    for (d, s) in strings.iter().enumerate() {
+        assert!(!s.contains(&SEPARATOR), "separator byte in a sentence-length string");
+        text.push_str(std::str::from_utf8(s).expect("sentence-length strings are ASCII"));
+        text.push(SEPARATOR as char);
+        doc_of.extend(std::iter::repeat_n(d as u32, s.len() + 1));
+        doc_end.push(text.len() - 1);
+    }
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let table = SuffixTable::new(text.as_str());
+    let sa = table.table();
+    let bytes = text.as_bytes();
+    let to_sep = |p: usize| doc_end[doc_of[p] as usize] - p;
+
+    // Kasai: lcp[r] = common prefix of suffixes sa[r-1] and sa[r], then
+    // clipped to the distance of either suffix to its separator.
+    let n = bytes.len();
+    let mut rank = vec![0u32; n];
+    for (r, &p) in sa.iter().enumerate() {
+        rank[p as usize] = r as u32;
+    }
+    let mut lcp = vec![0u32; n];
+    let mut h = 0usize;
+    for p in 0..n {
+        let r = rank[p] as usize;
+        if r == 0 {
+            h = 0;
+            continue;
+        }
+        let q = sa[r - 1] as usize;
+        while p + h < n && q + h < n && bytes[p + h] == bytes[q + h] {
+            h += 1;
+        }
+        lcp[r] = h.min(to_sep(p)).min(to_sep(q)) as u32;
+        h = h.saturating_sub(1);
+    }
+
+    // Maximal intervals [lo, hi] of ranks with lcp[lo+1..=hi] >= threshold,
+    // expanded or split by the group bound.
+    let mut pairs = Vec::new();
+    let mut stack: Vec<(usize, usize)> = split_interval(&lcp, 0, n - 1, min_len);
+    let mut docs: Vec<u32> = Vec::new();
+    while let Some((lo, hi)) = stack.pop() {
+        docs.clear();
+        docs.extend(sa[lo..=hi].iter().map(|&p| doc_of[p as usize]));
+        docs.sort_unstable();
+        docs.dedup();
+        if docs.len() < 2 {
+            continue;
+        }
+        if docs.len() <= max_group_docs {
+            for (k, &x) in docs.iter().enumerate() {
+                pairs.extend(docs[k + 1..].iter().map(|&y| (x, y)));
+            }
+        } else {
+            let floor = lcp[lo + 1..=hi].iter().copied().min().expect("interval of 2+ ranks");
+            stack.extend(split_interval(&lcp, lo, hi, floor as usize + 1));
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// The maximal sub-intervals of ranks [lo, hi] (at least 2 ranks) whose
+/// neighbouring LCPs are all at least `threshold`.
+fn split_interval(lcp: &[u32], lo: usize, hi: usize, threshold: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    let mut start = lo;
+    for (r, &common) in lcp.iter().enumerate().take(hi + 1).skip(lo + 1) {
+        if (common as usize) < threshold {
+            if r - 1 > start {
+                out.push((start, r - 1));
+            }
+            start = r;
+        }
+    }
+    if hi > start {
+        out.push((start, hi));
+    }
+    out
+}
+
+/// The SL+ST method.
+#[derive(Debug, Clone)]
+pub struct Slst {
+    min_block: usize,
+    max_group_docs: usize,
+}
+
+impl Slst {
+    /// Reads `slst_min_block` (m; values below 2 act as 2, since shorter
+    /// blocks are dropped) and `slst_max_group_docs` (the bound of
+    /// [`shared_substring_pairs`]).
+    pub fn new(cfg: &MethodsConfig) -> Slst {
+        Slst { min_block: cfg.slst_min_block.max(2), max_group_docs: cfg.slst_max_group_docs }
+    }
+
+    /// Verifies one candidate pair: `Some(Jaccard)` if a verified block has
+    /// at least m sentences, else `None`.
+    pub fn score(&self, x: &SentenceString, y: &SentenceString) -> Option<f64> {
+        let blocks = verified_blocks(x, y);
+        if blocks.iter().all(|bl| bl.len < self.min_block) {
+            return None;
+        }
+        let matched = matched_sentences(&blocks, x.len(), y.len());
+        Some(matched as f64 / (x.len() + y.len() - matched) as f64)
+    }
+}
+
+impl PairMethod for Slst {
+    fn id(&self) -> &'static str {
+        "slst"
+    }
+
+    fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {
+        let strings: Vec<SentenceString> = docs.par_iter().map(SentenceString::from_view).collect();
+        let symbols: Vec<&[u8]> = strings.iter().map(|s| s.symbols.as_slice()).collect();
+        let candidates = shared_substring_pairs(&symbols, self.min_block, self.max_group_docs);
+        let mut pairs: Vec<ScoredPair> = candidates
+            .par_iter()
+            .filter_map(|&(i, j)| {
+                let score = self.score(&strings[i as usize], &strings[j as usize])?;
+                let (a, b) = (docs[i as usize].doc_id, docs[j as usize].doc_id);
+                Some(ScoredPair { doc_a: a.min(b), doc_b: a.max(b), score })
+            })
+            .collect();
+        pairs.sort_by_key(|p| (p.doc_a, p.doc_b));
+        pairs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashSet;
+
+    /// Terms and sentence ends of a document given as sentences of terms.
+    fn doc(sentences: &[Vec<String>]) -> (Vec<String>, Vec<u32>) {
+        let mut terms = Vec::new();
+        let mut ends = Vec::new();
+        for s in sentences {
+            terms.extend(s.iter().cloned());
+            ends.push(terms.len() as u32);
+        }
+        (terms, ends)
+    }
+
+    /// A sentence of `len` terms whose first two terms are `tag`-specific.
+    fn sentence(tag: &str, len: usize) -> Vec<String> {
+        (0..len).map(|k| format!("{tag}{k}")).collect()
+    }
+
+    fn string_of(sentences: &[Vec<String>]) -> SentenceString {
+        let (terms, ends) = doc(sentences);
+        SentenceString::from_view(&DocView { doc_id: 0, terms: &terms, sentence_ends: &ends, words: &terms })
+    }
+
+    #[test]
+    fn base36_encoding() {
+        assert_eq!(encode_length(0), Some(b'0'));
+        assert_eq!(encode_length(9), Some(b'9'));
+        assert_eq!(encode_length(10), Some(b'a'));
+        assert_eq!(encode_length(17), Some(b'h'));
+        assert_eq!(encode_length(35), Some(b'z'));
+        assert_eq!(encode_length(36), None);
+        // Lengths 0, 3, 12, 40 (dropped), 35.
+        let s =
+            string_of(&[sentence("a", 0), sentence("b", 3), sentence("c", 12), sentence("d", 40), sentence("e", 35)]);
+        assert_eq!(s.symbols(), "03cz");
+        assert_eq!(s.len(), 4);
+        assert_eq!(s.keys[1], xxh3_64(b"b0 b1"));
+        assert_eq!(s.keys[0], xxh3_64(b""));
+        assert_eq!(string_of(&[sentence("x", 1)]).keys[0], xxh3_64(b"x0"));
+    }
+
+    #[test]
+    fn failed_verification_splits_blocks() {
+        let five: Vec<Vec<String>> = (0..5).map(|k| sentence(&format!("s{k}_"), 4)).collect();
+        let a = string_of(&five);
+        // Third sentence: same length, other first two terms => blocks 2 + 2.
+        let mut third = five.clone();
+        third[2] = sentence("other", 4);
+        let b = string_of(&third);
+        assert_eq!(a.symbols(), b.symbols());
+        assert_eq!(verified_blocks(&a, &b), vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]);
+        assert_eq!(matched_sentences(&verified_blocks(&a, &b), 5, 5), 4);
+        // Four sentences, the 2nd and 3rd failing: pieces of 1 and 1, all dropped.
+        let four = &five[..4];
+        let mut broken = four.to_vec();
+        broken[1] = sentence("x", 4);
+        broken[2] = sentence("y", 4);
+        assert!(verified_blocks(&string_of(four), &string_of(&broken)).is_empty());
+        // A single shared sentence is no block either.
+        let one = string_of(&[sentence("p", 3), sentence("q", 5)]);
+        let other = string_of(&[sentence("p", 3), sentence("r", 5)]);
+        assert!(verified_blocks(&one, &other).is_empty());
+    }
+
+    #[test]
+    fn tiling_counts_each_sentence_once() {
+        // A = X Y, B = X Y X Y: two blocks of 2 at a=0 (b=0 and b=2); only one
+        // can be matched, so matched = 2 = |A|.
+        let x = sentence("x", 3);
+        let y = sentence("y", 4);
+        let a = string_of(&[x.clone(), y.clone()]);
+        let b = string_of(&[x.clone(), y.clone(), x.clone(), y.clone()]);
+        let blocks = verified_blocks(&a, &b);
+        assert_eq!(blocks, vec![Block { a: 0, b: 0, len: 2 }, Block { a: 0, b: 2, len: 2 }]);
+        assert_eq!(matched_sentences(&blocks, 2, 4), 2);
+        // Overlapping blocks: the longest goes first, the other is cut to
+        // its free pieces. Second block B 2..6: B 2, 3, 4 taken, B 5 free:
+        // a piece of 1, dropped.
+        let blocks = [Block { a: 0, b: 0, len: 5 }, Block { a: 5, b: 2, len: 4 }];
+        assert_eq!(matched_sentences(&blocks, 9, 6), 5);
+        let blocks = [Block { a: 0, b: 0, len: 5 }, Block { a: 5, b: 3, len: 5 }];
+        // Second block B 3..8: B 3, 4 taken, B 5, 6, 7 free: a piece of 3
+        // at (a 7, b 5) is matched too.
+        assert_eq!(matched_sentences(&blocks, 10, 8), 8);
+    }
+
+    /// Pairs sharing a substring of at least `m` bytes, by comparing every
+    /// m-gram set (a shared run of ≥ m contains a shared m-gram).
+    fn brute_force_pairs(strings: &[Vec<u8>], m: usize) -> Vec<(u32, u32)> {
+        let grams: Vec<HashSet<&[u8]>> = strings.iter().map(|s| s.windows(m).collect()).collect();
+        let mut pairs = Vec::new();
+        for i in 0..strings.len() {
+            for j in i + 1..strings.len() {
+                if !grams[i].is_disjoint(&grams[j]) {
+                    pairs.push((i as u32, j as u32));
+                }
+            }
+        }
+        pairs
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        #[test]
+        fn suffix_array_candidates_equal_brute_force(
+            strings in prop::collection::vec(prop::collection::vec(prop::sample::select(b"0123a".to_vec()), 0..30), 0..25),
+            m in 1usize..6,
+        ) {
+            let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX), brute_force_pairs(&strings, m));
+        }
+    }
+
+    #[test]
+    fn suffix_array_candidates_on_generated_corpus() {
+        // 300 strings over 36 symbols with a skewed distribution, some
+        // sharing copied runs, m = 3.
+        let mut state = 5u64;
+        let mut rnd = move |n: u64| {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            (z ^ (z >> 31)) % n
+        };
+        let alphabet = b"0123456789abcdefghijklmnopqrstuvwxyz";
+        let mut strings: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..300 {
+            let len = rnd(40) as usize;
+            let mut s: Vec<u8> = (0..len).map(|_| alphabet[rnd(36).min(rnd(36)) as usize]).collect();
+            if !strings.is_empty() && rnd(3) == 0 {
+                let src = &strings[rnd(strings.len() as u64) as usize];
+                if !src.is_empty() {
+                    let from = rnd(src.len() as u64) as usize;
+                    let to = (from + 1 + rnd(8) as usize).min(src.len());
+                    let at = rnd(s.len() as u64 + 1) as usize;
+                    s.splice(at..at, src[from..to].iter().copied());
+                }
+            }
+            strings.push(s);
+        }
+        let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
+        let expected = brute_force_pairs(&strings, 3);
+        assert!(expected.len() > 100);
+        assert_eq!(shared_substring_pairs(&refs, 3, usize::MAX), expected);
+    }
+
+    #[test]
+    fn frequent_runs_are_split_by_the_group_bound() {
+        // "123" is in 4 documents; "456789" in 2. With at most 3 documents per
+        // group the "123" group splits into its longer runs (all distinct),
+        // and only the pair sharing the longer run is left.
+        let strings: Vec<&[u8]> = vec![b"a123b", b"c123d", b"e123f", b"g123h", b"i456789j", b"k456789l"];
+        assert_eq!(shared_substring_pairs(&strings, 3, 3), vec![(4, 5)]);
+        // Documents 0 and 1 also share "123b9": a longer run in a small group.
+        let strings: Vec<&[u8]> = vec![b"a123b9", b"c123b9", b"e123f", b"g123h", b"i456789j", b"k456789l"];
+        assert_eq!(shared_substring_pairs(&strings, 3, 3), vec![(0, 1), (4, 5)]);
+        // Unbounded, every pair sharing "123" is a candidate.
+        assert_eq!(shared_substring_pairs(&strings, 3, usize::MAX).len(), 6 + 1);
+    }
+
+    #[test]
+    fn find_pairs_scores_verified_blocks() {
+        let cfg = MethodsConfig::default();
+        let slst = Slst::new(&cfg);
+        let base: Vec<Vec<String>> = (0..8).map(|k| sentence(&format!("b{k}_"), 3 + k)).collect();
+        // Y: sentence 3 has other first terms (same length): blocks of 3 and 4.
+        let mut y = base.clone();
+        y[3] = sentence("changed", 6);
+        // Z: the same length string, all words different: no verified block.
+        let z: Vec<Vec<String>> = (0..8).map(|k| sentence(&format!("z{k}_"), 3 + k)).collect();
+        // W: only sentences 0 and 1 of the base, then others: block of 2 < m.
+        let w = vec![base[0].clone(), base[1].clone(), sentence("w", 20), sentence("v", 21)];
+        let docs: Vec<(Vec<String>, Vec<u32>)> = [&base, &y, &z, &w].iter().map(|s| doc(s)).collect();
+        let ids = [40u64, 30, 20, 10];
+        let views: Vec<DocView<'_>> = docs
+            .iter()
+            .zip(ids)
+            .map(|((t, e), doc_id)| DocView { doc_id, terms: t, sentence_ends: e, words: t })
+            .collect();
+        // base~Y: matched 3 + 4 = 7, Jaccard 7 / (8 + 8 - 7) = 7/9.
+        assert_eq!(slst.find_pairs(&views), vec![ScoredPair { doc_a: 30, doc_b: 40, score: 7.0 / 9.0 }]);
+        assert_eq!(slst.id(), "slst");
+        // With m = 5 the pair has no block long enough.
+        let strict = Slst::new(&MethodsConfig { slst_min_block: 5, ..cfg });
+        assert!(strict.find_pairs(&views).is_empty());
+        assert!(slst.find_pairs(&[]).is_empty());
+    }
+}
