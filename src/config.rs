@@ -40,7 +40,10 @@ pub struct IngestConfig {
 
 impl Default for IngestConfig {
     fn default() -> Self {
-        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
+        IngestConfig {
+            max_payload_bytes: 20 << 20,
+            min_text_chars: 1,
+        }
     }
 }
 
@@ -55,7 +58,18 @@ pub struct TextConfig {
     /// Apply Unicode NFKC before splitting.
     pub nfkc: bool,
     /// How CJK runs become words: `char` (one word per character).
-    pub cjk_segmentation: String,
+    pub cjk_segmentation: CjkSegmentation,
+}
+
+/// How runs of Han, kana and Hangul become words (spec §0 step 3). An enum
+/// rather than a string so that a typo in the job file is a parse error, not
+/// a silent fallback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CjkSegmentation {
+    /// Every Han, Hiragana, Katakana and Hangul character is one word. Needs
+    /// no dictionary and never glues a sentence into one giant word.
+    Char,
 }
 
 impl Default for TextConfig {
@@ -64,7 +78,7 @@ impl Default for TextConfig {
             remove_stop_words: true,
             max_short_word_chars: 3,
             nfkc: true,
-            cjk_segmentation: "char".into(),
+            cjk_segmentation: CjkSegmentation::Char,
         }
     }
 }
@@ -179,8 +193,8 @@ impl Default for MethodsConfig {
             megashingle_functions: 36,
             logshingle_target: 8,
             spotsigs_antecedents: [
-                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will",
-                "would", "have", "has", "had", "do", "does", "did", "there", "said",
+                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will", "would",
+                "have", "has", "had", "do", "does", "did", "there", "said",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -207,7 +221,9 @@ pub struct CandidatesConfig {
 
 impl Default for CandidatesConfig {
     fn default() -> Self {
-        CandidatesConfig { max_group_size: 1000 }
+        CandidatesConfig {
+            max_group_size: 1000,
+        }
     }
 }
 
@@ -236,6 +252,8 @@ pub struct ClusterConfig {
 
 impl Default for ClusterConfig {
     fn default() -> Self {
-        ClusterConfig { require_similar_to_representative: true }
+        ClusterConfig {
+            require_similar_to_representative: true,
+        }
     }
 }
