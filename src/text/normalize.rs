@@ -88,9 +88,7 @@ impl Normalizer {
     /// [`Tokenized::words`] and need to skip stop words (SpotSigs).
     pub fn stop_set(&self, lang: &str) -> &StopSet {
         let mut buf = [0u8; LANG_BUF];
-        canonical_lang(lang, &mut buf)
-            .and_then(|code| self.stop_sets.get(code))
-            .unwrap_or(&self.fallback)
+        canonical_lang(lang, &mut buf).and_then(|code| self.stop_sets.get(code)).unwrap_or(&self.fallback)
     }
 
     /// Normalizes one document. `lang` is the detected ISO 639-1 code, empty
@@ -161,8 +159,9 @@ fn sentence_break(segment: &str) -> Break {
         .chars()
         .map(|c| match c {
             '.' | '…' | '\u{FF0E}' => Break::Weak,
-            '!' | '?' | '。' | '！' | '？' | '｡' | '‼' | '⁇' | '⁈' | '⁉' | '؟' | '۔' | '।'
-            | '॥' => Break::Strong,
+            '!' | '?' | '。' | '！' | '？' | '｡' | '‼' | '⁇' | '⁈' | '⁉' | '؟' | '۔' | '।' | '॥' => {
+                Break::Strong
+            }
             '\n' | '\r' | '\u{0B}' | '\u{0C}' | '\u{85}' | '\u{2028}' | '\u{2029}' => Break::Strong,
             _ => Break::None,
         })
@@ -312,11 +311,7 @@ mod tests {
 
     /// Nothing removed, so `terms` shows the splitting alone.
     fn keep_all() -> TextConfig {
-        TextConfig {
-            remove_stop_words: false,
-            max_short_word_chars: 0,
-            ..TextConfig::default()
-        }
+        TextConfig { remove_stop_words: false, max_short_word_chars: 0, ..TextConfig::default() }
     }
 
     fn tok(cfg: &TextConfig, text: &str, lang: &str) -> Tokenized {
@@ -326,11 +321,7 @@ mod tests {
     /// Builds the expected value from space-separated words.
     fn expect(terms: &str, ends: &[u32], words: &str) -> Tokenized {
         let split = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-        Tokenized {
-            terms: split(terms),
-            sentence_ends: ends.to_vec(),
-            words: split(words),
-        }
+        Tokenized { terms: split(terms), sentence_ends: ends.to_vec(), words: split(words) }
     }
 
     #[test]
@@ -341,11 +332,7 @@ mod tests {
 
     #[test]
     fn english_sentences() {
-        let t = tok(
-            &default_cfg(),
-            "The quick brown fox jumps over the lazy dog. It was not amused!",
-            "en",
-        );
+        let t = tok(&default_cfg(), "The quick brown fox jumps over the lazy dog. It was not amused!", "en");
         assert_eq!(
             t,
             expect(
@@ -361,11 +348,7 @@ mod tests {
 
     #[test]
     fn russian_sentences_with_yo_folding() {
-        let t = tok(
-            &default_cfg(),
-            "Мама мыла раму. Кот спал на окне!\nЁлка стоит ещё здесь.",
-            "ru",
-        );
+        let t = tok(&default_cfg(), "Мама мыла раму. Кот спал на окне!\nЁлка стоит ещё здесь.", "ru");
         assert_eq!(
             t,
             expect(
@@ -382,21 +365,13 @@ mod tests {
         // 我 is a Chinese stop word; single characters survive the length filter.
         assert_eq!(
             t,
-            expect(
-                "爱 北 京 天 安 门 天 安 门 上 太 阳 升",
-                &[6, 13],
-                "我 爱 北 京 天 安 门 天 安 门 上 太 阳 升",
-            )
+            expect("爱 北 京 天 安 门 天 安 门 上 太 阳 升", &[6, 13], "我 爱 北 京 天 安 门 天 安 门 上 太 阳 升",)
         );
     }
 
     #[test]
     fn japanese_is_not_one_giant_word() {
-        let t = tok(
-            &default_cfg(),
-            "私は東京に住んでいます。カタカナも分割する",
-            "ja",
-        );
+        let t = tok(&default_cfg(), "私は東京に住んでいます。カタカナも分割する", "ja");
         assert_eq!(
             t,
             expect(
@@ -410,18 +385,12 @@ mod tests {
     #[test]
     fn katakana_and_hangul_runs_split_per_character() {
         let t = tok(&keep_all(), "コーヒー 한국어", "");
-        assert_eq!(
-            t,
-            expect("コ ー ヒ ー 한 국 어", &[7], "コ ー ヒ ー 한 국 어")
-        );
+        assert_eq!(t, expect("コ ー ヒ ー 한 국 어", &[7], "コ ー ヒ ー 한 국 어"));
     }
 
     #[test]
     fn combining_voicing_mark_stays_with_its_kana() {
-        let raw = TextConfig {
-            nfkc: false,
-            ..keep_all()
-        };
+        let raw = TextConfig { nfkc: false, ..keep_all() };
         let t = tok(&raw, "カ\u{3099}キ", "ja");
         assert_eq!(t.words, ["カ\u{3099}", "キ"]);
         // NFKC composes it into one character.
@@ -432,10 +401,7 @@ mod tests {
     #[test]
     fn latin_inside_russian_and_chinese() {
         let t = tok(&default_cfg(), "Купил новый iPhone вчера", "ru");
-        assert_eq!(
-            t,
-            expect("купил новый iphone вчера", &[4], "купил новый iphone вчера")
-        );
+        assert_eq!(t, expect("купил новый iphone вчера", &[4], "купил новый iphone вчера"));
         let t = tok(&default_cfg(), "我用iPhone拍照。", "zh");
         // 我, 用 and 照 are Chinese stop words.
         assert_eq!(t, expect("iphone 拍", &[2], "我 用 iphone 拍 照"));
@@ -443,58 +409,25 @@ mod tests {
 
     #[test]
     fn decimals_and_thousands_do_not_split() {
-        let t = tok(
-            &default_cfg(),
-            "Pi is 3.14 approximately. Costs 1,000 rubles!",
-            "en",
-        );
+        let t = tok(&default_cfg(), "Pi is 3.14 approximately. Costs 1,000 rubles!", "en");
         assert_eq!(
             t,
-            expect(
-                "3.14 approximately costs 1,000 rubles",
-                &[2, 5],
-                "pi is 3.14 approximately costs 1,000 rubles",
-            )
+            expect("3.14 approximately costs 1,000 rubles", &[2, 5], "pi is 3.14 approximately costs 1,000 rubles",)
         );
     }
 
     #[test]
     fn numbers_are_words_filtered_by_length() {
-        let t = tok(
-            &default_cfg(),
-            "In 2024 there were 42 cats and 7 dogs",
-            "en",
-        );
-        assert_eq!(
-            t,
-            expect(
-                "2024 cats dogs",
-                &[3],
-                "in 2024 there were 42 cats and 7 dogs"
-            )
-        );
+        let t = tok(&default_cfg(), "In 2024 there were 42 cats and 7 dogs", "en");
+        assert_eq!(t, expect("2024 cats dogs", &[3], "in 2024 there were 42 cats and 7 dogs"));
     }
 
     #[test]
     fn lowercase_after_period_continues_the_sentence() {
         let t = tok(&keep_all(), "See e.g. the list. Next one", "en");
-        assert_eq!(
-            t,
-            expect(
-                "see e.g the list next one",
-                &[4, 6],
-                "see e.g the list next one"
-            )
-        );
+        assert_eq!(t, expect("see e.g the list next one", &[4, 6], "see e.g the list next one"));
         let t = tok(&keep_all(), "Он пришёл в 5 ч. вечера. Потом ушёл", "ru");
-        assert_eq!(
-            t,
-            expect(
-                "он пришел в 5 ч вечера потом ушел",
-                &[6, 8],
-                "он пришел в 5 ч вечера потом ушел",
-            )
-        );
+        assert_eq!(t, expect("он пришел в 5 ч вечера потом ушел", &[6, 8], "он пришел в 5 ч вечера потом ушел",));
         // A digit is not lowercase: the sentence ends.
         let t = tok(&keep_all(), "Chapter one. 2 more", "en");
         assert_eq!(t.sentence_ends, [2, 4]);
@@ -503,22 +436,9 @@ mod tests {
     #[test]
     fn runs_of_marks_and_ellipsis() {
         let t = tok(&keep_all(), "Wait... What?! Really…  Yes", "en");
-        assert_eq!(
-            t,
-            expect(
-                "wait what really yes",
-                &[1, 2, 3, 4],
-                "wait what really yes"
-            )
-        );
+        assert_eq!(t, expect("wait what really yes", &[1, 2, 3, 4], "wait what really yes"));
         // NFKC turns … into ...; either way a lowercase word continues.
-        for cfg in [
-            keep_all(),
-            TextConfig {
-                nfkc: false,
-                ..keep_all()
-            },
-        ] {
+        for cfg in [keep_all(), TextConfig { nfkc: false, ..keep_all() }] {
             let t = tok(&cfg, "Well… maybe not", "en");
             assert_eq!(t.sentence_ends, [3]);
         }
@@ -530,14 +450,7 @@ mod tests {
     #[test]
     fn line_breaks_end_sentences() {
         let t = tok(&keep_all(), "Title\n\n\nFirst line\r\nSecond line\n", "en");
-        assert_eq!(
-            t,
-            expect(
-                "title first line second line",
-                &[1, 3, 5],
-                "title first line second line"
-            )
-        );
+        assert_eq!(t, expect("title first line second line", &[1, 3, 5], "title first line second line"));
         // Even before a lowercase word.
         let t = tok(&keep_all(), "menu item\nother item", "en");
         assert_eq!(t.sentence_ends, [2, 4]);
@@ -545,21 +458,14 @@ mod tests {
 
     #[test]
     fn punctuation_only_sentences_are_not_sentences() {
-        let t = tok(
-            &keep_all(),
-            "!!! Hello!!! ... --- ?\n***\n\u{2014}\nWorld",
-            "en",
-        );
+        let t = tok(&keep_all(), "!!! Hello!!! ... --- ?\n***\n\u{2014}\nWorld", "en");
         assert_eq!(t, expect("hello world", &[1, 2], "hello world"));
     }
 
     #[test]
     fn sentences_with_all_words_removed_are_empty_ranges() {
         let t = tok(&default_cfg(), "The end. It is. Final words here.", "en");
-        assert_eq!(
-            t,
-            expect("final words", &[0, 0, 2], "the end it is final words here")
-        );
+        assert_eq!(t, expect("final words", &[0, 0, 2], "the end it is final words here"));
         let sentences: Vec<_> = t.sentences().collect();
         assert_eq!(sentences.len(), 3);
         assert!(sentences[0].is_empty() && sentences[1].is_empty());
@@ -568,11 +474,7 @@ mod tests {
     #[test]
     fn empty_and_whitespace_only_text() {
         for text in ["", " ", "  \n\t \r\n ", "\u{3000}\u{00A0}", "...!?"] {
-            assert_eq!(
-                tok(&default_cfg(), text, "en"),
-                Tokenized::default(),
-                "{text:?}"
-            );
+            assert_eq!(tok(&default_cfg(), text, "en"), Tokenized::default(), "{text:?}");
             assert_eq!(tok(&keep_all(), text, ""), Tokenized::default(), "{text:?}");
         }
     }
@@ -583,10 +485,7 @@ mod tests {
         let all = "don't e mail the well known author's x ray";
         assert_eq!(tok(&keep_all(), text, "en"), expect(all, &[9], all));
         // don't (after folding ’) and the are stop words; e, x, ray are short.
-        assert_eq!(
-            tok(&default_cfg(), text, "en"),
-            expect("mail well known author's", &[4], all)
-        );
+        assert_eq!(tok(&default_cfg(), text, "en"), expect("mail well known author's", &[4], all));
     }
 
     #[test]
@@ -600,26 +499,16 @@ mod tests {
         let text = "These words remain here";
         let on = tok(&default_cfg(), text, "en");
         assert_eq!(on, expect("words remain", &[2], "these words remain here"));
-        let off_cfg = TextConfig {
-            remove_stop_words: false,
-            ..default_cfg()
-        };
+        let off_cfg = TextConfig { remove_stop_words: false, ..default_cfg() };
         let off = tok(&off_cfg, text, "en");
-        assert_eq!(
-            off,
-            expect("these words remain here", &[4], "these words remain here")
-        );
+        assert_eq!(off, expect("these words remain here", &[4], "these words remain here"));
     }
 
     #[test]
     fn short_word_filter_threshold() {
         let text = "a bb ccc dddd eeeee";
         let words = "a bb ccc dddd eeeee";
-        let cfg = |n| TextConfig {
-            remove_stop_words: false,
-            max_short_word_chars: n,
-            ..keep_all()
-        };
+        let cfg = |n| TextConfig { remove_stop_words: false, max_short_word_chars: n, ..keep_all() };
         assert_eq!(tok(&cfg(0), text, "en"), expect(words, &[5], words));
         assert_eq!(tok(&cfg(3), text, "en"), expect("dddd eeeee", &[2], words));
         assert_eq!(tok(&cfg(5), text, "en"), expect("", &[0], words));
@@ -631,26 +520,12 @@ mod tests {
     fn nfkc_folds_compatibility_forms() {
         let text = "ＡＢＣＤ ﬁnal ﬁle x² ＡＢＣ！ｎｅｘｔ";
         let t = tok(&keep_all(), text, "en");
-        assert_eq!(
-            t,
-            expect(
-                "abcd final file x2 abc next",
-                &[5, 6],
-                "abcd final file x2 abc next"
-            )
-        );
-        let raw = TextConfig {
-            nfkc: false,
-            ..keep_all()
-        };
+        assert_eq!(t, expect("abcd final file x2 abc next", &[5, 6], "abcd final file x2 abc next"));
+        let raw = TextConfig { nfkc: false, ..keep_all() };
         let t = tok(&raw, text, "en");
         assert_eq!(
             t,
-            expect(
-                "ａｂｃｄ ﬁnal ﬁle x ² ａｂｃ ｎｅｘｔ",
-                &[6, 7],
-                "ａｂｃｄ ﬁnal ﬁle x ² ａｂｃ ｎｅｘｔ"
-            )
+            expect("ａｂｃｄ ﬁnal ﬁle x ² ａｂｃ ｎｅｘｔ", &[6, 7], "ａｂｃｄ ﬁnal ﬁle x ² ａｂｃ ｎｅｘｔ")
         );
     }
 
@@ -659,29 +534,13 @@ mod tests {
         let text = "These кошки только sleep";
         for lang in ["", "xx", "eng"] {
             let t = tok(&default_cfg(), text, lang);
-            assert_eq!(
-                t,
-                expect("кошки sleep", &[2], "these кошки только sleep"),
-                "{lang:?}"
-            );
+            assert_eq!(t, expect("кошки sleep", &[2], "these кошки только sleep"), "{lang:?}");
         }
         // A known language uses its own list only.
-        assert_eq!(
-            tok(&default_cfg(), text, "en").terms,
-            ["кошки", "только", "sleep"]
-        );
-        assert_eq!(
-            tok(&default_cfg(), text, "ru").terms,
-            ["these", "кошки", "sleep"]
-        );
-        assert_eq!(
-            tok(&default_cfg(), text, "de").terms,
-            ["these", "кошки", "только", "sleep"]
-        );
-        assert_eq!(
-            tok(&default_cfg(), text, "RU-ru").terms,
-            ["these", "кошки", "sleep"]
-        );
+        assert_eq!(tok(&default_cfg(), text, "en").terms, ["кошки", "только", "sleep"]);
+        assert_eq!(tok(&default_cfg(), text, "ru").terms, ["these", "кошки", "sleep"]);
+        assert_eq!(tok(&default_cfg(), text, "de").terms, ["these", "кошки", "только", "sleep"]);
+        assert_eq!(tok(&default_cfg(), text, "RU-ru").terms, ["these", "кошки", "sleep"]);
     }
 
     #[test]
@@ -692,6 +551,13 @@ mod tests {
         assert!(!n.stop_set("en").contains("только"));
         assert!(n.stop_set("").contains("только"));
         assert!(n.stop_set("ja").contains("の"));
+    }
+
+    #[test]
+    fn cjk_segmentation_is_checked_when_the_config_is_read() {
+        let c: TextConfig = toml::from_str("cjk_segmentation = \"char\"").unwrap();
+        assert_eq!(c.cjk_segmentation, CjkSegmentation::Char);
+        assert!(toml::from_str::<TextConfig>("cjk_segmentation = \"chars\"").is_err());
     }
 
     #[test]

@@ -26,12 +26,8 @@ use std::sync::LazyLock;
 pub const FALLBACK_LANGUAGES: [&str; 2] = ["en", "ru"];
 
 /// English ∪ Russian, built on first use.
-static FALLBACK: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
-    FALLBACK_LANGUAGES
-        .iter()
-        .flat_map(|code| stop_words::get(code).iter().copied())
-        .collect()
-});
+static FALLBACK: LazyLock<Vec<&'static str>> =
+    LazyLock::new(|| FALLBACK_LANGUAGES.iter().flat_map(|code| stop_words::get(code).iter().copied()).collect());
 
 /// The stop list used for `lang`, as written in the source lists (not yet
 /// lowercased or folded; [`StopSet`] does that).
@@ -41,9 +37,7 @@ static FALLBACK: LazyLock<Vec<&'static str>> = LazyLock::new(|| {
 /// (including ISO 639-3 codes such as `eng`), gets [`FALLBACK_LANGUAGES`].
 pub fn stop_words(lang: &str) -> &'static [&'static str] {
     let mut buf = [0u8; LANG_BUF];
-    canonical_lang(lang, &mut buf)
-        .and_then(stop_words::lookup)
-        .unwrap_or(FALLBACK.as_slice())
+    canonical_lang(lang, &mut buf).and_then(stop_words::lookup).unwrap_or(FALLBACK.as_slice())
 }
 
 /// Room for the longest code the crate knows (`hinglish`) and then some.
