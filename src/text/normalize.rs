@@ -567,4 +567,19 @@ mod tests {
         assert_eq!(normalize_word("Ещё"), "еще");
         assert_eq!(normalize_word("ΟΔΟΣ"), "οδος");
     }
+
+    proptest::proptest! {
+        /// On any input: sentence ends are ordered and end at the last term,
+        /// terms are a subsequence of words, and no word is empty.
+        #[test]
+        fn invariants_hold_on_any_text(text in "\\PC{0,80}|[a-zа-я我カ한 .!?…。\n-]{0,80}") {
+            static N: std::sync::LazyLock<Normalizer> = std::sync::LazyLock::new(|| Normalizer::new(&default_cfg()));
+            let t = N.tokenize(&text, "en");
+            proptest::prop_assert!(t.sentence_ends.windows(2).all(|w| w[0] <= w[1]));
+            proptest::prop_assert_eq!(t.sentence_ends.last().map_or(0, |&e| e as usize), t.terms.len());
+            proptest::prop_assert!(t.words.iter().all(|w| !w.is_empty()));
+            let mut words = t.words.iter();
+            proptest::prop_assert!(t.terms.iter().all(|term| words.any(|w| w == term)));
+        }
+    }
 }
