@@ -58,7 +58,18 @@ pub struct TextConfig {
     /// Apply Unicode NFKC before splitting.
     pub nfkc: bool,
     /// How CJK runs become words: `char` (one word per character).
-    pub cjk_segmentation: String,
+    pub cjk_segmentation: CjkSegmentation,
+}
+
+/// How runs of Han, kana and Hangul become words (spec §0 step 3). An enum
+/// rather than a string so that a typo in the job file is a parse error, not
+/// a silent fallback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CjkSegmentation {
+    /// Every Han, Hiragana, Katakana and Hangul character is one word. Needs
+    /// no dictionary and never glues a sentence into one giant word.
+    Char,
 }
 
 impl Default for TextConfig {
@@ -67,7 +78,7 @@ impl Default for TextConfig {
             remove_stop_words: true,
             max_short_word_chars: 3,
             nfkc: true,
-            cjk_segmentation: "char".into(),
+            cjk_segmentation: CjkSegmentation::Char,
         }
     }
 }

@@ -6,8 +6,8 @@
 mod normalize;
 mod stopwords;
 
-pub use normalize::Normalizer;
-pub use stopwords::stop_words;
+pub use normalize::{normalize_word, Normalizer};
+pub use stopwords::{stop_words, StopSet, FALLBACK_LANGUAGES};
 
 /// One document after normalization.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
