@@ -7,7 +7,6 @@
 pub mod config;
 pub mod ingest;
 pub mod methods;
-<<<<<<< HEAD
 pub mod progress;
 pub mod runner;
 pub mod schema;
@@ -15,8 +14,5 @@ pub mod similarity;
 pub mod sql;
 pub mod stages;
 pub mod table;
-=======
-pub mod similarity;
->>>>>>> verifykit
 pub mod text;
 pub mod union_find;

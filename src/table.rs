@@ -95,7 +95,7 @@ impl TableDir {
         let file = File::create(self.tmp_dir.join(format!("part-{name}.parquet")))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-            .set_max_row_group_size(64 * 1024)
+            .set_max_row_group_row_count(Some(64 * 1024))
             .build();
         Ok(PartWriter { writer: ArrowWriter::try_new(file, schema, Some(props))?, rows: 0 })
     }

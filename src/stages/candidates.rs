@@ -8,7 +8,7 @@
 //! positions of two sketches).
 
 use anyhow::Result;
-use arrow::array::{AsArray, Float64Builder, StringBuilder, UInt64Builder};
+use arrow::array::{Array, AsArray, Float64Builder, StringBuilder, UInt64Builder};
 use arrow::datatypes::{Float64Type, UInt64Type};
 use futures::StreamExt;
 use serde_json::{json, Value};

@@ -16,7 +16,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
-use crate::ingest::{ingest_file, Document, FileSummary, Outcome, Reject, Revisit};
+use crate::ingest::record::{Document, Outcome, Reject, Revisit};
+use crate::ingest::{ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::schema::arrow_schema;
 use crate::table::{BatchBuilder, PartWriter, TableDir};

@@ -11,7 +11,7 @@
 //! (a9's threshold search, SpotSigs and SL+ST need the whole corpus).
 
 use anyhow::Result;
-use arrow::array::{AsArray, ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, Float64Builder};
+use arrow::array::{Array, AsArray, ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, Float64Builder};
 use arrow::datatypes::{Float64Type, Int64Type};
 use futures::StreamExt;
 use rayon::prelude::*;
@@ -130,7 +130,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     report.rows.insert("shingles".into(), write_shingles(ctx, &docs)?);
     report.rows.insert("a12_records".into(), write_a12(ctx, &docs)?);
     report.rows.insert("spotsigs".into(), write_spotsigs(ctx, &docs)?);
-    report.rows.insert("method_pairs".into(), write_method_pairs(ctx, &docs, &mut report)?);
+    let pair_rows = write_method_pairs(ctx, &docs, &mut report)?;
+    report.rows.insert("method_pairs".into(), pair_rows);
     Ok(report)
 }
 
