@@ -683,8 +683,9 @@ fn is_warc_start(line: &[u8]) -> bool {
 }
 
 /// An ARC record header line split into fields, when it looks like one:
-/// at least five space-separated fields, a URL-like first field (a scheme
-/// and a colon) and an IP-like field in the v1 or v2 position. The length
+/// at least five space-separated fields, a URL-like first field (a scheme,
+/// a colon and more, like `http://x`, `dns:x`, `filedesc://x`) and an IP
+/// address (dots or colons, or `-`) in the v1 or v2 position. The length
 /// field is not checked here, so that bad lengths are reported.
 fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
     let line = trim_eol(line);
@@ -700,17 +701,22 @@ fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
     }
     let url = fields[0];
     let colon = url.iter().position(|b| *b == b':')?;
-    if colon == 0
-        || !url[..colon]
+    let scheme = &url[..colon];
+    if scheme.is_empty()
+        || !scheme[0].is_ascii_alphabetic()
+        || !scheme
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+        || colon + 1 >= url.len()
     {
         return None;
     }
     let ip_like = |f: &[u8]| {
         f == b"-"
-            || f.iter()
-                .all(|b| b.is_ascii_hexdigit() || *b == b'.' || *b == b':')
+            || (f.iter().any(|b| *b == b'.' || *b == b':')
+                && f.iter().any(u8::is_ascii_digit)
+                && f.iter()
+                    .all(|b| b.is_ascii_hexdigit() || *b == b'.' || *b == b':'))
     };
     let n = fields.len();
     if ip_like(fields[n - 4]) || (n >= 10 && ip_like(fields[n - 9])) {

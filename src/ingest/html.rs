@@ -14,6 +14,9 @@ use scraper::Html;
 /// How far into the payload `<meta charset>` is looked for.
 const META_SCAN_BYTES: usize = 4096;
 
+/// How much of the payload chardetng sees (enough to decide; bounded cost).
+const DETECT_BYTES: usize = 64 << 10;
+
 /// Where the charset decision came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CharsetSource {
@@ -43,7 +46,7 @@ pub fn decide_charset(
         return (html_encoding(enc), CharsetSource::Meta);
     }
     let mut det = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
-    det.feed(payload, true);
+    det.feed(&payload[..payload.len().min(DETECT_BYTES)], true);
     (
         det.guess(None, chardetng::Utf8Detection::Allow),
         CharsetSource::Detected,
@@ -199,9 +202,9 @@ pub fn extract(html: &str) -> Extracted {
                     if name == "title" && title.is_none() {
                         in_title += 1;
                     }
-                    if SKIPPED.contains(&name) {
+                    if is_skipped(name) {
                         skip += 1;
-                    } else if skip == 0 && BLOCKS.contains(&name) {
+                    } else if skip == 0 && is_block(name) {
                         end_line(&mut line, &mut lines);
                     }
                     if name == "pre" {
@@ -235,9 +238,9 @@ pub fn extract(html: &str) -> Extracted {
                         in_title -= 1;
                         title.get_or_insert_with(String::new);
                     }
-                    if SKIPPED.contains(&name) {
+                    if is_skipped(name) {
                         skip = skip.saturating_sub(1);
-                    } else if skip == 0 && BLOCKS.contains(&name) {
+                    } else if skip == 0 && is_block(name) {
                         end_line(&mut line, &mut lines);
                     }
                     if name == "pre" {
