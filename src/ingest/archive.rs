@@ -640,9 +640,10 @@ impl Stream {
     /// `ustart` (see [`RawRecord::offset`]); forgets older member starts.
     fn offset_of(&mut self, ustart: u64) -> u64 {
         self.members.retain(|m| m.0 >= ustart);
-        match self.members.first() {
-            Some(&(u, c)) if u == ustart => c,
-            _ => ustart,
+        // The last member starting here: earlier ones produced no data.
+        match self.members.iter().rev().find(|m| m.0 == ustart) {
+            Some(&(_, c)) => c,
+            None => ustart,
         }
     }
 }
@@ -1072,4 +1073,244 @@ fn clean_uri(v: &str) -> String {
         .unwrap_or(v)
         .trim()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Writes `bytes` to a fresh temporary file and scans it.
+    fn scan_bytes(name: &str, bytes: &[u8], max_block: u64) -> (ArchiveInfo, Vec<ArchiveEvent>) {
+        let dir = std::env::temp_dir().join(format!("neardup-archive-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut events = Vec::new();
+        let info = scan_archive(&path, max_block, &mut |e| events.push(e)).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        (info, events)
+    }
+
+    fn warc(rtype: &str, uri: &str, block: &str) -> String {
+        format!(
+            "WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Target-URI: {uri}\r\nWARC-Date: null\r\n\
+             Content-Length: {}\r\n\r\n{block}\r\n\r\n",
+            block.len()
+        )
+    }
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// (offset, record type or reason, block) of each event.
+    fn summary(events: &[ArchiveEvent]) -> Vec<(u64, String, String)> {
+        events
+            .iter()
+            .map(|e| match e {
+                ArchiveEvent::Record(r) => {
+                    let mut kind = r.record_type.clone();
+                    if r.truncated {
+                        kind.push_str("+truncated");
+                    }
+                    if r.too_large {
+                        kind.push_str("+too_large");
+                    }
+                    (
+                        r.offset,
+                        kind,
+                        String::from_utf8_lossy(&r.block).into_owned(),
+                    )
+                }
+                ArchiveEvent::Malformed { offset, reason, .. } => {
+                    (*offset, reason.clone(), String::new())
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn arc_dates() {
+        assert_eq!(
+            arc_date_to_iso("20080430204825").as_deref(),
+            Some("2008-04-30T20:48:25Z")
+        );
+        assert_eq!(
+            arc_date_to_iso("200804302048").as_deref(),
+            Some("2008-04-30T20:48:00Z")
+        );
+        assert_eq!(
+            arc_date_to_iso("2008").as_deref(),
+            Some("2008-01-01T00:00:00Z")
+        );
+        assert_eq!(arc_date_to_iso("null"), None);
+        assert_eq!(arc_date_to_iso("201404010000000000"), None);
+        assert_eq!(arc_date_to_iso("2008043"), None);
+    }
+
+    #[test]
+    fn plain_warc_records_and_offsets() {
+        let a = warc("warcinfo", "x", "software: test");
+        let b = warc(
+            "response",
+            "<http://e.com/a b>",
+            "HTTP/1.1 200 OK\r\n\r\nhi",
+        );
+        let (info, ev) = scan_bytes("plain.warc", format!("{a}{b}").as_bytes(), 1 << 20);
+        assert_eq!(
+            (info.format.as_str(), info.compression.as_str()),
+            ("WARC/1.0", "none")
+        );
+        assert_eq!(
+            summary(&ev),
+            vec![
+                (0, "warcinfo".into(), "software: test".into()),
+                (
+                    a.len() as u64,
+                    "response".into(),
+                    "HTTP/1.1 200 OK\r\n\r\nhi".into()
+                )
+            ]
+        );
+        let ArchiveEvent::Record(r) = &ev[1] else {
+            panic!()
+        };
+        assert_eq!(
+            (r.target_uri.as_deref(), r.date.as_deref()),
+            (Some("http://e.com/a b"), Some("null"))
+        );
+    }
+
+    #[test]
+    fn per_record_gzip_offsets_are_member_starts() {
+        let a = gz(warc("warcinfo", "x", "info").as_bytes());
+        let b = gz(warc("resource", "y", "<p>page</p>").as_bytes());
+        let (info, ev) = scan_bytes("members.warc.gz", &[a.clone(), b].concat(), 1 << 20);
+        assert_eq!(info.compression, "gzip_per_record");
+        assert_eq!(summary(&ev)[1].0, a.len() as u64);
+        // Whole-file gzip: offsets in the uncompressed stream.
+        let first = warc("warcinfo", "x", "info");
+        let whole = gz(format!("{first}{}", warc("resource", "y", "z")).as_bytes());
+        let (info, ev) = scan_bytes("whole.warc.gz", &whole, 1 << 20);
+        assert_eq!(info.compression, "gzip_whole_file");
+        assert_eq!(summary(&ev)[1].0, first.len() as u64);
+    }
+
+    #[test]
+    fn wrong_content_length_resyncs() {
+        // Declared length too long: the block swallows the next record's header,
+        // which is found inside it.
+        let good = warc("response", "b", "second");
+        let bad = "WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 100\r\n\r\nfirst\r\n\r\n";
+        let data = format!("{bad}{good}");
+        let (_, ev) = scan_bytes("long.warc", data.as_bytes(), 1 << 20);
+        let s = summary(&ev);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(
+            (s[0].1.as_str(), s[1].0, s[1].2.as_str()),
+            ("response", bad.len() as u64, "second")
+        );
+        // Declared length too short: the rest is reported, the next record is read.
+        let bad = "WARC/1.0\r\nWARC-Type: request\r\nContent-Length: 3\r\n\r\nabcdef\r\n\r\n";
+        let (_, ev) = scan_bytes("short.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["request", "malformed_record", "response"]);
+        // Missing Content-Length: malformed, then resync.
+        let bad = "WARC/1.0\r\nWARC-Type: response\r\n\r\nno length here\r\n";
+        let (_, ev) = scan_bytes("nolen.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["malformed_record", "response"]);
+    }
+
+    #[test]
+    fn truncated_and_too_large_blocks() {
+        let rec = warc("response", "a", "0123456789");
+        let (_, ev) = scan_bytes("trunc.warc", &rec.as_bytes()[..rec.len() - 9], 1 << 20);
+        assert_eq!(
+            summary(&ev),
+            vec![(0, "response+truncated".into(), "01234".into())]
+        );
+        let (_, ev) = scan_bytes("big.warc", format!("{rec}{rec}").as_bytes(), 4);
+        let s = summary(&ev);
+        assert_eq!(s[0], (0, "response+too_large".into(), "0123".into()));
+        assert_eq!(s[1].0, rec.len() as u64);
+        // Ends inside the header.
+        let (_, ev) = scan_bytes("hdr.warc", b"WARC/1.0\r\nWARC-Type: response\r\n", 100);
+        assert_eq!(summary(&ev)[0].1, "truncated");
+    }
+
+    #[test]
+    fn bad_gzip_member_is_skipped() {
+        let a = gz(warc("resource", "a", "one").as_bytes());
+        let mut b = gz(warc("resource", "b", "two").as_bytes());
+        let n = b.len();
+        b[n / 2..n - 8].iter_mut().for_each(|x| *x = 0xff);
+        let c = gz(warc("resource", "c", "three").as_bytes());
+        let (_, ev) = scan_bytes("bad.warc.gz", &[a.clone(), b.clone(), c].concat(), 1 << 20);
+        let s = summary(&ev);
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!((s[0].2.as_str(), s[2].2.as_str()), ("one", "three"));
+        assert_eq!((s[1].0, s[1].1.as_str()), (a.len() as u64, "bad_gzip"));
+        assert_eq!(s[2].0, (a.len() + b.len()) as u64);
+        // Garbage between members, and a gzip stream cut short.
+        let tail = gz(warc("resource", "d", "four").as_bytes());
+        let (_, ev) = scan_bytes(
+            "junk.warc.gz",
+            &[a.clone(), b"junk".to_vec(), tail.clone()].concat(),
+            1 << 20,
+        );
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["resource", "bad_gzip", "resource"]);
+        // Only the trailer cut: the data is complete. Data cut: truncated record.
+        for (cut, last) in [(4, "resource"), (12, "resource+truncated")] {
+            let data = [a.clone(), tail[..tail.len() - cut].to_vec()].concat();
+            let (_, ev) = scan_bytes("cut.warc.gz", &data, 1 << 20);
+            let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+            assert_eq!(kinds, ["resource", last], "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn arc_records_with_spaces_and_bad_lengths() {
+        let body = "HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>x</p>";
+        let data = format!(
+            "filedesc://t.arc 0.0.0.0 20080430204825 text/plain 10\n1 0 Test\n\n\
+             http://e.com/a b c 1.2.3.4 20080430204826 text/html {}\n{body}\n\
+             http://e.com/bad 1.2.3.4 20080430204826 text/html abc\n\n\
+             dns:e.com 1.2.3.4 20080430204827 text/dns 3\nabc\n",
+            body.len()
+        );
+        let (info, ev) = scan_bytes("t.arc", data.as_bytes(), 1 << 20);
+        assert_eq!(info.format, "ARC/1");
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["filedesc", "arc", "malformed_record", "arc"]);
+        let ArchiveEvent::Record(r) = &ev[1] else {
+            panic!()
+        };
+        assert_eq!(r.target_uri.as_deref(), Some("http://e.com/a b c"));
+        assert_eq!(r.date.as_deref(), Some("2008-04-30T20:48:26Z"));
+        assert_eq!(r.content_type.as_deref(), Some("text/html"));
+        assert_eq!(r.block, body.as_bytes());
+    }
+
+    #[test]
+    fn unsupported_and_garbage_files() {
+        let (info, ev) = scan_bytes("x.lz4", &[0x04, 0x22, 0x4d, 0x18, 1, 2, 3], 100);
+        assert_eq!(info.compression, "lz4");
+        assert_eq!(
+            summary(&ev),
+            vec![(0, "unsupported_compression".into(), String::new())]
+        );
+        let (info, ev) = scan_bytes("junk.bin", b"hello\nworld\n", 100);
+        assert_eq!(info.format, "unknown");
+        assert_eq!(
+            summary(&ev),
+            vec![(0, "malformed_record".into(), String::new())]
+        );
+        let (_, ev) = scan_bytes("empty.warc", b"", 100);
+        assert!(ev.is_empty());
+    }
 }
