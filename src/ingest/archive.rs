@@ -731,7 +731,10 @@ fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
 /// (`YYYY-MM-DDThh:mm:ssZ`); `None` when it is not such a date.
 pub fn arc_date_to_iso(d: &str) -> Option<String> {
     let d = d.trim();
-    if !(4..=14).contains(&d.len()) || d.len() % 2 != 0 || !d.bytes().all(|b| b.is_ascii_digit()) {
+    if !(4..=14).contains(&d.len())
+        || !d.len().is_multiple_of(2)
+        || !d.bytes().all(|b| b.is_ascii_digit())
+    {
         return None;
     }
     let part = |i: usize, default: &'static str| d.get(i..i + 2).unwrap_or(default).to_string();
@@ -859,6 +862,10 @@ impl Parser {
                 break;
             }
             k += 1;
+            if k >= MAX_LINE {
+                // Unreasonably many blank bytes: not a clean record boundary.
+                return Ok(false);
+            }
         }
         let mode = self.mode;
         let line = self.s.peek_line_at(k, MAX_LINE)?;
