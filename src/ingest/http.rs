@@ -92,7 +92,7 @@ fn parse_status_line(line: &str) -> Result<u16, String> {
 }
 
 /// At most `n` characters of `s`, for error messages.
-pub(crate) fn truncate_chars(s: &str, n: usize) -> &str {
+fn truncate_chars(s: &str, n: usize) -> &str {
     s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }
 
