@@ -40,10 +40,7 @@ pub struct IngestConfig {
 
 impl Default for IngestConfig {
     fn default() -> Self {
-        IngestConfig {
-            max_payload_bytes: 20 << 20,
-            min_text_chars: 1,
-        }
+        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
     }
 }
 
@@ -182,8 +179,8 @@ impl Default for MethodsConfig {
             megashingle_functions: 36,
             logshingle_target: 8,
             spotsigs_antecedents: [
-                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will", "would",
-                "have", "has", "had", "do", "does", "did", "there", "said",
+                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will",
+                "would", "have", "has", "had", "do", "does", "did", "there", "said",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -210,9 +207,7 @@ pub struct CandidatesConfig {
 
 impl Default for CandidatesConfig {
     fn default() -> Self {
-        CandidatesConfig {
-            max_group_size: 1000,
-        }
+        CandidatesConfig { max_group_size: 1000 }
     }
 }
 
@@ -241,8 +236,6 @@ pub struct ClusterConfig {
 
 impl Default for ClusterConfig {
     fn default() -> Self {
-        ClusterConfig {
-            require_similar_to_representative: true,
-        }
+        ClusterConfig { require_similar_to_representative: true }
     }
 }
