@@ -1,1 +1,1323 @@
-//! Placeholder.
+//! Streaming reader of one WARC or ARC file.
+//!
+//! Reads WARC/1.0 and 1.1, the legacy WARC/0.17 and 0.18 drafts and ARC v1/v2
+//! files, uncompressed, gzipped per record (Common Crawl style: one gzip member
+//! per record) or gzipped as one whole file. The compression is detected by
+//! the magic bytes, never by the file name. The reader yields one
+//! [`ArchiveEvent`] per record, in file order, through a callback, so memory
+//! stays bounded by one record block (capped at `max_block_bytes`) plus the
+//! read buffers, whatever the size of the file.
+//!
+//! Real archives are often damaged, so the reader is forgiving and never
+//! panics or loops forever (every loop consumes input):
+//! - wrong `Content-Length` / ARC length: after a block the next bytes must
+//!   start a record; if they do not and the block itself contains a record
+//!   header at a line start, the block is cut there and reading resumes at
+//!   that header; otherwise the unreadable bytes up to the next record header
+//!   line are reported as one `malformed_record` event;
+//! - a block cut short by the end of the file is returned with
+//!   `truncated = true`;
+//! - a corrupt gzip member is reported as `bad_gzip` and reading resumes at
+//!   the next gzip member magic after it; a gzip stream cut short simply ends
+//!   the data (the record in it is then `truncated`);
+//! - LF-only or CR-CR-LF line ends, header continuation lines, `WARC-Date:
+//!   null`, spaces in URIs and missing headers are accepted;
+//! - LZ4, zstd, bzip2 and xz files are reported as one
+//!   `unsupported_compression` event.
+//!
+//! This module does not interpret the block (HTTP, HTML, charsets): that is
+//! [`super::record`]'s job, which is pure and can run in parallel.
+
+use flate2::bufread::GzDecoder;
+use std::fs::File;
+use std::io::{self, BufRead, Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// The container format of a record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArchiveFormat {
+    /// A WARC record (any version: 0.17, 0.18, 1.0, 1.1).
+    Warc,
+    /// An ARC record (v1 or v2), including the `filedesc://` header record.
+    Arc,
+}
+
+/// One record as stored in the archive, before any interpretation of its
+/// block. Built by [`scan_archive`], consumed by [`super::record::process_record`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawRecord {
+    /// Where the record starts: the compressed offset of its gzip member when
+    /// the record starts a member (per-record gzip, and the first record of a
+    /// whole-file gzip), otherwise the offset in the uncompressed stream
+    /// (uncompressed files, later records of a whole-file gzip).
+    pub offset: u64,
+    /// WARC or ARC.
+    pub format: ArchiveFormat,
+    /// The WARC-Type (`response`, `resource`, `revisit`, `request`,
+    /// `warcinfo`, `metadata`, `conversion`, ...; `unknown` when missing), or
+    /// `arc` for an ARC record and `filedesc` for the ARC file header record.
+    pub record_type: String,
+    /// WARC-Record-ID as written (with its angle brackets); `None` for ARC.
+    pub record_id: Option<String>,
+    /// WARC-Target-URI (angle brackets removed) or the ARC URL; may contain spaces.
+    pub target_uri: Option<String>,
+    /// WARC-Date as written, or the ARC date converted to ISO 8601
+    /// (`2008-04-30T20:48:25Z`); not validated here (may be `null`).
+    pub date: Option<String>,
+    /// WARC-Refers-To, or WARC-Refers-To-Target-URI when the former is missing.
+    pub refers_to: Option<String>,
+    /// WARC-Payload-Digest.
+    pub payload_digest: Option<String>,
+    /// Content-Type of the block (e.g. `application/http; msgtype=response`);
+    /// for ARC the MIME type of the header line (the type of the HTTP payload).
+    pub content_type: Option<String>,
+    /// The value of a WARC-Truncated header: the crawler cut the payload
+    /// (`length`, `time`, `disconnect`, ...).
+    pub warc_truncated: Option<String>,
+    /// The block (at most `max_block_bytes` of it, see `too_large`).
+    pub block: Vec<u8>,
+    /// Number of block bytes present in the file (the declared length unless
+    /// the record is truncated or was cut at an embedded record header).
+    pub block_len: u64,
+    /// The block was longer than `max_block_bytes`; `block` holds its start only.
+    pub too_large: bool,
+    /// The file (or its gzip stream) ended before the declared block length.
+    pub truncated: bool,
+}
+
+/// What the reader found at one place in the file.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArchiveEvent {
+    /// A record, possibly truncated or too large (see its flags).
+    Record(RawRecord),
+    /// Bytes that could not be read as a record. Each event stands for one
+    /// record (or one run of unreadable bytes) of the file.
+    Malformed {
+        /// Where the bad record or the unreadable bytes start (same convention
+        /// as [`RawRecord::offset`]; for `bad_gzip` between records, the
+        /// compressed offset of the bad member).
+        offset: u64,
+        /// The record type when the header could be read that far.
+        record_type: Option<String>,
+        /// The target URI when the header could be read that far.
+        target_uri: Option<String>,
+        /// Short snake_case reason: `malformed_record`, `truncated`,
+        /// `bad_gzip`, `unsupported_compression`.
+        reason: String,
+        /// Human-readable explanation.
+        detail: String,
+    },
+}
+
+/// Summary of one scanned file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArchiveInfo {
+    /// Format of the first record: `WARC/1.0`, `WARC/0.17`, ..., `ARC/1`,
+    /// `ARC/2`, or `unknown` when no record header was found.
+    pub format: String,
+    /// `none`, `gzip_per_record` (several gzip members), `gzip_whole_file`
+    /// (one member), or the name of an unsupported compression (`lz4`,
+    /// `zstd`, `bzip2`, `xz`).
+    pub compression: String,
+    /// Size of the file in bytes, as read (compressed).
+    pub bytes: u64,
+    /// Number of bytes after decompression.
+    pub uncompressed_bytes: u64,
+}
+
+/// Reads one archive file and calls `sink` once per record or malformed
+/// region, in file order. `max_block_bytes` caps the block kept in memory per
+/// record (the rest is read and discarded, and the record is flagged
+/// `too_large`). Returns `Err` only when the file cannot be opened or read at
+/// all (I/O error); damaged content is reported through `Malformed` events.
+pub fn scan_archive(
+    path: &Path,
+    max_block_bytes: u64,
+    sink: &mut dyn FnMut(ArchiveEvent),
+) -> io::Result<ArchiveInfo> {
+    let file = File::open(path)?;
+    let file_len = file.metadata()?.len();
+    let mut raw = RawReader::new(file);
+    let head = raw.peek(6)?.to_vec();
+    if let Some(name) = unsupported_compression(&head) {
+        sink(ArchiveEvent::Malformed {
+            offset: 0,
+            record_type: None,
+            target_uri: None,
+            reason: "unsupported_compression".into(),
+            detail: format!("{name} compressed archives are not supported"),
+        });
+        return Ok(ArchiveInfo {
+            format: "unknown".into(),
+            compression: name.into(),
+            bytes: file_len,
+            uncompressed_bytes: 0,
+        });
+    }
+    let gzip = head.starts_with(&GZIP_MAGIC);
+    let source = if gzip {
+        Source::Gzip(GzSource::new(raw))
+    } else {
+        Source::Plain(raw)
+    };
+    let mut parser = Parser {
+        s: Stream::new(source),
+        max_block: usize::try_from(max_block_bytes).unwrap_or(usize::MAX),
+        mode: None,
+        arc_version: 1,
+        format_name: None,
+    };
+    parser.run(sink)?;
+    let compression = match &parser.s.src {
+        Source::Plain(_) => "none",
+        Source::Gzip(g) if g.members > 1 => "gzip_per_record",
+        Source::Gzip(_) => "gzip_whole_file",
+    };
+    Ok(ArchiveInfo {
+        format: parser.format_name.unwrap_or_else(|| "unknown".into()),
+        compression: compression.into(),
+        bytes: parser.s.src.raw_pos(),
+        uncompressed_bytes: parser.s.produced,
+    })
+}
+
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+/// Longest header line kept; longer lines are cut (the rest is skipped).
+const MAX_LINE: usize = 64 << 10;
+/// Largest WARC header accepted before the record is declared malformed.
+const MAX_HEADER_BYTES: usize = 1 << 20;
+/// Read size of the raw file and of decompressed chunks.
+const CHUNK: usize = 64 << 10;
+
+/// Names the compression of a file whose first bytes are `head`, when it is
+/// one this reader cannot decode.
+fn unsupported_compression(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(&[0x04, 0x22, 0x4d, 0x18]) {
+        Some("lz4")
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        Some("zstd")
+    } else if head.starts_with(b"BZh") {
+        Some("bzip2")
+    } else if head.starts_with(&[0xfd, b'7', b'z', b'X', b'Z', 0]) {
+        Some("xz")
+    } else {
+        None
+    }
+}
+
+/// A buffered reader of the raw file that can peek a few bytes ahead across
+/// buffer refills (to recognize gzip magic) and knows its file position.
+struct RawReader {
+    file: File,
+    buf: Vec<u8>,
+    start: usize,
+    end: usize,
+    /// File offset of `buf[start]`.
+    pos: u64,
+}
+
+impl RawReader {
+    fn new(file: File) -> RawReader {
+        RawReader {
+            file,
+            buf: vec![0; CHUNK],
+            start: 0,
+            end: 0,
+            pos: 0,
+        }
+    }
+
+    /// Returns up to `n` buffered bytes, reading more if fewer are buffered;
+    /// fewer than `n` only at the end of the file.
+    fn peek(&mut self, n: usize) -> io::Result<&[u8]> {
+        if self.end - self.start < n {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+            if self.buf.len() < n {
+                self.buf.resize(n, 0);
+            }
+            while self.end < n {
+                let got = read_retry(&mut self.file, &mut self.buf[self.end..])?;
+                if got == 0 {
+                    break;
+                }
+                self.end += got;
+            }
+        }
+        Ok(&self.buf[self.start..self.end.min(self.start + n)])
+    }
+
+    /// Moves to absolute file offset `pos`, dropping the buffer.
+    fn seek_to(&mut self, pos: u64) -> io::Result<()> {
+        self.file.seek(SeekFrom::Start(pos))?;
+        self.start = 0;
+        self.end = 0;
+        self.pos = pos;
+        Ok(())
+    }
+
+    /// Skips forward to the next gzip member magic (`1f 8b 08`) or to the end
+    /// of the file.
+    fn skip_to_gzip_magic(&mut self) -> io::Result<()> {
+        loop {
+            let window = self.peek(CHUNK)?;
+            if window.len() < 3 {
+                let n = window.len();
+                self.consume(n);
+                return Ok(());
+            }
+            match window.windows(3).position(|w| w == [0x1f, 0x8b, 0x08]) {
+                Some(i) => {
+                    self.consume(i);
+                    return Ok(());
+                }
+                None => {
+                    // Keep the last two bytes: the magic may straddle windows.
+                    let n = window.len() - 2;
+                    self.consume(n);
+                }
+            }
+        }
+    }
+}
+
+impl Read for RawReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let avail = self.fill_buf()?;
+        let n = avail.len().min(out.len());
+        out[..n].copy_from_slice(&avail[..n]);
+        self.consume(n);
+        Ok(n)
+    }
+}
+
+impl BufRead for RawReader {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.start == self.end {
+            self.start = 0;
+            self.end = read_retry(&mut self.file, &mut self.buf)?;
+        }
+        Ok(&self.buf[self.start..self.end])
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.end - self.start);
+        self.start += n;
+        self.pos += n as u64;
+    }
+}
+
+/// `read` that retries on `Interrupted`.
+fn read_retry(r: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    loop {
+        match r.read(buf) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+/// What one read from a [`Source`] produced.
+enum Produced {
+    Data(usize),
+    Eof,
+    /// The gzip stream is corrupt at compressed offset `offset`; data after
+    /// this point comes from the next readable member.
+    Break {
+        offset: u64,
+        detail: String,
+    },
+}
+
+/// Gzip state: between members (holding the raw reader) or inside one.
+enum GzState {
+    Between(RawReader),
+    Member(Box<GzDecoder<RawReader>>, u64),
+    /// Only while switching states; never observed from outside.
+    Gone,
+}
+
+/// A multi-member gzip stream decoded member by member, so that the
+/// compressed start of every member is known and a corrupt member can be
+/// skipped.
+struct GzSource {
+    state: GzState,
+    members: u64,
+    /// Members started but not yet claimed by the stream: (compressed start).
+    new_member: Option<u64>,
+}
+
+impl GzSource {
+    fn new(raw: RawReader) -> GzSource {
+        GzSource {
+            state: GzState::Between(raw),
+            members: 0,
+            new_member: None,
+        }
+    }
+
+    fn read(&mut self, out: &mut [u8]) -> io::Result<Produced> {
+        loop {
+            match std::mem::replace(&mut self.state, GzState::Gone) {
+                GzState::Between(mut raw) => {
+                    let head = raw.peek(3)?;
+                    if head.is_empty() {
+                        self.state = GzState::Between(raw);
+                        return Ok(Produced::Eof);
+                    }
+                    if head.starts_with(&GZIP_MAGIC) {
+                        let cstart = raw.pos;
+                        self.members += 1;
+                        self.new_member = Some(cstart);
+                        self.state = GzState::Member(Box::new(GzDecoder::new(raw)), cstart);
+                        continue;
+                    }
+                    // Not a member: trailing padding or garbage.
+                    let offset = raw.pos;
+                    let mut all_padding = true;
+                    let mut skipped = 0u64;
+                    loop {
+                        let window = raw.peek(CHUNK)?;
+                        if window.is_empty() {
+                            break;
+                        }
+                        if let Some(i) = window.windows(3).position(|w| w == [0x1f, 0x8b, 0x08]) {
+                            all_padding &= window[..i].iter().all(|b| is_blank(*b));
+                            skipped += i as u64;
+                            raw.consume(i);
+                            break;
+                        }
+                        let n = if window.len() >= 3 {
+                            window.len() - 2
+                        } else {
+                            window.len()
+                        };
+                        all_padding &= window[..n].iter().all(|b| is_blank(*b));
+                        skipped += n as u64;
+                        raw.consume(n);
+                    }
+                    self.state = GzState::Between(raw);
+                    if !all_padding {
+                        return Ok(Produced::Break {
+                            offset,
+                            detail: format!("{skipped} bytes that are not gzip data"),
+                        });
+                    }
+                }
+                GzState::Member(mut dec, cstart) => match dec.read(out) {
+                    Ok(0) => {
+                        self.state = GzState::Between(dec.into_inner());
+                    }
+                    Ok(n) => {
+                        self.state = GzState::Member(dec, cstart);
+                        return Ok(Produced::Data(n));
+                    }
+                    Err(e) => {
+                        let mut raw = dec.into_inner();
+                        if raw.peek(1)?.is_empty() {
+                            // The gzip stream was cut short: the data simply ends.
+                            self.state = GzState::Between(raw);
+                            return Ok(Produced::Eof);
+                        }
+                        raw.seek_to(cstart + 1)?;
+                        raw.skip_to_gzip_magic()?;
+                        self.state = GzState::Between(raw);
+                        return Ok(Produced::Break {
+                            offset: cstart,
+                            detail: format!("corrupt gzip member: {e}"),
+                        });
+                    }
+                },
+                GzState::Gone => return Ok(Produced::Eof),
+            }
+        }
+    }
+}
+
+/// The raw byte source: plain file or gzip.
+enum Source {
+    Plain(RawReader),
+    Gzip(GzSource),
+}
+
+impl Source {
+    /// Compressed bytes consumed so far.
+    fn raw_pos(&self) -> u64 {
+        match self {
+            Source::Plain(r) => r.pos,
+            Source::Gzip(g) => match &g.state {
+                GzState::Between(r) => r.pos,
+                GzState::Member(d, _) => d.get_ref().pos,
+                GzState::Gone => 0,
+            },
+        }
+    }
+}
+
+/// The uncompressed byte stream with look-ahead, push-back and offsets.
+struct Stream {
+    src: Source,
+    buf: Vec<u8>,
+    pos: usize,
+    /// Uncompressed offset of `buf[pos]`.
+    upos: u64,
+    /// Uncompressed bytes produced by the source so far (offset of `buf` end).
+    produced: u64,
+    eof: bool,
+    /// A pending gzip break: no data is returned until it is taken.
+    brk: Option<(u64, String)>,
+    /// Gzip member starts not yet passed: (uncompressed start, compressed start).
+    members: Vec<(u64, u64)>,
+}
+
+impl Stream {
+    fn new(src: Source) -> Stream {
+        Stream {
+            src,
+            buf: Vec::new(),
+            pos: 0,
+            upos: 0,
+            produced: 0,
+            eof: false,
+            brk: None,
+            members: Vec::new(),
+        }
+    }
+
+    fn avail(&self) -> &[u8] {
+        &self.buf[self.pos..]
+    }
+
+    /// Makes at least `n` bytes available if the data allows; returns how
+    /// many are available (fewer than `n` at end of data or at a gzip break).
+    fn ensure(&mut self, n: usize) -> io::Result<usize> {
+        while self.buf.len() - self.pos < n && !self.eof && self.brk.is_none() {
+            if self.pos > 0 && self.pos == self.buf.len() {
+                self.buf.clear();
+                self.pos = 0;
+            } else if self.pos >= CHUNK {
+                self.buf.drain(..self.pos);
+                self.pos = 0;
+            }
+            let old = self.buf.len();
+            self.buf.resize(old + CHUNK, 0);
+            let produced = match &mut self.src {
+                Source::Plain(r) => match read_retry(r, &mut self.buf[old..])? {
+                    0 => Produced::Eof,
+                    k => Produced::Data(k),
+                },
+                Source::Gzip(g) => {
+                    let p = g.read(&mut self.buf[old..])?;
+                    if let Some(c) = g.new_member.take() {
+                        self.members.push((self.produced, c));
+                    }
+                    p
+                }
+            };
+            match produced {
+                Produced::Data(k) => {
+                    self.buf.truncate(old + k);
+                    self.produced += k as u64;
+                }
+                Produced::Eof => {
+                    self.buf.truncate(old);
+                    self.eof = true;
+                }
+                Produced::Break { offset, detail } => {
+                    self.buf.truncate(old);
+                    self.brk = Some((offset, detail));
+                }
+            }
+        }
+        Ok(self.buf.len() - self.pos)
+    }
+
+    fn consume(&mut self, n: usize) {
+        let n = n.min(self.buf.len() - self.pos);
+        self.pos += n;
+        self.upos += n as u64;
+    }
+
+    /// Puts `bytes` back in front of the stream.
+    fn unread(&mut self, bytes: &[u8]) {
+        self.buf.splice(self.pos..self.pos, bytes.iter().copied());
+        self.upos -= bytes.len() as u64;
+    }
+
+    /// Takes a pending gzip break once all data before it was consumed.
+    fn take_break(&mut self) -> Option<(u64, String)> {
+        if self.pos == self.buf.len() {
+            self.brk.take()
+        } else {
+            None
+        }
+    }
+
+    /// Skips blank bytes (CR, LF, space, tab, NUL) between records.
+    fn skip_blank(&mut self) -> io::Result<()> {
+        loop {
+            if self.ensure(1)? == 0 {
+                return Ok(());
+            }
+            let n = self.avail().iter().take_while(|b| is_blank(**b)).count();
+            self.consume(n);
+            if n == 0 {
+                return Ok(());
+            }
+        }
+    }
+
+    /// Returns the line starting `skip` bytes ahead without consuming it (up
+    /// to and including its LF, at most `max` bytes).
+    fn peek_line_at(&mut self, skip: usize, max: usize) -> io::Result<&[u8]> {
+        let mut want = 256.min(max);
+        loop {
+            let got = self.ensure(skip + want)?.saturating_sub(skip);
+            let start = self.pos + skip;
+            let limit = got.min(max);
+            if let Some(i) = self.buf[start..start + limit]
+                .iter()
+                .position(|b| *b == b'\n')
+            {
+                return Ok(&self.buf[start..start + i + 1]);
+            }
+            if got < want || got >= max {
+                return Ok(&self.buf[start..start + limit]);
+            }
+            want = (want * 4).min(max);
+        }
+    }
+
+    /// Returns the next line without consuming it.
+    fn peek_line(&mut self, max: usize) -> io::Result<&[u8]> {
+        self.peek_line_at(0, max)
+    }
+
+    /// Reads the next line (with its LF); keeps at most `max` bytes of it and
+    /// skips the rest of an overlong line. Empty only at end of data.
+    fn read_line(&mut self, max: usize) -> io::Result<Vec<u8>> {
+        let line = self.peek_line(max)?.to_vec();
+        self.consume(line.len());
+        if line.len() == max && line.last() != Some(&b'\n') {
+            loop {
+                let got = self.ensure(1)?;
+                if got == 0 {
+                    break;
+                }
+                match self.avail().iter().position(|b| *b == b'\n') {
+                    Some(i) => {
+                        self.consume(i + 1);
+                        break;
+                    }
+                    None => self.consume(got),
+                }
+            }
+        }
+        Ok(line)
+    }
+
+    /// Reads `len` bytes, appending at most `keep` of them to `out` and
+    /// discarding the rest; returns how many were read (less than `len` at
+    /// end of data or at a gzip break).
+    fn read_block(&mut self, len: u64, keep: usize, out: &mut Vec<u8>) -> io::Result<u64> {
+        let mut done = 0u64;
+        while done < len {
+            let got = self.ensure(1)?;
+            if got == 0 {
+                break;
+            }
+            let n = (got as u64).min(len - done) as usize;
+            let room = keep.saturating_sub(out.len()).min(n);
+            out.extend_from_slice(&self.buf[self.pos..self.pos + room]);
+            self.consume(n);
+            done += n as u64;
+        }
+        Ok(done)
+    }
+
+    /// The offset to report for a record starting at uncompressed offset
+    /// `ustart` (see [`RawRecord::offset`]); forgets older member starts.
+    fn offset_of(&mut self, ustart: u64) -> u64 {
+        self.members.retain(|m| m.0 >= ustart);
+        // The last member starting here: earlier ones produced no data.
+        match self.members.iter().rev().find(|m| m.0 == ustart) {
+            Some(&(_, c)) => c,
+            None => ustart,
+        }
+    }
+}
+
+fn is_blank(b: u8) -> bool {
+    matches!(b, b'\r' | b'\n' | b' ' | b'\t' | 0)
+}
+
+/// Which kind of record headers the file contains (decided by the first one).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Warc,
+    Arc,
+}
+
+/// Is this line the start of a record in the file's mode (either kind while
+/// the mode is not known yet)?
+fn is_record_start(mode: Option<Mode>, line: &[u8]) -> bool {
+    match mode {
+        Some(Mode::Warc) => is_warc_start(line),
+        Some(Mode::Arc) => arc_fields(line).is_some(),
+        None => is_warc_start(line) || arc_fields(line).is_some(),
+    }
+}
+
+/// Removes the line end (any number of CR and LF) from a line.
+fn trim_eol(line: &[u8]) -> &[u8] {
+    let mut end = line.len();
+    while end > 0 && matches!(line[end - 1], b'\r' | b'\n') {
+        end -= 1;
+    }
+    &line[..end]
+}
+
+/// A WARC record header's first line: `WARC/` and a version digit.
+fn is_warc_start(line: &[u8]) -> bool {
+    line.len() > 5 && line.starts_with(b"WARC/") && line[5].is_ascii_digit()
+}
+
+/// An ARC record header line split into fields, when it looks like one:
+/// at least five space-separated fields, a URL-like first field (a scheme,
+/// a colon and more, like `http://x`, `dns:x`, `filedesc://x`) and an IP
+/// address (dots or colons, or `-`) in the v1 or v2 position. The length
+/// field is not checked here, so that bad lengths are reported.
+fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
+    let line = trim_eol(line);
+    if line.is_empty() || line.len() > 16 << 10 || line.iter().any(|b| *b < 0x20 && *b != b'\t') {
+        return None;
+    }
+    let fields: Vec<&[u8]> = line
+        .split(|b| *b == b' ')
+        .filter(|f| !f.is_empty())
+        .collect();
+    if fields.len() < 5 {
+        return None;
+    }
+    let url = fields[0];
+    let colon = url.iter().position(|b| *b == b':')?;
+    let scheme = &url[..colon];
+    if scheme.is_empty()
+        || !scheme[0].is_ascii_alphabetic()
+        || !scheme
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+        || colon + 1 >= url.len()
+    {
+        return None;
+    }
+    let ip_like = |f: &[u8]| {
+        f == b"-"
+            || (f.iter().any(|b| *b == b'.' || *b == b':')
+                && f.iter().any(u8::is_ascii_digit)
+                && f.iter()
+                    .all(|b| b.is_ascii_hexdigit() || *b == b'.' || *b == b':'))
+    };
+    let n = fields.len();
+    if ip_like(fields[n - 4]) || (n >= 10 && ip_like(fields[n - 9])) {
+        Some(fields)
+    } else {
+        None
+    }
+}
+
+/// Converts an ARC date (`YYYYMMDDhhmmss`, possibly shorter) to ISO 8601
+/// (`YYYY-MM-DDThh:mm:ssZ`); `None` when it is not such a date.
+pub fn arc_date_to_iso(d: &str) -> Option<String> {
+    let d = d.trim();
+    if !(4..=14).contains(&d.len())
+        || !d.len().is_multiple_of(2)
+        || !d.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    let part = |i: usize, default: &'static str| d.get(i..i + 2).unwrap_or(default).to_string();
+    Some(format!(
+        "{}-{}-{}T{}:{}:{}Z",
+        &d[..4],
+        part(4, "01"),
+        part(6, "01"),
+        part(8, "00"),
+        part(10, "00"),
+        part(12, "00")
+    ))
+}
+
+/// The record reader state over one stream.
+struct Parser {
+    s: Stream,
+    max_block: usize,
+    mode: Option<Mode>,
+    /// ARC version from the `filedesc://` header (1 unless it says 2).
+    arc_version: u8,
+    format_name: Option<String>,
+}
+
+/// A malformed event without record type or URI.
+fn malformed(offset: u64, reason: &str, detail: String) -> ArchiveEvent {
+    ArchiveEvent::Malformed {
+        offset,
+        record_type: None,
+        target_uri: None,
+        reason: reason.into(),
+        detail,
+    }
+}
+
+impl Parser {
+    fn run(&mut self, sink: &mut dyn FnMut(ArchiveEvent)) -> io::Result<()> {
+        loop {
+            self.s.skip_blank()?;
+            if let Some((offset, detail)) = self.s.take_break() {
+                sink(malformed(offset, "bad_gzip", detail));
+                continue;
+            }
+            if self.s.ensure(1)? == 0 {
+                return Ok(());
+            }
+            let ustart = self.s.upos;
+            let line = self.s.peek_line(MAX_LINE)?.to_vec();
+            if self.mode != Some(Mode::Arc) && is_warc_start(&line) {
+                self.mode = Some(Mode::Warc);
+                if self.format_name.is_none() {
+                    self.format_name = Some(String::from_utf8_lossy(trim_eol(&line)).into_owned());
+                }
+                let ev = self.read_warc(ustart)?;
+                sink(ev);
+            } else if self.mode != Some(Mode::Warc) && arc_fields(&line).is_some() {
+                self.mode = Some(Mode::Arc);
+                let ev = self.read_arc(ustart)?;
+                if self.format_name.is_none() {
+                    self.format_name = Some(format!("ARC/{}", self.arc_version));
+                }
+                sink(ev);
+            } else {
+                let offset = self.s.offset_of(ustart);
+                let skipped = self.skip_to_record_start()?;
+                sink(malformed(
+                    offset,
+                    "malformed_record",
+                    format!("{skipped} bytes that do not start a record"),
+                ));
+            }
+        }
+    }
+
+    /// Skips bytes up to the next line that starts a record (or the end of
+    /// the data); returns how many bytes were skipped. Always skips at least
+    /// the current line.
+    fn skip_to_record_start(&mut self) -> io::Result<u64> {
+        let mut skipped = 0u64;
+        let mut first = true;
+        loop {
+            let line = self.s.peek_line(MAX_LINE)?;
+            if line.is_empty() {
+                return Ok(skipped);
+            }
+            let complete = line.last() == Some(&b'\n');
+            if !first && is_record_start(self.mode, line) {
+                return Ok(skipped);
+            }
+            let n = line.len();
+            self.s.consume(n);
+            skipped += n as u64;
+            // Inside an overlong line, the next chunk is not a line start.
+            first = !complete;
+        }
+    }
+
+    /// Finds a record header at a line start inside `block` (not at 0).
+    fn embedded_record_start(&self, block: &[u8]) -> Option<usize> {
+        let mut i = 0;
+        while let Some(nl) = block[i..].iter().position(|b| *b == b'\n') {
+            let start = i + nl + 1;
+            if start >= block.len() {
+                return None;
+            }
+            let end = block[start..]
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(block.len(), |e| start + e + 1);
+            if is_record_start(self.mode, &block[start..end]) {
+                return Some(start);
+            }
+            i = start;
+        }
+        None
+    }
+
+    /// Whether the data after the blank bytes ahead starts a record (or ends),
+    /// without consuming anything.
+    fn next_is_record_start(&mut self) -> io::Result<bool> {
+        let mut k = 0;
+        loop {
+            let have = self.s.ensure(k + 1)?;
+            if have <= k || !is_blank(self.s.avail()[k]) {
+                break;
+            }
+            k += 1;
+            if k >= MAX_LINE {
+                // Unreasonably many blank bytes: not a clean record boundary.
+                return Ok(false);
+            }
+        }
+        let mode = self.mode;
+        let line = self.s.peek_line_at(k, MAX_LINE)?;
+        Ok(line.is_empty() || is_record_start(mode, line))
+    }
+
+    /// Reads a block of `len` bytes and checks what follows it. Returns the
+    /// block, the bytes of it present in the file, whether it is incomplete,
+    /// and whether a gzip break cut it.
+    fn read_checked_block(&mut self, len: u64) -> io::Result<(Vec<u8>, u64, bool, bool)> {
+        let keep = self
+            .max_block
+            .min(usize::try_from(len).unwrap_or(usize::MAX));
+        let mut block = Vec::with_capacity(keep.min(CHUNK * 16));
+        let got = self.s.read_block(len, self.max_block, &mut block)?;
+        let complete = got == len;
+        let next_ok = complete && self.next_is_record_start()?;
+        if !next_ok && block.len() as u64 == got {
+            if let Some(p) = self.embedded_record_start(&block) {
+                self.s.unread(&block[p..]);
+                block.truncate(p);
+                let got = p as u64;
+                return Ok((block, got, false, false));
+            }
+        }
+        let cut_by_break = !complete && self.s.brk.is_some();
+        Ok((block, got, !complete, cut_by_break))
+    }
+
+    fn read_warc(&mut self, ustart: u64) -> io::Result<ArchiveEvent> {
+        let offset = self.s.offset_of(ustart);
+        let _version = self.s.read_line(MAX_LINE)?;
+        let mut headers: Vec<(String, String)> = Vec::new();
+        let mut header_bytes = 0usize;
+        loop {
+            let line = self.s.read_line(MAX_LINE)?;
+            if line.is_empty() {
+                let reason = if self.s.brk.is_some() {
+                    "bad_gzip"
+                } else {
+                    "truncated"
+                };
+                return Ok(ArchiveEvent::Malformed {
+                    offset,
+                    record_type: header(&headers, "warc-type").map(str::to_string),
+                    target_uri: header(&headers, "warc-target-uri").map(clean_uri),
+                    reason: reason.into(),
+                    detail: "data ends inside the WARC header".into(),
+                });
+            }
+            header_bytes += line.len();
+            let text = trim_eol(&line);
+            if text.is_empty() {
+                break;
+            }
+            if header_bytes > MAX_HEADER_BYTES {
+                let skipped = self.skip_to_record_start()?;
+                return Ok(ArchiveEvent::Malformed {
+                    offset,
+                    record_type: header(&headers, "warc-type").map(str::to_string),
+                    target_uri: header(&headers, "warc-target-uri").map(clean_uri),
+                    reason: "malformed_record".into(),
+                    detail: format!("WARC header longer than {MAX_HEADER_BYTES} bytes (skipped {skipped} more bytes)"),
+                });
+            }
+            let text = String::from_utf8_lossy(text);
+            if text.starts_with([' ', '\t']) {
+                if let Some(last) = headers.last_mut() {
+                    last.1.push(' ');
+                    last.1.push_str(text.trim());
+                }
+            } else if let Some((name, value)) = text.split_once(':') {
+                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+            }
+        }
+        let record_type = header(&headers, "warc-type")
+            .unwrap_or("unknown")
+            .to_string();
+        let target_uri = header(&headers, "warc-target-uri").map(clean_uri);
+        let Some(len) = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok())
+        else {
+            let skipped = self.skip_to_record_start_after_header()?;
+            return Ok(ArchiveEvent::Malformed {
+                offset,
+                record_type: Some(record_type),
+                target_uri,
+                reason: "malformed_record".into(),
+                detail: format!("missing or invalid Content-Length (skipped {skipped} bytes)"),
+            });
+        };
+        let (block, block_len, truncated, by_break) = self.read_checked_block(len)?;
+        if by_break {
+            return Ok(ArchiveEvent::Malformed {
+                offset,
+                record_type: Some(record_type),
+                target_uri,
+                reason: "bad_gzip".into(),
+                detail: format!("corrupt gzip data after {block_len} of {len} block bytes"),
+            });
+        }
+        let opt = |name: &str| header(&headers, name).map(str::to_string);
+        Ok(ArchiveEvent::Record(RawRecord {
+            offset,
+            format: ArchiveFormat::Warc,
+            record_type,
+            record_id: opt("warc-record-id"),
+            target_uri,
+            date: opt("warc-date"),
+            refers_to: opt("warc-refers-to").or_else(|| opt("warc-refers-to-target-uri")),
+            payload_digest: opt("warc-payload-digest"),
+            content_type: opt("content-type"),
+            warc_truncated: opt("warc-truncated"),
+            too_large: (block.len() as u64) < block_len,
+            block,
+            block_len,
+            truncated,
+        }))
+    }
+
+    /// After a header without usable length: skip to the next record start
+    /// (the current position is at a line start, so a header there counts).
+    fn skip_to_record_start_after_header(&mut self) -> io::Result<u64> {
+        let line = self.s.peek_line(MAX_LINE)?.to_vec();
+        if line.is_empty() || is_record_start(self.mode, &line) {
+            return Ok(0);
+        }
+        self.skip_to_record_start()
+    }
+
+    fn read_arc(&mut self, ustart: u64) -> io::Result<ArchiveEvent> {
+        let offset = self.s.offset_of(ustart);
+        let line = self.s.read_line(MAX_LINE)?;
+        let fields: Vec<String> = arc_fields(&line)
+            .unwrap_or_default()
+            .iter()
+            .map(|f| String::from_utf8_lossy(f).into_owned())
+            .collect();
+        let n = fields.len();
+        // v2: URL IP date mime status checksum location offset filename length.
+        let tail = if self.arc_version == 2 && n >= 10 {
+            9
+        } else {
+            4
+        };
+        let url = fields[..n - tail].join(" ");
+        let date =
+            arc_date_to_iso(&fields[n - tail + 1]).or_else(|| Some(fields[n - tail + 1].clone()));
+        let mime = fields[n - tail + 2].clone();
+        let filedesc = url.starts_with("filedesc:");
+        let record_type = if filedesc { "filedesc" } else { "arc" }.to_string();
+        let Ok(len) = fields[n - 1].parse::<u64>() else {
+            let skipped = self.skip_to_record_start_after_header()?;
+            return Ok(ArchiveEvent::Malformed {
+                offset,
+                record_type: Some(record_type),
+                target_uri: Some(url),
+                reason: "malformed_record".into(),
+                detail: format!(
+                    "invalid ARC record length {:?} (skipped {skipped} bytes)",
+                    fields[n - 1]
+                ),
+            });
+        };
+        let (block, block_len, truncated, by_break) = self.read_checked_block(len)?;
+        if by_break {
+            return Ok(ArchiveEvent::Malformed {
+                offset,
+                record_type: Some(record_type),
+                target_uri: Some(url),
+                reason: "bad_gzip".into(),
+                detail: format!("corrupt gzip data after {block_len} of {len} block bytes"),
+            });
+        }
+        if filedesc {
+            // The second line of the file header names the ARC version.
+            if block.starts_with(b"2 ") {
+                self.arc_version = 2;
+            }
+        }
+        Ok(ArchiveEvent::Record(RawRecord {
+            offset,
+            format: ArchiveFormat::Arc,
+            record_type,
+            record_id: None,
+            target_uri: Some(url),
+            date,
+            refers_to: None,
+            payload_digest: None,
+            content_type: Some(mime),
+            warc_truncated: None,
+            too_large: (block.len() as u64) < block_len,
+            block,
+            block_len,
+            truncated,
+        }))
+    }
+}
+
+/// The value of header `name` (lowercase), first occurrence.
+fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// A URI header value without surrounding angle brackets and whitespace.
+fn clean_uri(v: &str) -> String {
+    let v = v.trim();
+    v.strip_prefix('<')
+        .and_then(|v| v.strip_suffix('>'))
+        .unwrap_or(v)
+        .trim()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    /// Writes `bytes` to a fresh temporary file and scans it.
+    fn scan_bytes(name: &str, bytes: &[u8], max_block: u64) -> (ArchiveInfo, Vec<ArchiveEvent>) {
+        let dir = std::env::temp_dir().join(format!("neardup-archive-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let mut events = Vec::new();
+        let info = scan_archive(&path, max_block, &mut |e| events.push(e)).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        (info, events)
+    }
+
+    fn warc(rtype: &str, uri: &str, block: &str) -> String {
+        format!(
+            "WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Target-URI: {uri}\r\nWARC-Date: null\r\n\
+             Content-Length: {}\r\n\r\n{block}\r\n\r\n",
+            block.len()
+        )
+    }
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// (offset, record type or reason, block) of each event.
+    fn summary(events: &[ArchiveEvent]) -> Vec<(u64, String, String)> {
+        events
+            .iter()
+            .map(|e| match e {
+                ArchiveEvent::Record(r) => {
+                    let mut kind = r.record_type.clone();
+                    if r.truncated {
+                        kind.push_str("+truncated");
+                    }
+                    if r.too_large {
+                        kind.push_str("+too_large");
+                    }
+                    (
+                        r.offset,
+                        kind,
+                        String::from_utf8_lossy(&r.block).into_owned(),
+                    )
+                }
+                ArchiveEvent::Malformed { offset, reason, .. } => {
+                    (*offset, reason.clone(), String::new())
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn arc_dates() {
+        assert_eq!(
+            arc_date_to_iso("20080430204825").as_deref(),
+            Some("2008-04-30T20:48:25Z")
+        );
+        assert_eq!(
+            arc_date_to_iso("200804302048").as_deref(),
+            Some("2008-04-30T20:48:00Z")
+        );
+        assert_eq!(
+            arc_date_to_iso("2008").as_deref(),
+            Some("2008-01-01T00:00:00Z")
+        );
+        assert_eq!(arc_date_to_iso("null"), None);
+        assert_eq!(arc_date_to_iso("201404010000000000"), None);
+        assert_eq!(arc_date_to_iso("2008043"), None);
+    }
+
+    #[test]
+    fn plain_warc_records_and_offsets() {
+        let a = warc("warcinfo", "x", "software: test");
+        let b = warc(
+            "response",
+            "<http://e.com/a b>",
+            "HTTP/1.1 200 OK\r\n\r\nhi",
+        );
+        let (info, ev) = scan_bytes("plain.warc", format!("{a}{b}").as_bytes(), 1 << 20);
+        assert_eq!(
+            (info.format.as_str(), info.compression.as_str()),
+            ("WARC/1.0", "none")
+        );
+        assert_eq!(
+            summary(&ev),
+            vec![
+                (0, "warcinfo".into(), "software: test".into()),
+                (
+                    a.len() as u64,
+                    "response".into(),
+                    "HTTP/1.1 200 OK\r\n\r\nhi".into()
+                )
+            ]
+        );
+        let ArchiveEvent::Record(r) = &ev[1] else {
+            panic!()
+        };
+        assert_eq!(
+            (r.target_uri.as_deref(), r.date.as_deref()),
+            (Some("http://e.com/a b"), Some("null"))
+        );
+    }
+
+    #[test]
+    fn per_record_gzip_offsets_are_member_starts() {
+        let a = gz(warc("warcinfo", "x", "info").as_bytes());
+        let b = gz(warc("resource", "y", "<p>page</p>").as_bytes());
+        let (info, ev) = scan_bytes("members.warc.gz", &[a.clone(), b].concat(), 1 << 20);
+        assert_eq!(info.compression, "gzip_per_record");
+        assert_eq!(summary(&ev)[1].0, a.len() as u64);
+        // Whole-file gzip: offsets in the uncompressed stream.
+        let first = warc("warcinfo", "x", "info");
+        let whole = gz(format!("{first}{}", warc("resource", "y", "z")).as_bytes());
+        let (info, ev) = scan_bytes("whole.warc.gz", &whole, 1 << 20);
+        assert_eq!(info.compression, "gzip_whole_file");
+        assert_eq!(summary(&ev)[1].0, first.len() as u64);
+    }
+
+    #[test]
+    fn wrong_content_length_resyncs() {
+        // Declared length too long: the block swallows the next record's header,
+        // which is found inside it.
+        let good = warc("response", "b", "second");
+        let bad = "WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 100\r\n\r\nfirst\r\n\r\n";
+        let data = format!("{bad}{good}");
+        let (_, ev) = scan_bytes("long.warc", data.as_bytes(), 1 << 20);
+        let s = summary(&ev);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert_eq!(
+            (s[0].1.as_str(), s[1].0, s[1].2.as_str()),
+            ("response", bad.len() as u64, "second")
+        );
+        // Declared length too short: the rest is reported, the next record is read.
+        let bad = "WARC/1.0\r\nWARC-Type: request\r\nContent-Length: 3\r\n\r\nabcdef\r\n\r\n";
+        let (_, ev) = scan_bytes("short.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["request", "malformed_record", "response"]);
+        // Missing Content-Length: malformed, then resync.
+        let bad = "WARC/1.0\r\nWARC-Type: response\r\n\r\nno length here\r\n";
+        let (_, ev) = scan_bytes("nolen.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["malformed_record", "response"]);
+    }
+
+    #[test]
+    fn truncated_and_too_large_blocks() {
+        let rec = warc("response", "a", "0123456789");
+        let (_, ev) = scan_bytes("trunc.warc", &rec.as_bytes()[..rec.len() - 9], 1 << 20);
+        assert_eq!(
+            summary(&ev),
+            vec![(0, "response+truncated".into(), "01234".into())]
+        );
+        let (_, ev) = scan_bytes("big.warc", format!("{rec}{rec}").as_bytes(), 4);
+        let s = summary(&ev);
+        assert_eq!(s[0], (0, "response+too_large".into(), "0123".into()));
+        assert_eq!(s[1].0, rec.len() as u64);
+        // Ends inside the header.
+        let (_, ev) = scan_bytes("hdr.warc", b"WARC/1.0\r\nWARC-Type: response\r\n", 100);
+        assert_eq!(summary(&ev)[0].1, "truncated");
+    }
+
+    #[test]
+    fn bad_gzip_member_is_skipped() {
+        let a = gz(warc("resource", "a", "one").as_bytes());
+        let mut b = gz(warc("resource", "b", "two").as_bytes());
+        let n = b.len();
+        b[n / 2..n - 8].iter_mut().for_each(|x| *x = 0xff);
+        let c = gz(warc("resource", "c", "three").as_bytes());
+        let (_, ev) = scan_bytes("bad.warc.gz", &[a.clone(), b.clone(), c].concat(), 1 << 20);
+        let s = summary(&ev);
+        assert_eq!(s.len(), 3, "{s:?}");
+        assert_eq!((s[0].2.as_str(), s[2].2.as_str()), ("one", "three"));
+        assert_eq!((s[1].0, s[1].1.as_str()), (a.len() as u64, "bad_gzip"));
+        assert_eq!(s[2].0, (a.len() + b.len()) as u64);
+        // Garbage between members, and a gzip stream cut short.
+        let tail = gz(warc("resource", "d", "four").as_bytes());
+        let (_, ev) = scan_bytes(
+            "junk.warc.gz",
+            &[a.clone(), b"junk".to_vec(), tail.clone()].concat(),
+            1 << 20,
+        );
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["resource", "bad_gzip", "resource"]);
+        // Only the trailer cut: the data is complete. Data cut: truncated record.
+        for (cut, last) in [(4, "resource"), (12, "resource+truncated")] {
+            let data = [a.clone(), tail[..tail.len() - cut].to_vec()].concat();
+            let (_, ev) = scan_bytes("cut.warc.gz", &data, 1 << 20);
+            let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+            assert_eq!(kinds, ["resource", last], "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn arc_records_with_spaces_and_bad_lengths() {
+        let body = "HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>x</p>";
+        let data = format!(
+            "filedesc://t.arc 0.0.0.0 20080430204825 text/plain 10\n1 0 Test\n\n\
+             http://e.com/a b c 1.2.3.4 20080430204826 text/html {}\n{body}\n\
+             http://e.com/bad 1.2.3.4 20080430204826 text/html abc\n\n\
+             dns:e.com 1.2.3.4 20080430204827 text/dns 3\nabc\n",
+            body.len()
+        );
+        let (info, ev) = scan_bytes("t.arc", data.as_bytes(), 1 << 20);
+        assert_eq!(info.format, "ARC/1");
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["filedesc", "arc", "malformed_record", "arc"]);
+        let ArchiveEvent::Record(r) = &ev[1] else {
+            panic!()
+        };
+        assert_eq!(r.target_uri.as_deref(), Some("http://e.com/a b c"));
+        assert_eq!(r.date.as_deref(), Some("2008-04-30T20:48:26Z"));
+        assert_eq!(r.content_type.as_deref(), Some("text/html"));
+        assert_eq!(r.block, body.as_bytes());
+    }
+
+    #[test]
+    fn unsupported_and_garbage_files() {
+        let (info, ev) = scan_bytes("x.lz4", &[0x04, 0x22, 0x4d, 0x18, 1, 2, 3], 100);
+        assert_eq!(info.compression, "lz4");
+        assert_eq!(
+            summary(&ev),
+            vec![(0, "unsupported_compression".into(), String::new())]
+        );
+        let (info, ev) = scan_bytes("junk.bin", b"hello\nworld\n", 100);
+        assert_eq!(info.format, "unknown");
+        assert_eq!(
+            summary(&ev),
+            vec![(0, "malformed_record".into(), String::new())]
+        );
+        let (_, ev) = scan_bytes("empty.warc", b"", 100);
+        assert!(ev.is_empty());
+    }
+}

@@ -1,8 +1,134 @@
 //! Ingest: WARC / ARC files → `documents`, `revisits` and `rejects`.
 //!
 //! Reading ([`archive`]) is sequential per file and streams records; turning
-//! a record into a document ([`record`]: HTTP parsing, content decoding,
-//! charset, HTML text extraction) is pure and runs in parallel.
+//! a record into a document ([`record`]: HTTP parsing ([`http`]), content
+//! decoding, charset and HTML text extraction ([`html`])) is pure and runs in
+//! parallel. [`ingest_file`] ties the two together for one file and hands
+//! the outcomes to the caller in file order; it writes nothing itself.
 
 pub mod archive;
+pub mod html;
+pub mod http;
 pub mod record;
+
+use crate::config::IngestConfig;
+use archive::{scan_archive, ArchiveEvent};
+use rayon::prelude::*;
+use record::{process_record, Outcome, Reject};
+use std::path::Path;
+
+/// Counts for one ingested file. `records == documents + revisits + rejects
+/// + skipped` always holds (a malformed region counts as one record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileSummary {
+    /// File name (no directories), as used in the output rows.
+    pub file: String,
+    /// Archive format of the first record (`WARC/1.0`, `ARC/1`, ...).
+    pub format: String,
+    /// `none`, `gzip_per_record`, `gzip_whole_file`, or an unsupported one.
+    pub compression: String,
+    /// Size of the file in bytes.
+    pub bytes: u64,
+    /// Records and malformed regions read.
+    pub records: u64,
+    /// Outcomes that are documents.
+    pub documents: u64,
+    /// Outcomes that are revisits.
+    pub revisits: u64,
+    /// Outcomes that are rejects (including malformed regions).
+    pub rejects: u64,
+    /// Outcomes that are skipped record types.
+    pub skipped: u64,
+}
+
+/// Records are processed in parallel batches of at most this many records ...
+const BATCH_RECORDS: usize = 256;
+/// ... or this many block bytes, which bounds the memory held per file.
+const BATCH_BYTES: usize = 64 << 20;
+/// Room for the HTTP header on top of the payload limit when capping blocks.
+const HEADER_ALLOWANCE: u64 = 1 << 20;
+
+/// Reads one archive and calls `sink` with the outcome of every record, in
+/// file order. Record processing runs on the rayon pool in batches; `sink`
+/// is called on the calling thread. Returns `Err` only when the file cannot
+/// be opened or read; damaged content becomes `Reject` outcomes.
+pub fn ingest_file(
+    path: &Path,
+    cfg: &IngestConfig,
+    sink: &mut dyn FnMut(Outcome),
+) -> std::io::Result<FileSummary> {
+    let file = path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    let mut summary = FileSummary {
+        file: file.clone(),
+        format: String::new(),
+        compression: String::new(),
+        bytes: 0,
+        records: 0,
+        documents: 0,
+        revisits: 0,
+        rejects: 0,
+        skipped: 0,
+    };
+    let mut batch: Vec<ArchiveEvent> = Vec::new();
+    let mut batch_bytes = 0usize;
+    let mut emit = |outcome: Outcome, summary: &mut FileSummary| {
+        summary.records += 1;
+        match &outcome {
+            Outcome::Document(_) => summary.documents += 1,
+            Outcome::Revisit(_) => summary.revisits += 1,
+            Outcome::Reject(_) => summary.rejects += 1,
+            Outcome::Skipped { .. } => summary.skipped += 1,
+        }
+        sink(outcome);
+    };
+    let mut flush = |batch: &mut Vec<ArchiveEvent>, summary: &mut FileSummary| {
+        let outcomes: Vec<Outcome> = batch
+            .par_iter()
+            .map(|ev| outcome_of(ev, &file, cfg))
+            .collect();
+        batch.clear();
+        for o in outcomes {
+            emit(o, summary);
+        }
+    };
+    let max_block = cfg.max_payload_bytes.saturating_add(HEADER_ALLOWANCE);
+    let info = scan_archive(path, max_block, &mut |ev| {
+        if let ArchiveEvent::Record(r) = &ev {
+            batch_bytes += r.block.len();
+        }
+        batch.push(ev);
+        if batch.len() >= BATCH_RECORDS || batch_bytes >= BATCH_BYTES {
+            flush(&mut batch, &mut summary);
+            batch_bytes = 0;
+        }
+    })?;
+    flush(&mut batch, &mut summary);
+    summary.format = info.format;
+    summary.compression = info.compression;
+    summary.bytes = info.bytes;
+    Ok(summary)
+}
+
+/// The outcome of one archive event.
+fn outcome_of(ev: &ArchiveEvent, file: &str, cfg: &IngestConfig) -> Outcome {
+    match ev {
+        ArchiveEvent::Record(r) => process_record(r, file, cfg),
+        ArchiveEvent::Malformed {
+            offset,
+            record_type,
+            target_uri,
+            reason,
+            detail,
+        } => Outcome::Reject(Reject {
+            warc_file: file.to_string(),
+            warc_offset: *offset,
+            record_type: record_type.clone().unwrap_or_else(|| "unknown".into()),
+            url: target_uri.clone(),
+            reason: reason.clone(),
+            detail: detail.clone(),
+        }),
+    }
+}

@@ -1,1 +1,632 @@
-//! Placeholder.
+//! One archive record → a document, a revisit, a reject or nothing.
+//!
+//! [`process_record`] is pure (no I/O, no shared state), so the caller can
+//! run it on many records in parallel. It takes `response`, `resource` and
+//! ARC records whose payload is HTML, parses the HTTP response when the
+//! block is one, undoes chunking and content encoding, decides the charset
+//! and extracts title, visible text and language ([`super::html`]). Every
+//! record that does not become a document is accounted for: non-content
+//! record types are `Skipped`, revisits become `Revisit`, everything else
+//! gets a `Reject` with a short reason.
+
+use super::archive::{ArchiveFormat, RawRecord};
+use super::html;
+use super::http::{self, DecodeError};
+use crate::config::IngestConfig;
+use xxhash_rust::xxh3::xxh3_64;
+
+/// What a record became.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// An HTML page with its extracted text.
+    Document(Document),
+    /// A revisit record (the payload is stored elsewhere).
+    Revisit(Revisit),
+    /// A content record (or unreadable bytes) that did not become a document.
+    Reject(Reject),
+    /// A record type that carries no page content (warcinfo, request,
+    /// metadata, conversion, continuation, ARC filedesc, unknown types).
+    Skipped {
+        /// The record type, as in [`RawRecord::record_type`].
+        record_type: String,
+    },
+}
+
+/// One HTML page of the crawl.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    /// Stable id: xxh3_64 of the WARC-Record-ID, or of `"{file}:{offset}"`
+    /// when the record has none (ARC).
+    pub doc_id: u64,
+    /// Target URI (may contain spaces if the archive has them).
+    pub url: String,
+    /// File name of the archive (no directories).
+    pub warc_file: String,
+    /// Record offset (see [`RawRecord::offset`]).
+    pub warc_offset: u64,
+    /// Capture date, ISO 8601 as in the header (ARC dates converted);
+    /// `None` when missing or not a valid date (`null`, day 65, ...).
+    pub crawl_date: Option<String>,
+    /// HTTP status; `None` when the block is not an HTTP response.
+    pub http_status: Option<u16>,
+    /// MIME type of the payload, lowercased, without parameters.
+    pub content_type: Option<String>,
+    /// Encoding used to decode the payload (encoding_rs name, lowercased).
+    pub charset: String,
+    /// Text of `<title>`.
+    pub title: String,
+    /// ISO 639-1 code, or `""` when unknown or unreliable.
+    pub lang: String,
+    /// Visible text, one line per block element.
+    pub text: String,
+    /// HTTP payload bytes as stored (before de-chunking and decompression).
+    pub raw_bytes: u64,
+}
+
+/// A revisit record: the capture repeats an earlier payload.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revisit {
+    /// Stable id, computed as for [`Document::doc_id`].
+    pub doc_id: u64,
+    /// Target URI.
+    pub url: String,
+    /// File name of the archive.
+    pub warc_file: String,
+    /// Record offset.
+    pub warc_offset: u64,
+    /// Capture date (validated as for documents).
+    pub crawl_date: Option<String>,
+    /// WARC-Refers-To, or WARC-Refers-To-Target-URI when the former is missing.
+    pub refers_to: Option<String>,
+    /// WARC-Payload-Digest (the digest of the repeated payload).
+    pub payload_digest: Option<String>,
+}
+
+/// A record (or unreadable region) that did not become a document, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reject {
+    /// File name of the archive.
+    pub warc_file: String,
+    /// Record offset.
+    pub warc_offset: u64,
+    /// Record type (`unknown` when the header could not be read).
+    pub record_type: String,
+    /// Target URI when known.
+    pub url: Option<String>,
+    /// Short snake_case reason: `not_html`, `truncated`, `bad_gzip`,
+    /// `bad_http_header`, `decode_error`, `empty_text`, `too_large`,
+    /// `unsupported_compression`, `malformed_record`.
+    pub reason: String,
+    /// Human-readable explanation.
+    pub detail: String,
+}
+
+/// Record types that never carry page content.
+const NON_CONTENT: &[&str] = &[
+    "warcinfo",
+    "request",
+    "metadata",
+    "conversion",
+    "continuation",
+    "filedesc",
+];
+
+/// MIME types that are HTML.
+const HTML_TYPES: &[&str] = &["text/html", "application/xhtml+xml"];
+
+/// MIME types that say nothing about the content, so the body is sniffed.
+const GENERIC_TYPES: &[&str] = &[
+    "",
+    "application/octet-stream",
+    "binary/octet-stream",
+    "application/unknown",
+    "unknown/unknown",
+    "application/x-unknown-content-type",
+    "*/*",
+    "no-type",
+    "unk",
+];
+
+/// Turns one record into its outcome. `file` is the archive file name used
+/// in ids and rows (pass the name, not the full path, so ids do not depend
+/// on where the data lives).
+pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcome {
+    let rtype = raw.record_type.as_str();
+    if NON_CONTENT.contains(&rtype) {
+        return Outcome::Skipped {
+            record_type: raw.record_type.clone(),
+        };
+    }
+    let doc_id = doc_id(raw, file);
+    if rtype == "revisit" {
+        return Outcome::Revisit(Revisit {
+            doc_id,
+            url: raw.target_uri.clone().unwrap_or_default(),
+            warc_file: file.to_string(),
+            warc_offset: raw.offset,
+            crawl_date: valid_date(raw.date.as_deref()),
+            refers_to: raw.refers_to.clone(),
+            payload_digest: raw.payload_digest.clone(),
+        });
+    }
+    let is_content = matches!(rtype, "response" | "resource")
+        || (raw.format == ArchiveFormat::Arc && rtype == "arc");
+    if !is_content {
+        return Outcome::Skipped {
+            record_type: raw.record_type.clone(),
+        };
+    }
+    match page(raw, cfg) {
+        Ok(p) => Outcome::Document(Document {
+            doc_id,
+            url: raw.target_uri.clone().unwrap_or_default(),
+            warc_file: file.to_string(),
+            warc_offset: raw.offset,
+            crawl_date: valid_date(raw.date.as_deref()),
+            http_status: p.status,
+            content_type: p.mime,
+            charset: p.charset,
+            title: p.title,
+            lang: p.lang,
+            text: p.text,
+            raw_bytes: p.raw_bytes,
+        }),
+        Err((reason, detail)) => Outcome::Reject(Reject {
+            warc_file: file.to_string(),
+            warc_offset: raw.offset,
+            record_type: raw.record_type.clone(),
+            url: raw.target_uri.clone(),
+            reason: reason.to_string(),
+            detail,
+        }),
+    }
+}
+
+/// xxh3_64 of the record id, or of `"{file}:{offset}"`.
+fn doc_id(raw: &RawRecord, file: &str) -> u64 {
+    match &raw.record_id {
+        Some(id) => xxh3_64(id.as_bytes()),
+        None => xxh3_64(format!("{file}:{}", raw.offset).as_bytes()),
+    }
+}
+
+/// The parts of a document that come from the block.
+struct Page {
+    status: Option<u16>,
+    mime: Option<String>,
+    charset: String,
+    title: String,
+    lang: String,
+    text: String,
+    raw_bytes: u64,
+}
+
+type Rejection = (&'static str, String);
+
+/// Block → page, or the reason it is not one.
+fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
+    if raw.truncated {
+        return Err((
+            "truncated",
+            format!(
+                "block has {} bytes, the file ends before its declared end",
+                raw.block_len
+            ),
+        ));
+    }
+    if let Some(why) = &raw.warc_truncated {
+        return Err(("truncated", format!("WARC-Truncated: {why}")));
+    }
+    if raw.too_large {
+        return Err(("too_large", format!("block of {} bytes", raw.block_len)));
+    }
+    let block = &raw.block[..];
+    let block_type = raw
+        .content_type
+        .as_deref()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let is_http = block_type.starts_with("application/http")
+        || (block.starts_with(b"HTTP/")
+            && (rtype_may_be_http(&raw.record_type) || block_type.is_empty()));
+    let (status, content_type, transfer_enc, content_enc, body) = if is_http {
+        let resp = http::parse_response(block).map_err(|e| ("bad_http_header", e))?;
+        let body = &block[resp.body_start.min(block.len())..];
+        (
+            Some(resp.status),
+            resp.header("content-type").map(str::to_string),
+            resp.header("transfer-encoding").map(str::to_string),
+            resp.header("content-encoding").map(str::to_string),
+            body,
+        )
+    } else {
+        (None, raw.content_type.clone(), None, None, block)
+    };
+    let raw_bytes = body.len() as u64;
+    if raw_bytes > cfg.max_payload_bytes {
+        return Err(("too_large", format!("payload of {raw_bytes} bytes")));
+    }
+    let (mime, header_charset) = split_content_type(content_type.as_deref());
+    let explicit = !GENERIC_TYPES.contains(&mime.as_str());
+    if explicit && !HTML_TYPES.contains(&mime.as_str()) {
+        return Err(("not_html", format!("content type {mime}")));
+    }
+    let dechunked;
+    let mut payload = body;
+    if transfer_enc
+        .as_deref()
+        .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
+    {
+        if let Some(d) = http::dechunk(body) {
+            dechunked = d;
+            payload = &dechunked;
+        }
+    }
+    let decoded;
+    if let Some(enc) = content_enc.as_deref() {
+        decoded =
+            http::decode_content(enc, payload, cfg.max_payload_bytes).map_err(|e| match e {
+                DecodeError::TooLarge => (
+                    "too_large",
+                    format!(
+                        "{enc} payload decodes to more than {} bytes",
+                        cfg.max_payload_bytes
+                    ),
+                ),
+                DecodeError::Corrupt(m) => ("decode_error", format!("Content-Encoding {enc}: {m}")),
+            })?;
+        payload = &decoded;
+    }
+    if !explicit && !sniff_html(payload) {
+        let shown = if mime.is_empty() {
+            "none"
+        } else {
+            mime.as_str()
+        };
+        return Err((
+            "not_html",
+            format!("content type {shown} and the body does not look like HTML"),
+        ));
+    }
+    let (enc, _) = html::decide_charset(payload, header_charset.as_deref());
+    let text = html::decode(payload, enc);
+    let ex = html::extract(&text);
+    let chars = ex.text.chars().count() as u64;
+    if chars < cfg.min_text_chars || ex.text.is_empty() {
+        return Err(("empty_text", format!("{chars} characters of text")));
+    }
+    Ok(Page {
+        status,
+        mime: (!mime.is_empty()).then_some(mime),
+        charset: enc.name().to_ascii_lowercase(),
+        title: ex.title,
+        lang: html::detect_lang(&ex.text),
+        text: ex.text,
+        raw_bytes,
+    })
+}
+
+/// Record types whose block may be an HTTP response without saying so.
+fn rtype_may_be_http(rtype: &str) -> bool {
+    matches!(rtype, "response" | "arc")
+}
+
+/// `text/html; charset="UTF-8"` → (`text/html`, `Some("UTF-8")`).
+fn split_content_type(ct: Option<&str>) -> (String, Option<String>) {
+    let Some(ct) = ct else {
+        return (String::new(), None);
+    };
+    let mut parts = ct.split(';');
+    let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
+    let charset = parts.find_map(|p| {
+        let (k, v) = p.split_once('=')?;
+        k.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
+    });
+    (mime, charset.filter(|c| !c.is_empty()))
+}
+
+/// Does the body start like an HTML document? Looks for `<html`,
+/// `<!doctype html`, `<head` or `<body` in the first 1 KB (after a BOM and
+/// whitespace, comments allowed before).
+pub fn sniff_html(body: &[u8]) -> bool {
+    let head = &body[..body.len().min(1024)];
+    let lower = head.to_ascii_lowercase();
+    [&b"<html"[..], b"<!doctype html", b"<head", b"<body"]
+        .iter()
+        .any(|tag| lower.windows(tag.len()).any(|w| w == *tag))
+}
+
+/// The date if it is an ISO 8601 date or date-time (a prefix such as
+/// `2014-01` or `2014-01-27T17:12` is accepted, with or without zone);
+/// `None` for `null`, empty or impossible values.
+pub fn valid_date(d: Option<&str>) -> Option<String> {
+    let d = d?.trim();
+    let b = d.as_bytes();
+    let num = |r: std::ops::Range<usize>, lo: u32, hi: u32| -> bool {
+        b.get(r.clone())
+            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+            && d[r].parse::<u32>().is_ok_and(|v| (lo..=hi).contains(&v))
+    };
+    let ok = num(0..4, 1, 9999)
+        && match b.len() {
+            4 => true,
+            7 => b[4] == b'-' && num(5..7, 1, 12),
+            10 => b[4] == b'-' && num(5..7, 1, 12) && b[7] == b'-' && num(8..10, 1, 31),
+            n if n > 10 => {
+                b[4] == b'-'
+                    && num(5..7, 1, 12)
+                    && b[7] == b'-'
+                    && num(8..10, 1, 31)
+                    && b[10] == b'T'
+                    && valid_time(&d[11..])
+            }
+            _ => false,
+        };
+    ok.then(|| d.to_string())
+}
+
+/// `hh:mm[:ss[.frac]][Z|±hh[:]mm]`.
+fn valid_time(t: &str) -> bool {
+    let (clock, zone) = match t.find(['Z', '+', '-']) {
+        Some(i) => (&t[..i], &t[i..]),
+        None => (t, ""),
+    };
+    let two = |s: &str, hi: u32| {
+        s.len() == 2
+            && s.bytes().all(|c| c.is_ascii_digit())
+            && s.parse::<u32>().is_ok_and(|v| v <= hi)
+    };
+    let mut parts = clock.splitn(3, ':');
+    let (Some(h), Some(m)) = (parts.next(), parts.next()) else {
+        return false;
+    };
+    let sec_ok = match parts.next() {
+        None => true,
+        Some(s) => {
+            let (whole, frac) = s.split_once('.').unwrap_or((s, "0"));
+            two(whole, 60) && !frac.is_empty() && frac.bytes().all(|c| c.is_ascii_digit())
+        }
+    };
+    let zone_ok = match zone {
+        "" | "Z" => true,
+        z => {
+            let z = z[1..].replace(':', "");
+            z.len() == 4 && two(&z[..2], 23) && two(&z[2..], 59)
+        }
+    };
+    two(h, 23) && two(m, 59) && sec_ok && zone_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(record_type: &str, content_type: &str, block: &[u8]) -> RawRecord {
+        RawRecord {
+            offset: 42,
+            format: ArchiveFormat::Warc,
+            record_type: record_type.into(),
+            record_id: Some("<urn:uuid:1>".into()),
+            target_uri: Some("http://example.com/".into()),
+            date: Some("2014-01-27T17:12:38Z".into()),
+            refers_to: None,
+            payload_digest: None,
+            content_type: Some(content_type.into()),
+            warc_truncated: None,
+            block: block.to_vec(),
+            block_len: block.len() as u64,
+            too_large: false,
+            truncated: false,
+        }
+    }
+
+    fn reject_reason(o: Outcome) -> String {
+        match o {
+            Outcome::Reject(r) => r.reason,
+            other => panic!("expected a reject, got {other:?}"),
+        }
+    }
+
+    const HTTP: &str = "application/http; msgtype=response";
+
+    #[test]
+    fn html_response_becomes_document() {
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
+                      <html><head><title>T</title></head><body><p>Hello world</p></body></html>";
+        let Outcome::Document(d) = process_record(
+            &raw("response", HTTP, block),
+            "a.warc.gz",
+            &IngestConfig::default(),
+        ) else {
+            panic!("not a document")
+        };
+        assert_eq!(d.doc_id, xxh3_64(b"<urn:uuid:1>"));
+        assert_eq!(
+            (d.http_status, d.content_type.as_deref()),
+            (Some(200), Some("text/html"))
+        );
+        assert_eq!(
+            (d.title.as_str(), d.text.as_str(), d.charset.as_str()),
+            ("T", "Hello world", "utf-8")
+        );
+        assert_eq!(d.crawl_date.as_deref(), Some("2014-01-27T17:12:38Z"));
+        assert_eq!(d.raw_bytes, 73);
+    }
+
+    #[test]
+    fn chunked_and_gzipped_payload() {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+        gz.write_all(b"<html><body><p>Zipped text</p></body></html>")
+            .unwrap();
+        let gz = gz.finish().unwrap();
+        let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
+        block.extend_from_slice(format!("{:x}\r\n", gz.len()).as_bytes());
+        block.extend_from_slice(&gz);
+        block.extend_from_slice(b"\r\n0\r\n\r\n");
+        let Outcome::Document(d) = process_record(
+            &raw("response", HTTP, &block),
+            "f",
+            &IngestConfig::default(),
+        ) else {
+            panic!("not a document")
+        };
+        assert_eq!(d.text, "Zipped text");
+        // Wrong chunking (body stored de-chunked): the raw body is used.
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n<p>plain</p>";
+        let Outcome::Document(d) =
+            process_record(&raw("response", HTTP, block), "f", &IngestConfig::default())
+        else {
+            panic!("not a document")
+        };
+        assert_eq!(d.text, "plain");
+        // Corrupt gzip → decode_error.
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n\x1f\x8b\x08\x00garbage";
+        assert_eq!(
+            reject_reason(process_record(
+                &raw("response", HTTP, block),
+                "f",
+                &IngestConfig::default()
+            )),
+            "decode_error"
+        );
+    }
+
+    #[test]
+    fn rejects_and_skips() {
+        let cfg = IngestConfig::default();
+        let img = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG";
+        assert_eq!(
+            reject_reason(process_record(&raw("response", HTTP, img), "f", &cfg)),
+            "not_html"
+        );
+        let empty =
+            b"HTTP/1.1 301 Moved\r\nContent-Type: text/html\r\n\r\n<html><body> </body></html>";
+        assert_eq!(
+            reject_reason(process_record(&raw("response", HTTP, empty), "f", &cfg)),
+            "empty_text"
+        );
+        assert_eq!(
+            reject_reason(process_record(
+                &raw("response", HTTP, b"<html>no status"),
+                "f",
+                &cfg
+            )),
+            "bad_http_header"
+        );
+        let mut t = raw("response", HTTP, b"HTTP/1.1 200 OK\r\n\r\n<html>");
+        t.truncated = true;
+        assert_eq!(reject_reason(process_record(&t, "f", &cfg)), "truncated");
+        let big = raw(
+            "response",
+            HTTP,
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>0123456789</p>",
+        );
+        let small = IngestConfig {
+            max_payload_bytes: 5,
+            ..IngestConfig::default()
+        };
+        assert_eq!(
+            reject_reason(process_record(&big, "f", &small)),
+            "too_large"
+        );
+        let short = IngestConfig {
+            min_text_chars: 100,
+            ..IngestConfig::default()
+        };
+        assert_eq!(
+            reject_reason(process_record(&big, "f", &short)),
+            "empty_text"
+        );
+        for t in [
+            "warcinfo",
+            "request",
+            "metadata",
+            "conversion",
+            "filedesc",
+            "unknown",
+        ] {
+            assert_eq!(
+                process_record(&raw(t, "x", b""), "f", &cfg),
+                Outcome::Skipped {
+                    record_type: t.into()
+                }
+            );
+        }
+    }
+
+    #[test]
+    fn sniffing_generic_types_and_plain_blocks() {
+        let cfg = IngestConfig::default();
+        // No HTTP header: resource record of type text/html.
+        let Outcome::Document(d) =
+            process_record(&raw("resource", "text/html", b"<p>res</p>"), "f", &cfg)
+        else {
+            panic!("not a document")
+        };
+        assert_eq!((d.text.as_str(), d.http_status), ("res", None));
+        // Generic type, HTML body → sniffed as HTML; generic type, other body → not_html.
+        let gen = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n<!DOCTYPE html><p>x</p>";
+        assert!(matches!(
+            process_record(&raw("response", HTTP, gen), "f", &cfg),
+            Outcome::Document(_)
+        ));
+        let none = b"HTTP/1.1 200 OK\r\n\r\nplain words";
+        assert_eq!(
+            reject_reason(process_record(&raw("response", HTTP, none), "f", &cfg)),
+            "not_html"
+        );
+    }
+
+    #[test]
+    fn revisit_and_arc_ids() {
+        let mut r = raw("revisit", HTTP, b"");
+        r.refers_to = Some("<urn:uuid:0>".into());
+        r.payload_digest = Some("sha1:X".into());
+        let Outcome::Revisit(v) = process_record(&r, "f", &IngestConfig::default()) else {
+            panic!()
+        };
+        assert_eq!(
+            (v.refers_to.as_deref(), v.payload_digest.as_deref()),
+            (Some("<urn:uuid:0>"), Some("sha1:X"))
+        );
+        let mut a = raw(
+            "arc",
+            "text/html",
+            b"HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>arc page</p>",
+        );
+        a.format = ArchiveFormat::Arc;
+        a.record_id = None;
+        let Outcome::Document(d) = process_record(&a, "x.arc", &IngestConfig::default()) else {
+            panic!()
+        };
+        assert_eq!(d.doc_id, xxh3_64(b"x.arc:42"));
+        assert_eq!(d.text, "arc page");
+    }
+
+    #[test]
+    fn dates() {
+        for ok in [
+            "2014-01-27T17:12:38Z",
+            "2009-03-05T08:43:19-0800",
+            "2014-01-27T17:12:38.123+01:00",
+            "2014-01",
+            "2014-01-27T17:12",
+        ] {
+            assert_eq!(valid_date(Some(ok)).as_deref(), Some(ok), "{ok}");
+        }
+        for bad in [
+            "null",
+            "",
+            "2009-03-65T08:43:19-0800",
+            "2008-10-294T05:21:46-0700",
+            "20140127",
+            "2014-13-01",
+        ] {
+            assert_eq!(valid_date(Some(bad)), None, "{bad}");
+        }
+        assert_eq!(valid_date(None), None);
+    }
+}
