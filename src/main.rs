@@ -95,7 +95,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet);
     let quiet = cli.quiet;
-    let command = cli.command.unwrap_or(Command::Run(RunArgs::parse_from(["run"])));
+    let command = cli.command.unwrap_or_else(|| Command::Run(default_run_args()));
     let result = match command {
         Command::Run(args) => run(args, quiet),
         Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
@@ -110,6 +110,13 @@ fn main() -> ExitCode {
             ExitCode::from(if usage { 2 } else { 1 })
         }
     }
+}
+
+/// `pipeline` with no subcommand means `pipeline run` with its defaults.
+fn default_run_args() -> RunArgs {
+    use clap::{Args, FromArgMatches};
+    let matches = RunArgs::augment_args(clap::Command::new("run")).get_matches_from(["run"]);
+    RunArgs::from_arg_matches(&matches).expect("run's defaults parse")
 }
 
 /// An error in how the program was called (exit code 2).

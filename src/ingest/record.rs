@@ -35,8 +35,8 @@ pub enum Outcome {
 /// One HTML page of the crawl.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
-    /// Stable id: xxh3_64 of the WARC-Record-ID, or of `"{file}:{offset}"`
-    /// when the record has none (ARC).
+    /// Stable id: xxh3_64 of the file name and WARC-Record-ID, or of
+    /// `"{file}:{offset}"` when the record has none (ARC).
     pub doc_id: u64,
     /// Target URI (may contain spaces if the archive has them).
     pub url: String,
@@ -182,10 +182,14 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
     }
 }
 
-/// xxh3_64 of the record id, or of `"{file}:{offset}"`.
+/// xxh3_64 of `"{file}\n{record id}"`, or of `"{file}:{offset}"` when the
+/// record has no id. The file name is part of the id because the same
+/// records are often archived in several files (a `.warc` and its `.warc.gz`,
+/// a crawl and its re-compression): each copy is then its own document (an
+/// exact duplicate that a0 finds) instead of a clash of ids.
 fn doc_id(raw: &RawRecord, file: &str) -> u64 {
     match &raw.record_id {
-        Some(id) => xxh3_64(id.as_bytes()),
+        Some(id) => xxh3_64(format!("{file}\n{id}").as_bytes()),
         None => xxh3_64(format!("{file}:{}", raw.offset).as_bytes()),
     }
 }
@@ -442,7 +446,7 @@ mod tests {
         ) else {
             panic!("not a document")
         };
-        assert_eq!(d.doc_id, xxh3_64(b"<urn:uuid:1>"));
+        assert_eq!(d.doc_id, xxh3_64(b"a.warc.gz\n<urn:uuid:1>"));
         assert_eq!(
             (d.http_status, d.content_type.as_deref()),
             (Some(200), Some("text/html"))

@@ -222,9 +222,25 @@ fn ingest_one(path: &Path, i: usize, dirs: &[TableDir], config: &Config) -> Resu
     let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
     let file_label = path.display().to_string();
     let mut write_error: Option<anyhow::Error> = None;
-    let summary = ingest_file(path, &config.ingest, &mut |outcome| {
+    let mut seen_ids = std::collections::HashSet::new();
+    let mut repeated_ids = 0u64;
+    let mut summary = ingest_file(path, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
+        }
+        // A record id repeated inside one file would repeat a doc_id.
+        if let Outcome::Document(d) = &outcome {
+            if !seen_ids.insert(d.doc_id) {
+                repeated_ids += 1;
+                outcome = Outcome::Reject(Reject {
+                    warc_file: d.warc_file.clone(),
+                    warc_offset: d.warc_offset,
+                    record_type: "response".into(),
+                    url: Some(d.url.clone()),
+                    reason: "duplicate_record_id".into(),
+                    detail: "an earlier record of this file has the same WARC-Record-ID".into(),
+                });
+            }
         }
         let which = match &outcome {
             Outcome::Document(d) => {
@@ -249,6 +265,8 @@ fn ingest_one(path: &Path, i: usize, dirs: &[TableDir], config: &Config) -> Resu
     if let Some(e) = write_error {
         return Err(e);
     }
+    summary.documents -= repeated_ids;
+    summary.rejects += repeated_ids;
     for (w, b) in writers.iter_mut().zip(builders.iter_mut()) {
         w.write_rest(b)?;
     }
