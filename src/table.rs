@@ -7,7 +7,7 @@
 
 use anyhow::{Context, Result};
 use arrow::array::{ArrayBuilder, ArrayRef, RecordBatch};
-use arrow::datatypes::SchemaRef;
+use arrow::datatypes::{DataType, SchemaRef};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::StreamExt;
 use parquet::arrow::ArrowWriter;
@@ -35,7 +35,7 @@ impl BatchBuilder {
         let builders = schema
             .fields()
             .iter()
-            .map(|f| arrow::array::make_builder(f.data_type(), BATCH_ROWS))
+            .map(|f| typed_builder(f.data_type()))
             .collect();
         BatchBuilder { schema, builders }
     }
@@ -63,6 +63,25 @@ impl BatchBuilder {
     pub fn finish(&mut self) -> Result<RecordBatch> {
         let columns: Vec<ArrayRef> = self.builders.iter_mut().map(|b| b.finish()).collect();
         Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
+    }
+}
+
+/// A builder whose concrete type [`BatchBuilder::col`] can name: arrow's
+/// `make_builder` gives lists a `ListBuilder<Box<dyn ArrayBuilder>>`, so the
+/// list types our schemas use get their typed builders here.
+fn typed_builder(data_type: &DataType) -> Box<dyn ArrayBuilder> {
+    use arrow::array::{ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
+    match data_type {
+        DataType::List(item) => {
+            let field = item.clone();
+            match item.data_type() {
+                DataType::Utf8 => Box::new(ListBuilder::new(StringBuilder::new()).with_field(field)),
+                DataType::UInt32 => Box::new(ListBuilder::new(UInt32Builder::new()).with_field(field)),
+                DataType::UInt64 => Box::new(ListBuilder::new(UInt64Builder::new()).with_field(field)),
+                other => panic!("no typed list builder for {other:?}"),
+            }
+        }
+        other => arrow::array::make_builder(other, BATCH_ROWS),
     }
 }
 
