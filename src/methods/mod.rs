@@ -195,7 +195,7 @@ mod tests {
             "a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
         ]
         .iter()
-        .chain(&["a9", "imatch", "slst"])
+        .chain(&["a9", "imatch", "slst", "a11", "spotsigs"])
         .map(|s| s.to_string())
         .collect();
         let methods = build_signature_methods(
@@ -207,7 +207,7 @@ mod tests {
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(
             built,
-            ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a7", "a9", "imatch"]
+            ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]
         );
     }
 
