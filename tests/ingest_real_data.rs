@@ -92,7 +92,8 @@ fn ingest_all() -> BTreeMap<String, Ingested> {
         .par_iter()
         .map(|f| {
             let mut outcomes = Vec::new();
-            let summary = ingest_file(f, &IngestConfig::default(), &mut |o| outcomes.push(o))
+            let label = f.file_name().unwrap().to_string_lossy().into_owned();
+            let summary = ingest_file(f, &label, &IngestConfig::default(), &mut |o| outcomes.push(o))
                 .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             let rel = f.strip_prefix(DATA).unwrap().to_string_lossy().into_owned();
             (rel, Ingested { summary, outcomes })

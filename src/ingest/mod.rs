@@ -51,16 +51,16 @@ const HEADER_ALLOWANCE: u64 = 1 << 20;
 /// Reads one archive and calls `sink` with the outcome of every record, in
 /// file order. Record processing runs on the rayon pool in batches; `sink`
 /// is called on the calling thread. Returns `Err` only when the file cannot
-/// be opened or read; damaged content becomes `Reject` outcomes.
+/// be opened or read; damaged content becomes `Reject` outcomes. `file` is
+/// the name the file goes by in ids and rows: its path relative to the input
+/// folder it was found in (so ids do not depend on where the crawl lives).
 pub fn ingest_file(
     path: &Path,
+    file: &str,
     cfg: &IngestConfig,
     sink: &mut dyn FnMut(Outcome),
 ) -> std::io::Result<FileSummary> {
-    let file = path.file_name().map_or_else(
-        || path.display().to_string(),
-        |n| n.to_string_lossy().into_owned(),
-    );
+    let file = file.to_string();
     let mut summary = FileSummary {
         file: file.clone(),
         format: String::new(),

@@ -44,14 +44,14 @@ impl Stage for Ingest {
         let (files, problems) = expand_inputs(&ctx.inputs);
         let files: Vec<Value> = files
             .iter()
-            .map(|f| {
+            .map(|InputFile { path: f, label }| {
                 let meta = std::fs::metadata(f).ok();
                 let mtime = meta
                     .as_ref()
                     .and_then(|m| m.modified().ok())
                     .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
                     .map(|d| d.as_nanos() as u64);
-                json!({"path": f.display().to_string(), "size": meta.map(|m| m.len()), "mtime_ns": mtime})
+                json!({"path": f.display().to_string(), "label": label, "size": meta.map(|m| m.len()), "mtime_ns": mtime})
             })
             .collect();
         Ok(json!({"files": files, "problems": problems}))
@@ -63,17 +63,17 @@ impl Stage for Ingest {
         }
         let dirs: Vec<TableDir> =
             TABLES.iter().map(|t| TableDir::create(&ctx.out, t)).collect::<Result<_>>()?;
-        let total_bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+        let total_bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(&f.path).ok()).map(|m| m.len()).sum();
         let progress = crate::progress::bar(ctx.progress, total_bytes, "ingest");
         let done_bytes = AtomicU64::new(0);
         let summaries: Vec<Result<FileSummary, String>> = files
             .par_iter()
             .enumerate()
-            .map(|(i, path)| {
-                let r = ingest_one(path, i, &dirs, &ctx.config);
-                let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+            .map(|(i, input)| {
+                let r = ingest_one(input, i, &dirs, &ctx.config);
+                let size = std::fs::metadata(&input.path).map(|m| m.len()).unwrap_or(0);
                 progress.set_position(done_bytes.fetch_add(size, Ordering::Relaxed) + size);
-                r.map_err(|e| format!("{}: {e:#}", path.display()))
+                r.map_err(|e| format!("{}: {e:#}", input.path.display()))
             })
             .collect();
         progress.finish_and_clear();
@@ -87,8 +87,8 @@ impl Stage for Ingest {
         let mut report = StageReport::default();
         let mut list = BatchBuilder::new("ingest_files");
         let mut totals: BTreeMap<&str, u64> = BTreeMap::new();
-        for (path, summary) in files.iter().zip(&summaries) {
-            list.col::<StringBuilder>(0).append_value(path.display().to_string());
+        for (input, summary) in files.iter().zip(&summaries) {
+            list.col::<StringBuilder>(0).append_value(input.path.display().to_string());
             match summary {
                 Ok(s) => {
                     list.col::<StringBuilder>(1).append_value(&s.format);
@@ -140,24 +140,24 @@ impl Stage for Ingest {
 /// (`.warc`, `.arc`, `.wet`, `.wat`, optionally compressed); a path given
 /// explicitly is always taken. Two files with the same name would give the
 /// same document ids, so the second one is reported instead of read.
-pub fn expand_inputs(inputs: &[String]) -> (Vec<PathBuf>, Vec<String>) {
+pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for input in inputs {
         let path = Path::new(input);
         if path.is_file() {
-            files.push(path.to_path_buf());
+            files.push(InputFile { path: path.to_path_buf(), label: file_name(path) });
         } else if path.is_dir() {
-            walk(path, &mut files);
+            walk(path, path, &mut files);
         } else if input.contains(['*', '?', '[']) {
             match glob::glob(input) {
                 Ok(paths) => {
                     let before = files.len();
                     for p in paths.flatten() {
                         if p.is_file() {
-                            files.push(p);
+                            files.push(InputFile { label: file_name(&p), path: p });
                         } else if p.is_dir() {
-                            walk(&p, &mut files);
+                            walk(&p, &p, &mut files);
                         }
                     }
                     if files.len() == before {
@@ -170,34 +170,44 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<PathBuf>, Vec<String>) {
             problems.push(format!("{input}: no such file or folder"));
         }
     }
-    files.sort();
-    files.dedup();
+    files.sort_by(|a, b| a.path.cmp(&b.path));
+    files.dedup_by(|a, b| a.path == b.path);
     let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
     files.retain(|f| {
-        let name = file_name(f);
-        if let Some(first) = seen.get(&name) {
+        if let Some(first) = seen.get(&f.label) {
             problems.push(format!(
-                "{}: same file name as {}; skipped (its document ids would collide)",
-                f.display(),
+                "{}: goes by the same name `{}` as {}; skipped (its document ids would collide)",
+                f.path.display(),
+                f.label,
                 first.display()
             ));
             false
         } else {
-            seen.insert(name, f.clone());
+            seen.insert(f.label.clone(), f.path.clone());
             true
         }
     });
     (files, problems)
 }
 
-fn walk(dir: &Path, files: &mut Vec<PathBuf>) {
+/// An archive to read and the name it goes by in document ids: its path
+/// relative to the folder given as input (or its file name when given
+/// directly), so ids stay the same when the crawl is moved.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InputFile {
+    pub path: PathBuf,
+    pub label: String,
+}
+
+fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let p = entry.path();
         if p.is_dir() {
-            walk(&p, files);
+            walk(root, &p, files);
         } else if looks_like_archive(&p) {
-            files.push(p);
+            let label = p.strip_prefix(root).map_or_else(|_| file_name(&p), |r| r.to_string_lossy().into_owned());
+            files.push(InputFile { path: p, label });
         }
     }
 }
@@ -212,7 +222,8 @@ fn file_name(p: &Path) -> String {
 }
 
 /// Reads one archive into part `i` of each table.
-fn ingest_one(path: &Path, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
+fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
+    let path = &input.path;
     let part = format!("{i:06}");
     let mut writers: Vec<PartWriter> = dirs
         .iter()
@@ -224,7 +235,7 @@ fn ingest_one(path: &Path, i: usize, dirs: &[TableDir], config: &Config) -> Resu
     let mut write_error: Option<anyhow::Error> = None;
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
-    let mut summary = ingest_file(path, &config.ingest, &mut |mut outcome| {
+    let mut summary = ingest_file(path, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
         }
