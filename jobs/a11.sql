@@ -23,7 +23,8 @@ ordered AS (
 pieces AS (
     SELECT shingle, doc_id, doc_len,
            SUM(CASE WHEN prev_len IS NULL
-                      OR CAST(doc_len AS DOUBLE) > ${ratio} * CAST(GREATEST(prev_len, 1) AS DOUBLE)
+                      OR (doc_len <> prev_len
+                          AND (prev_len = 0 OR CAST(doc_len AS DOUBLE) / CAST(prev_len AS DOUBLE) > ${ratio}))
                     THEN 1 ELSE 0 END)
                OVER (PARTITION BY shingle ORDER BY doc_len, doc_id
                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS piece
@@ -51,5 +52,6 @@ SELECT DISTINCT a.doc_id AS doc_a, b.doc_id AS doc_b, 'a11' AS method
 FROM chain_members a
 JOIN chain_members b
   ON a.shingle = b.shingle AND a.piece = b.piece AND a.doc_id < b.doc_id
-WHERE CAST(GREATEST(a.doc_len, b.doc_len) AS DOUBLE)
-      <= ${ratio} * CAST(GREATEST(LEAST(a.doc_len, b.doc_len), 1) AS DOUBLE)
+WHERE a.doc_len = b.doc_len
+   OR (LEAST(a.doc_len, b.doc_len) > 0
+       AND CAST(GREATEST(a.doc_len, b.doc_len) AS DOUBLE) / CAST(LEAST(a.doc_len, b.doc_len) AS DOUBLE) <= ${ratio})

@@ -17,7 +17,8 @@ WITH ordered AS (
 pieces AS (
     SELECT doc_id, key, len, num, ss1, ss2, ss3, ws,
            SUM(CASE WHEN prev_len IS NULL
-                      OR CAST(len AS DOUBLE) > ${ratio} * CAST(GREATEST(prev_len, 1) AS DOUBLE)
+                      OR (len <> prev_len
+                          AND (prev_len = 0 OR CAST(len AS DOUBLE) / CAST(prev_len AS DOUBLE) > ${ratio}))
                     THEN 1 ELSE 0 END)
                OVER (PARTITION BY key ORDER BY len, doc_id
                      ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS piece
@@ -43,11 +44,15 @@ SELECT DISTINCT a.doc_id AS doc_a, b.doc_id AS doc_b, 'a12' AS method
 FROM chain_members a
 JOIN chain_members b
   ON a.key = b.key AND a.piece = b.piece AND a.doc_id < b.doc_id
-WHERE CAST(GREATEST(a.len, b.len) AS DOUBLE) <= ${ratio} * CAST(GREATEST(LEAST(a.len, b.len), 1) AS DOUBLE)
-  AND CAST(GREATEST(a.num, b.num) AS DOUBLE) <= ${num_ratio} * CAST(GREATEST(LEAST(a.num, b.num), 1) AS DOUBLE)
+WHERE (a.len = b.len
+       OR (LEAST(a.len, b.len) > 0
+           AND CAST(GREATEST(a.len, b.len) AS DOUBLE) / CAST(LEAST(a.len, b.len) AS DOUBLE) <= ${ratio}))
+  AND (a.num = b.num
+       OR (LEAST(a.num, b.num) > 0
+           AND CAST(GREATEST(a.num, b.num) AS DOUBLE) / CAST(LEAST(a.num, b.num) AS DOUBLE) <= ${num_ratio}))
   AND cardinality(array_intersect(array_remove_all(a.ws, 0), array_remove_all(b.ws, 0))) >= 2
   AND (
-        a.ss1 = b.ss1
+        (a.ss1 <> 0 AND a.ss1 = b.ss1)
      OR (a.num > 5 AND b.num > 5
          AND cardinality(array_intersect(
                array_remove_all(make_array(a.ss1, a.ss2, a.ss3), 0),

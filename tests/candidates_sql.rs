@@ -1,0 +1,193 @@
+//! The candidate SQL jobs (`jobs/candidates_exact.sql`, `a11.sql`, `a12.sql`,
+//! `hot_signatures.sql`) compared with straightforward Rust references on
+//! generated tables: exact-signature grouping with the group cap, A11 chains
+//! and A12 "3+5" with `a12_pair_matches` as the pair rule.
+
+use arrow::array::{ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
+use neardup::config::Config;
+use neardup::methods::a12::{a12_pair_matches, A12Record};
+use neardup::methods::splitmix64;
+use neardup::stages::candidates::pairs_of_view;
+use neardup::table::{BatchBuilder, TableWriter};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn temp_out(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("neardup-sql-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
+}
+
+/// Chain pieces of one key: records sorted by (len, doc_id), a new piece
+/// where the length jumps by more than `ratio` (spec §7.3, §8).
+fn pieces<T: Clone>(mut chain: Vec<(u32, u64, T)>, ratio: f64) -> Vec<Vec<(u32, u64, T)>> {
+    chain.sort_by_key(|(len, id, _)| (*len, *id));
+    let mut out: Vec<Vec<(u32, u64, T)>> = Vec::new();
+    for rec in chain {
+        let split = match out.last().and_then(|p| p.last()) {
+            None => true,
+            Some((prev, _, _)) => rec.0 != *prev && (*prev == 0 || rec.0 as f64 / *prev as f64 > ratio),
+        };
+        if split {
+            out.push(vec![rec]);
+        } else {
+            out.last_mut().unwrap().push(rec);
+        }
+    }
+    out
+}
+
+fn within_ratio(x: u32, y: u32, r: f64) -> bool {
+    let (lo, hi) = (x.min(y), x.max(y));
+    lo == hi || (lo > 0 && hi as f64 / lo as f64 <= r)
+}
+
+#[test]
+fn exact_signature_pairs_and_hot_groups() {
+    let out = temp_out("exact");
+    let mut config = Config::default();
+    config.candidates.max_group_size = 4;
+    // Signature 7 of a1: docs 1..=3 (a group of 3); signature 8: docs 1..=6
+    // (6 > cap 4: hot, not expanded); a2 slot 1 sig 7: docs 2, 5; a singleton.
+    let rows: Vec<(&str, u64, u16, u64)> = [(1, 7), (2, 7), (3, 7)]
+        .iter()
+        .map(|&(d, s)| ("a1", d, 0, s))
+        .chain((1..=6).map(|d| ("a1", d, 1, 8)))
+        .chain([("a2", 2, 1, 7), ("a2", 5, 1, 7), ("a2", 9, 0, 7)])
+        .collect();
+    let mut w = TableWriter::for_table(&out, "signatures").unwrap();
+    let mut b = BatchBuilder::new("signatures");
+    for (m, d, slot, sig) in &rows {
+        b.col::<StringBuilder>(0).append_value(m);
+        b.col::<UInt64Builder>(1).append_value(*d);
+        b.col::<UInt16Builder>(2).append_value(*slot);
+        b.col::<UInt64Builder>(3).append_value(*sig);
+    }
+    w.write_rest(&mut b).unwrap();
+    w.commit().unwrap();
+    let pairs = rt().block_on(pairs_of_view(&out, &config, "exact_pairs")).unwrap();
+    let expected: Vec<(u64, u64, String)> =
+        vec![(1, 2, "a1".into()), (1, 3, "a1".into()), (2, 3, "a1".into()), (2, 5, "a2".into())];
+    assert_eq!(pairs, expected);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {
+    let mut w = TableWriter::for_table(out, "shingles").unwrap();
+    let mut b = BatchBuilder::new("shingles");
+    for (shingle, doc, len) in rows {
+        b.col::<UInt64Builder>(0).append_value(*shingle);
+        b.col::<UInt64Builder>(1).append_value(*doc);
+        b.col::<UInt32Builder>(2).append_value(*len);
+    }
+    w.write_rest(&mut b).unwrap();
+    w.commit().unwrap();
+}
+
+#[test]
+fn a11_sql_equals_reference_chains() {
+    let out = temp_out("a11");
+    let mut config = Config::default();
+    config.candidates.max_group_size = 12;
+    let ratio = config.methods.chain_ratio;
+    let mut state = 11u64;
+    let mut rows = Vec::new();
+    for doc in 0..120u64 {
+        // Lengths cluster so that many pairs are within the ratio; 100/115
+        // style boundaries and zero lengths appear.
+        let len = [0, 100, 115, 116, 130, 150, 20, 23][(splitmix64(&mut state) % 8) as usize] as u32;
+        let mut shingles = BTreeSet::new();
+        for _ in 0..(splitmix64(&mut state) % 6) {
+            shingles.insert(splitmix64(&mut state) % 40);
+        }
+        rows.extend(shingles.into_iter().map(|s| (s, doc * 7919 + 3, len)));
+    }
+    write_shingles(&out, &rows);
+    let mut by_shingle: BTreeMap<u64, Vec<(u32, u64, ())>> = BTreeMap::new();
+    for (s, d, l) in &rows {
+        by_shingle.entry(*s).or_default().push((*l, *d, ()));
+    }
+    let mut expected = BTreeSet::new();
+    for chain in by_shingle.into_values() {
+        for piece in pieces(chain, ratio) {
+            if piece.len() < 2 || piece.len() as u64 > config.candidates.max_group_size {
+                continue;
+            }
+            for x in &piece {
+                for y in &piece {
+                    if x.1 < y.1 && within_ratio(x.0, y.0, ratio) {
+                        expected.insert((x.1, y.1, "a11".to_string()));
+                    }
+                }
+            }
+        }
+    }
+    let got = rt().block_on(pairs_of_view(&out, &config, "a11_pairs")).unwrap();
+    assert!(expected.len() > 50, "the generated case should have pairs, has {}", expected.len());
+    assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a12_sql_equals_reference_rule() {
+    let out = temp_out("a12");
+    let config = Config::default();
+    let (ratio, num_ratio) = (config.methods.chain_ratio, config.methods.a12_num_ratio);
+    let mut state = 5u64;
+    let mut pick = |n: u64| splitmix64(&mut state) % n;
+    let mut records = Vec::new();
+    for doc in 0..150u64 {
+        let len = [40, 45, 46, 60, 100, 115][pick(6) as usize];
+        let num = [3, 5, 6, 7, 8][pick(5) as usize];
+        let ss = [1 + pick(4) as u32, 1 + pick(4) as u32 + 4, if pick(3) == 0 { 0 } else { 9 + pick(3) as u32 }];
+        let ws = [1 + pick(6) as u32, 7 + pick(3) as u32, 10 + pick(3) as u32, 0, 20 + pick(2) as u32];
+        for key in ss.iter().filter(|&&k| k != 0) {
+            records.push(A12Record { doc_id: doc + 1000, key: *key, len, num, ss, ws });
+        }
+    }
+    let mut w = TableWriter::for_table(&out, "a12_records").unwrap();
+    let mut b = BatchBuilder::new("a12_records");
+    for r in &records {
+        b.col::<UInt64Builder>(0).append_value(r.doc_id);
+        b.col::<UInt32Builder>(1).append_value(r.key);
+        b.col::<UInt32Builder>(2).append_value(r.len);
+        b.col::<UInt32Builder>(3).append_value(r.num);
+        for (i, s) in r.ss.iter().enumerate() {
+            b.col::<UInt32Builder>(4 + i).append_value(*s);
+        }
+        let l = b.col::<ListBuilder<UInt32Builder>>(7);
+        l.values().append_slice(&r.ws);
+        l.append(true);
+    }
+    w.write_rest(&mut b).unwrap();
+    w.commit().unwrap();
+
+    let mut by_key: BTreeMap<u32, Vec<(u32, u64, A12Record)>> = BTreeMap::new();
+    for r in &records {
+        by_key.entry(r.key).or_default().push((r.len, r.doc_id, r.clone()));
+    }
+    let mut expected = BTreeSet::new();
+    for chain in by_key.into_values() {
+        for piece in pieces(chain, ratio) {
+            if piece.len() < 2 || piece.len() as u64 > config.candidates.max_group_size {
+                continue;
+            }
+            for x in &piece {
+                for y in &piece {
+                    if x.1 < y.1 && a12_pair_matches(&x.2, &y.2, ratio, num_ratio) {
+                        expected.insert((x.1, y.1, "a12".to_string()));
+                    }
+                }
+            }
+        }
+    }
+    let got = rt().block_on(pairs_of_view(&out, &config, "a12_pairs")).unwrap();
+    assert!(expected.len() > 20, "the generated case should have pairs, has {}", expected.len());
+    assert_eq!(got, expected.into_iter().collect::<Vec<_>>());
+    let _ = std::fs::remove_dir_all(&out);
+}
