@@ -39,9 +39,15 @@ chains AS (
     HAVING COUNT(*) BETWEEN 2 AND ${max_group_size}
 ),
 distinct_chains AS (
-    SELECT members, MIN(shingle) AS shingle, MIN(piece) AS piece
-    FROM chains
-    GROUP BY members
+    -- One chain per member list: the first by (shingle, piece). (Taking MIN of
+    -- each column separately could combine two different chains.)
+    SELECT shingle, piece
+    FROM (
+        SELECT shingle, piece,
+               ROW_NUMBER() OVER (PARTITION BY members ORDER BY shingle, piece) AS nth
+        FROM chains
+    ) numbered
+    WHERE nth = 1
 ),
 chain_members AS (
     SELECT p.shingle, p.piece, p.doc_id, p.doc_len

@@ -31,9 +31,15 @@ chains AS (
     HAVING COUNT(*) BETWEEN 2 AND ${max_group_size}
 ),
 distinct_chains AS (
-    SELECT members, MIN(key) AS key, MIN(piece) AS piece
-    FROM chains
-    GROUP BY members
+    -- One chain per member list: the first by (key, piece). (Taking MIN of
+    -- each column separately could combine two different chains.)
+    SELECT key, piece
+    FROM (
+        SELECT key, piece,
+               ROW_NUMBER() OVER (PARTITION BY members ORDER BY key, piece) AS nth
+        FROM chains
+    ) numbered
+    WHERE nth = 1
 ),
 chain_members AS (
     SELECT p.*
