@@ -3,7 +3,7 @@
 //! the ingest accounting, determinism across thread counts, stage reruns,
 //! and a run over all the real crawl files in `../shared/data/warc`.
 
-use arrow::array::{AsArray, RecordBatch};
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::UInt64Type;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::{Path, PathBuf};
@@ -95,6 +95,48 @@ fn check_ingest_accounting(out: &Path) {
     assert_eq!(ids.len(), n, "doc_id must be unique in documents");
 }
 
+/// `df` (written by `jobs/df.sql`) against document and collection
+/// frequencies counted here directly from the `tokens` lists, for every
+/// term; and `corpus_stats` against the same lists.
+fn check_df_against_tokens(out: &Path) {
+    use std::collections::{BTreeMap, BTreeSet};
+    let mut expected: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    let (mut docs, mut terms_total) = (0i64, 0i64);
+    for b in read_table(out, "tokens") {
+        let lists = b.column_by_name("terms").unwrap().as_list::<i32>();
+        for i in 0..b.num_rows() {
+            let list = lists.value(i);
+            let terms = list.as_string::<i32>();
+            docs += 1;
+            terms_total += terms.len() as i64;
+            let mut seen = BTreeSet::new();
+            for t in terms.iter().flatten() {
+                let e = expected.entry(t.to_string()).or_default();
+                e.1 += 1;
+                if seen.insert(t) {
+                    e.0 += 1;
+                }
+            }
+        }
+    }
+    let mut got: BTreeMap<String, (i64, i64)> = BTreeMap::new();
+    for b in read_table(out, "df") {
+        let t = b.column_by_name("term").unwrap().as_string::<i32>();
+        let df = b.column_by_name("df").unwrap().as_primitive::<arrow::datatypes::Int64Type>();
+        let cf = b.column_by_name("cf").unwrap().as_primitive::<arrow::datatypes::Int64Type>();
+        for i in 0..b.num_rows() {
+            got.insert(t.value(i).to_string(), (df.value(i), cf.value(i)));
+        }
+    }
+    assert!(expected.len() > 500, "the sample should have a real vocabulary");
+    assert_eq!(got, expected, "df/cf differ from counts over the tokens table");
+    let stats = &read_table(out, "corpus_stats")[0];
+    let n = stats.column_by_name("n_docs").unwrap().as_primitive::<arrow::datatypes::Int64Type>().value(0);
+    let avg = stats.column_by_name("dl_avg").unwrap().as_primitive::<arrow::datatypes::Float64Type>().value(0);
+    assert_eq!(n, docs);
+    assert!((avg - terms_total as f64 / docs as f64).abs() < 1e-9);
+}
+
 #[test]
 fn sample_data_all_stages_deterministic_and_schema_conformant() {
     let out1 = temp_out("sample-1");
@@ -111,6 +153,7 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     ] {
         assert_eq!(read_table(&out1, table), read_table(&out2, table), "table {table} differs between 2 and 1 threads");
     }
+    check_df_against_tokens(&out1);
     // Every method has a quality row.
     assert_eq!(rows(&out1, "method_quality"), neardup::config::ALL_METHODS.len());
     // A second run skips every stage (manifests match) and changes nothing.

@@ -9,7 +9,7 @@
 //! `method_state` table can explain a run afterwards.
 
 use crate::config::MethodsConfig;
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 pub mod a12;
 pub mod descr;
@@ -126,6 +126,13 @@ pub trait PairMethod: Send + Sync {
     /// All pairs the method proposes over the corpus, each once, sorted by
     /// (`doc_a`, `doc_b`) so output is deterministic.
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair>;
+    /// [`PairMethod::find_pairs`], also adding the search's own counters
+    /// (comparisons made, ...) to `counters` under keys prefixed with the
+    /// method id, so a run's manifest shows what the search cost. By default
+    /// a search has no counters beyond its pairs.
+    fn find_pairs_counted(&self, docs: &[DocView<'_>], _counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
+        self.find_pairs(docs)
+    }
 }
 
 /// The number of occurrences of each distinct term of a document: the `tf`

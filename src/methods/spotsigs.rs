@@ -348,6 +348,19 @@ impl PairMethod for SpotSigs {
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {
         self.find_pairs_with_stats(docs).0
     }
+
+    /// Adds `spotsigs_docs`, `spotsigs_comparisons` (exact Jaccards computed)
+    /// and `spotsigs_all_pairs` (what an all-pairs search would compute), so
+    /// the saving of the partition + inverted-index pruning is on record.
+    fn find_pairs_counted(&self, docs: &[DocView<'_>], counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
+        let (pairs, stats) = self.find_pairs_with_stats(docs);
+        let n = stats.docs as u64;
+        counters.insert("spotsigs_docs".into(), n);
+        counters.insert("spotsigs_partitions".into(), stats.partitions as u64);
+        counters.insert("spotsigs_comparisons".into(), stats.comparisons);
+        counters.insert("spotsigs_all_pairs".into(), n * n.saturating_sub(1) / 2);
+        pairs
+    }
 }
 
 #[cfg(test)]

@@ -92,6 +92,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut stb = BatchBuilder::new("method_state");
     let progress = crate::progress::counter(ctx.progress, (docs.len() * sig_methods.len()) as u64, "signatures", "docs");
     for method in &sig_methods {
+        let started = std::time::Instant::now();
         let per_doc: Vec<Vec<Signature>> = docs
             .par_iter()
             .map(|d| {
@@ -102,6 +103,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             .collect();
         let signed = per_doc.iter().filter(|s| !s.is_empty()).count() as u64;
         report.counters.insert(format!("{}_documents_signed", method.id()), signed);
+        report.counters.insert(format!("{}_sign_ms", method.id()), started.elapsed().as_millis() as u64);
         for (doc, doc_sigs) in docs.iter().zip(&per_doc) {
             for s in doc_sigs {
                 sb.col::<StringBuilder>(0).append_value(method.id());
@@ -234,7 +236,9 @@ fn write_method_pairs(ctx: &RunContext, docs: &[DocView], report: &mut StageRepo
     let mut b = BatchBuilder::new("method_pairs");
     let mut per_method: HashMap<&str, u64> = HashMap::new();
     for search in &searches {
-        let pairs = search.find_pairs(docs);
+        let started = std::time::Instant::now();
+        let pairs = search.find_pairs_counted(docs, &mut report.counters);
+        report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
         per_method.insert(search.id(), pairs.len() as u64);
         for p in pairs {
             b.col::<StringBuilder>(0).append_value(search.id());
