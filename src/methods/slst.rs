@@ -97,30 +97,59 @@ pub struct Block {
 
 /// All verified blocks of two documents: the maximal runs of aligned
 /// sentences (same offset in both strings) whose lengths *and* first two
-/// terms agree, of at least 2 sentences. This equals taking every maximal
-/// common substring of the two length strings, splitting it at each
-/// sentence failing the first-two-terms check and dropping pieces shorter
-/// than 2. Sorted by (a, b).
-pub fn verified_blocks(x: &SentenceString, y: &SentenceString) -> Vec<Block> {
-    let mut by_sentence: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
+/// terms agree, of at least 2 sentences, sorted by (a, b). Without a repeat
+/// bound this equals taking every maximal common substring of the two length
+/// strings, splitting it at each sentence failing the first-two-terms check
+/// and dropping pieces shorter than 2.
+///
+/// Runs are found from *anchors*: aligned sentence pairs of the same class
+/// (length, first-two-terms key) where the class occurs at most
+/// `max_repeats` times in each document; a run is then extended both ways
+/// through any agreeing sentences, frequent or not. A run made only of
+/// frequent sentences (say 5,000 empty lines or table rows starting alike)
+/// is not found: such runs say nothing about duplication, and enumerating
+/// them costs |A|·|B| (measured: two copies of a 21,471-sentence page took
+/// two minutes). The bound is `slst_max_sentence_repeats` (choice).
+/// Anchors are visited in order of their position in `y`, and an anchor
+/// inside the last run found on its diagonal is skipped, so every run is
+/// walked once.
+pub fn verified_blocks(x: &SentenceString, y: &SentenceString, max_repeats: usize) -> Vec<Block> {
+    let mut in_x: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
     for i in 0..x.len() {
-        by_sentence.entry((x.symbols[i], x.keys[i])).or_default().push(i);
+        in_x.entry((x.symbols[i], x.keys[i])).or_default().push(i);
     }
+    let mut count_y: HashMap<(u8, u64), usize> = HashMap::new();
+    for j in 0..y.len() {
+        *count_y.entry((y.symbols[j], y.keys[j])).or_default() += 1;
+    }
+    // Per diagonal (j - i, offset by |x|), the end in y of the last run found.
+    let mut run_end: HashMap<usize, usize> = HashMap::new();
     let mut blocks = Vec::new();
     for j in 0..y.len() {
-        let Some(starts) = by_sentence.get(&(y.symbols[j], y.keys[j])) else {
+        let class = (y.symbols[j], y.keys[j]);
+        let Some(starts) = in_x.get(&class) else {
             continue;
         };
+        if starts.len() > max_repeats || count_y[&class] > max_repeats {
+            continue;
+        }
         for &i in starts {
-            if i > 0 && j > 0 && x.verifies(i - 1, y, j - 1) {
-                continue; // not the start of a maximal run
+            let diagonal = j + x.len() - i;
+            if run_end.get(&diagonal).is_some_and(|&end| j < end) {
+                continue; // inside a run already found
             }
-            let mut len = 1;
-            while i + len < x.len() && j + len < y.len() && x.verifies(i + len, y, j + len) {
+            let (mut a, mut b) = (i, j);
+            while a > 0 && b > 0 && x.verifies(a - 1, y, b - 1) {
+                a -= 1;
+                b -= 1;
+            }
+            let mut len = 0;
+            while a + len < x.len() && b + len < y.len() && x.verifies(a + len, y, b + len) {
                 len += 1;
             }
+            run_end.insert(diagonal, b + len);
             if len >= 2 {
-                blocks.push(Block { a: i, b: j, len });
+                blocks.push(Block { a, b, len });
             }
         }
     }
@@ -176,17 +205,33 @@ pub fn matched_sentences(blocks: &[Block], len_a: usize, len_b: usize) -> usize 
 /// `min_len` is a group of suffixes sharing a prefix of that length, and
 /// every two documents in a group are a pair.
 ///
-/// Bound on the work: a group with more than `max_group_docs` distinct
-/// documents is not expanded; it is split into its sub-intervals of longer
-/// common prefix (the LCP-interval children), recursively, so documents
-/// sharing a *longer* run than the frequent one are still found. Pairs
-/// whose only shared runs occur in more than `max_group_docs` documents are
-/// not proposed (like the hot signatures of the candidate stage).
+/// `run_keys`, when given, holds for every string and every start position
+/// i (with i + `min_len` ≤ its length) a fingerprint of whatever must also
+/// agree along the run (SL+ST: the first-two-terms keys of the `min_len`
+/// sentences from i). Inside a group only suffixes with equal fingerprints
+/// are paired, so two documents are a pair only if they share a run of
+/// `min_len` symbols whose fingerprints agree too. Without this, a corpus of
+/// pages from a few sites pairs nearly everything: short runs of sentence
+/// lengths such as `111` are everywhere (measured on the shared crawl files:
+/// 814 documents, tens of millions of pairs before deduplication, 140 s).
+///
+/// Bound on the work: a (fingerprint) group with more than `max_group_docs`
+/// distinct documents is not expanded; its interval is split into the
+/// sub-intervals of longer common prefix (the LCP-interval children),
+/// recursively, so documents sharing a *longer* run than the frequent one
+/// are still found. Pairs whose only shared runs occur in more than
+/// `max_group_docs` documents are not proposed (like the hot signatures of
+/// the candidate stage).
 ///
 /// # Panics
 /// If a string contains the separator byte `$`, or the text exceeds 2^32-1
 /// bytes (the suffix array's limit).
-pub fn shared_substring_pairs(strings: &[&[u8]], min_len: usize, max_group_docs: usize) -> Vec<(u32, u32)> {
+pub fn shared_substring_pairs(
+    strings: &[&[u8]],
+    min_len: usize,
+    max_group_docs: usize,
+    run_keys: Option<&[Vec<u64>]>,
+) -> Vec<(u32, u32)> {
     let min_len = min_len.max(1);
     let total: usize = strings.iter().map(|s| s.len() + 1).sum();
     let mut text = String::with_capacity(total);
@@ -232,22 +277,30 @@ pub fn shared_substring_pairs(strings: &[&[u8]], min_len: usize, max_group_docs:
 
     // Maximal intervals [lo, hi] of ranks with lcp[lo+1..=hi] >= threshold,
     // expanded or split by the group bound.
+    let doc_start: Vec<usize> = doc_end.iter().zip(strings).map(|(&end, s)| end - s.len()).collect();
+    let run_key = |p: usize| -> u64 {
+        let d = doc_of[p] as usize;
+        run_keys.map_or(0, |keys| keys[d][p - doc_start[d]])
+    };
     let mut pairs = Vec::new();
     let mut stack: Vec<(usize, usize)> = split_interval(&lcp, 0, n - 1, min_len);
-    let mut docs: Vec<u32> = Vec::new();
+    let mut members: Vec<(u64, u32)> = Vec::new();
     while let Some((lo, hi)) = stack.pop() {
-        docs.clear();
-        docs.extend(sa[lo..=hi].iter().map(|&p| doc_of[p as usize]));
-        docs.sort_unstable();
-        docs.dedup();
-        if docs.len() < 2 {
-            continue;
-        }
-        if docs.len() <= max_group_docs {
-            for (k, &x) in docs.iter().enumerate() {
-                pairs.extend(docs[k + 1..].iter().map(|&y| (x, y)));
+        members.clear();
+        members.extend(sa[lo..=hi].iter().map(|&p| (run_key(p as usize), doc_of[p as usize])));
+        members.sort_unstable();
+        members.dedup();
+        let mut too_big = false;
+        for group in members.chunk_by(|x, y| x.0 == y.0) {
+            if group.len() > max_group_docs {
+                too_big = true;
+                continue;
             }
-        } else {
+            for (k, &(_, x)) in group.iter().enumerate() {
+                pairs.extend(group[k + 1..].iter().map(|&(_, y)| (x, y)));
+            }
+        }
+        if too_big {
             let floor = lcp[lo + 1..=hi].iter().copied().min().expect("interval of 2+ ranks");
             stack.extend(split_interval(&lcp, lo, hi, floor as usize + 1));
         }
@@ -281,25 +334,51 @@ fn split_interval(lcp: &[u32], lo: usize, hi: usize, threshold: usize) -> Vec<(u
 pub struct Slst {
     min_block: usize,
     max_group_docs: usize,
+    min_jaccard: f64,
+    max_sentence_repeats: usize,
 }
 
 impl Slst {
     /// Reads `slst_min_block` (m; values below 2 act as 2, since shorter
-    /// blocks are dropped) and `slst_max_group_docs` (the bound of
-    /// [`shared_substring_pairs`]).
+    /// blocks are dropped), `slst_max_group_docs` (the bound of
+    /// [`shared_substring_pairs`]), `slst_min_jaccard` and
+    /// `slst_max_sentence_repeats` (the anchor bound of [`verified_blocks`]).
     pub fn new(cfg: &MethodsConfig) -> Slst {
-        Slst { min_block: cfg.slst_min_block.max(2), max_group_docs: cfg.slst_max_group_docs }
+        Slst {
+            min_block: cfg.slst_min_block.max(2),
+            max_group_docs: cfg.slst_max_group_docs,
+            min_jaccard: cfg.slst_min_jaccard,
+            max_sentence_repeats: cfg.slst_max_sentence_repeats,
+        }
     }
 
     /// Verifies one candidate pair: `Some(Jaccard)` if a verified block has
-    /// at least m sentences, else `None`.
+    /// at least m sentences and the sentence Jaccard reaches
+    /// `slst_min_jaccard`, else `None`. (The seed scores every pair with a
+    /// verified block; proposing all of them would make pages that share a
+    /// site template of a few sentences "near-duplicates", so a floor on the
+    /// score is a documented choice: see `jobs/default.toml`.)
     pub fn score(&self, x: &SentenceString, y: &SentenceString) -> Option<f64> {
-        let blocks = verified_blocks(x, y);
+        let blocks = verified_blocks(x, y, self.max_sentence_repeats);
         if blocks.iter().all(|bl| bl.len < self.min_block) {
             return None;
         }
         let matched = matched_sentences(&blocks, x.len(), y.len());
-        Some(matched as f64 / (x.len() + y.len() - matched) as f64)
+        let jaccard = matched as f64 / (x.len() + y.len() - matched) as f64;
+        (jaccard >= self.min_jaccard).then_some(jaccard)
+    }
+
+    /// For every start position of `s` that has `min_block` sentences from
+    /// it, the fingerprint of their first-two-terms keys: the `run_keys` of
+    /// [`shared_substring_pairs`].
+    fn window_keys(&self, s: &SentenceString) -> Vec<u64> {
+        s.keys
+            .windows(self.min_block)
+            .map(|w| {
+                let bytes: Vec<u8> = w.iter().flat_map(|k| k.to_le_bytes()).collect();
+                xxh3_64(&bytes)
+            })
+            .collect()
     }
 }
 
@@ -311,7 +390,8 @@ impl PairMethod for Slst {
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {
         let strings: Vec<SentenceString> = docs.par_iter().map(SentenceString::from_view).collect();
         let symbols: Vec<&[u8]> = strings.iter().map(|s| s.symbols.as_slice()).collect();
-        let candidates = shared_substring_pairs(&symbols, self.min_block, self.max_group_docs);
+        let keys: Vec<Vec<u64>> = strings.par_iter().map(|s| self.window_keys(s)).collect();
+        let candidates = shared_substring_pairs(&symbols, self.min_block, self.max_group_docs, Some(&keys));
         let mut pairs: Vec<ScoredPair> = candidates
             .par_iter()
             .filter_map(|&(i, j)| {
@@ -379,18 +459,47 @@ mod tests {
         third[2] = sentence("other", 4);
         let b = string_of(&third);
         assert_eq!(a.symbols(), b.symbols());
-        assert_eq!(verified_blocks(&a, &b), vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]);
-        assert_eq!(matched_sentences(&verified_blocks(&a, &b), 5, 5), 4);
+        assert_eq!(verified_blocks(&a, &b, usize::MAX), vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]);
+        assert_eq!(matched_sentences(&verified_blocks(&a, &b, usize::MAX), 5, 5), 4);
         // Four sentences, the 2nd and 3rd failing: pieces of 1 and 1, all dropped.
         let four = &five[..4];
         let mut broken = four.to_vec();
         broken[1] = sentence("x", 4);
         broken[2] = sentence("y", 4);
-        assert!(verified_blocks(&string_of(four), &string_of(&broken)).is_empty());
+        assert!(verified_blocks(&string_of(four), &string_of(&broken), usize::MAX).is_empty());
         // A single shared sentence is no block either.
         let one = string_of(&[sentence("p", 3), sentence("q", 5)]);
         let other = string_of(&[sentence("p", 3), sentence("r", 5)]);
-        assert!(verified_blocks(&one, &other).is_empty());
+        assert!(verified_blocks(&one, &other, usize::MAX).is_empty());
+    }
+
+    #[test]
+    fn frequent_sentences_extend_runs_but_do_not_start_them() {
+        // Sentences 0..6 of class E (empty, repeated 6 times), then U1 U2
+        // (unique), then E E. With at most 2 repeats, the run through U1 U2
+        // is found from its unique anchors and extended over the E's on both
+        // sides: one block covering all 10 sentences.
+        let e = || sentence("", 0);
+        let mut sents: Vec<Vec<String>> = (0..6).map(|_| e()).collect();
+        sents.push(sentence("u1_", 3));
+        sents.push(sentence("u2_", 4));
+        sents.push(e());
+        sents.push(e());
+        let a = string_of(&sents);
+        assert_eq!(verified_blocks(&a, &a, 2), vec![Block { a: 0, b: 0, len: 10 }]);
+        // A document of E's only pairs with itself through no anchor at all.
+        let only_e = string_of(&(0..6).map(|_| e()).collect::<Vec<_>>());
+        assert!(verified_blocks(&only_e, &only_e, 2).is_empty());
+        // Unbounded, every diagonal of E's is a run: 6 x 6 class pairs make
+        // the main diagonal (len 6) and 5 + 5 shorter diagonals of len >= 2 (4 + 4 of them).
+        assert_eq!(verified_blocks(&only_e, &only_e, usize::MAX).len(), 1 + 2 * 4);
+        // Two copies of a long page: one block, every sentence matched.
+        let long: Vec<Vec<String>> =
+            (0..5000).map(|k| if k % 3 == 0 { e() } else { sentence(&format!("p{k}_"), 1 + k % 20) }).collect();
+        let l = string_of(&long);
+        let blocks = verified_blocks(&l, &l, 16);
+        assert_eq!(blocks, vec![Block { a: 0, b: 0, len: 5000 }]);
+        assert_eq!(matched_sentences(&blocks, 5000, 5000), 5000);
     }
 
     #[test]
@@ -401,7 +510,7 @@ mod tests {
         let y = sentence("y", 4);
         let a = string_of(&[x.clone(), y.clone()]);
         let b = string_of(&[x.clone(), y.clone(), x.clone(), y.clone()]);
-        let blocks = verified_blocks(&a, &b);
+        let blocks = verified_blocks(&a, &b, usize::MAX);
         assert_eq!(blocks, vec![Block { a: 0, b: 0, len: 2 }, Block { a: 0, b: 2, len: 2 }]);
         assert_eq!(matched_sentences(&blocks, 2, 4), 2);
         // Overlapping blocks: the longest goes first, the other is cut to
@@ -438,7 +547,36 @@ mod tests {
             m in 1usize..6,
         ) {
             let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
-            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX), brute_force_pairs(&strings, m));
+            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX, None), brute_force_pairs(&strings, m));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// With run keys, a pair needs m consecutive positions agreeing on
+        /// symbol *and* key: brute force over (symbol, key) m-grams.
+        #[test]
+        fn keyed_candidates_equal_brute_force(
+            docs in prop::collection::vec(
+                prop::collection::vec((prop::sample::select(b"012".to_vec()), 0u64..3), 0..20), 0..20),
+            m in 1usize..4,
+        ) {
+            let strings: Vec<Vec<u8>> = docs.iter().map(|d| d.iter().map(|x| x.0).collect()).collect();
+            let keys: Vec<Vec<u64>> = docs
+                .iter()
+                .map(|d| d.windows(m).map(|w| w.iter().fold(7u64, |h, x| h.wrapping_mul(31).wrapping_add(x.1))).collect())
+                .collect();
+            let grams: Vec<HashSet<&[(u8, u64)]>> = docs.iter().map(|d| d.windows(m).collect()).collect();
+            let mut expected = Vec::new();
+            for i in 0..docs.len() {
+                for j in i + 1..docs.len() {
+                    if !grams[i].is_disjoint(&grams[j]) {
+                        expected.push((i as u32, j as u32));
+                    }
+                }
+            }
+            let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
+            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX, Some(&keys)), expected);
         }
     }
 
@@ -473,7 +611,7 @@ mod tests {
         let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
         let expected = brute_force_pairs(&strings, 3);
         assert!(expected.len() > 100);
-        assert_eq!(shared_substring_pairs(&refs, 3, usize::MAX), expected);
+        assert_eq!(shared_substring_pairs(&refs, 3, usize::MAX, None), expected);
     }
 
     #[test]
@@ -482,12 +620,12 @@ mod tests {
         // group the "123" group splits into its longer runs (all distinct),
         // and only the pair sharing the longer run is left.
         let strings: Vec<&[u8]> = vec![b"a123b", b"c123d", b"e123f", b"g123h", b"i456789j", b"k456789l"];
-        assert_eq!(shared_substring_pairs(&strings, 3, 3), vec![(4, 5)]);
+        assert_eq!(shared_substring_pairs(&strings, 3, 3, None), vec![(4, 5)]);
         // Documents 0 and 1 also share "123b9": a longer run in a small group.
         let strings: Vec<&[u8]> = vec![b"a123b9", b"c123b9", b"e123f", b"g123h", b"i456789j", b"k456789l"];
-        assert_eq!(shared_substring_pairs(&strings, 3, 3), vec![(0, 1), (4, 5)]);
+        assert_eq!(shared_substring_pairs(&strings, 3, 3, None), vec![(0, 1), (4, 5)]);
         // Unbounded, every pair sharing "123" is a candidate.
-        assert_eq!(shared_substring_pairs(&strings, 3, usize::MAX).len(), 6 + 1);
+        assert_eq!(shared_substring_pairs(&strings, 3, usize::MAX, None).len(), 6 + 1);
     }
 
     #[test]
@@ -513,8 +651,13 @@ mod tests {
         assert_eq!(slst.find_pairs(&views), vec![ScoredPair { doc_a: 30, doc_b: 40, score: 7.0 / 9.0 }]);
         assert_eq!(slst.id(), "slst");
         // With m = 5 the pair has no block long enough.
-        let strict = Slst::new(&MethodsConfig { slst_min_block: 5, ..cfg });
+        let strict = Slst::new(&MethodsConfig { slst_min_block: 5, ..cfg.clone() });
         assert!(strict.find_pairs(&views).is_empty());
+        // A score floor above 7/9 drops the pair; at exactly 7/9 it stays.
+        let picky = Slst::new(&MethodsConfig { slst_min_jaccard: 0.78, ..cfg.clone() });
+        assert!(picky.find_pairs(&views).is_empty());
+        let at_floor = Slst::new(&MethodsConfig { slst_min_jaccard: 7.0 / 9.0, ..cfg.clone() });
+        assert_eq!(at_floor.find_pairs(&views).len(), 1);
         assert!(slst.find_pairs(&[]).is_empty());
     }
 }
