@@ -43,7 +43,8 @@ struct RunArgs {
     /// Stage to run: all, ingest, tokens, signatures, candidates, verify, cluster, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,
-    /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders (read recursively) or globs. Default: sample-data/.
+    /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
+    /// (read recursively) or globs. Default: sample-data/.
     #[arg(long, num_args = 1..)]
     input: Vec<String>,
     /// Output folder for the tables.

@@ -145,7 +145,7 @@ fn write_corpus(path: &Path) {
         "{\"id\": \"broken".to_string(),
         serde_json::json!({"id": 4, "url": "http://t/d", "text": format!("{d1} {d2} {d3}")}).to_string(),
         serde_json::json!({"id": "5", "url": "http://t/e", "text": format!("{d1} {d2} {d3}")}).to_string(),
-        serde_json::json!({"id": "F", "url": "http://t/f", "text": format!("{} {}", sentence(200, 18), sentence(220, 12))})
+        serde_json::json!({"id": "F", "url": "http://t/f", "text": format!("{} {}", sentence(200, 18), sentence(220, 6))})
             .to_string(),
     ];
     std::fs::write(path, lines.join("\n") + "\n").unwrap();

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
 use crate::ingest::record::{Document, Outcome, Reject, Revisit};
-use crate::ingest::{ingest_file, FileSummary};
+use crate::ingest::{corpus, ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::schema::arrow_schema;
 use crate::table::{BatchBuilder, PartWriter, TableDir};
@@ -138,8 +138,8 @@ impl Stage for Ingest {
 /// Expands input arguments into a sorted list of input files. Folders are
 /// read recursively and contribute files whose names look like archives
 /// (`.warc`, `.arc`, `.wet`, `.wat`, optionally compressed) or text corpora
-/// (`.jsonl`, `.parquet`, ...: see [`crate::ingest::corpus::is_corpus_file`]);
-/// a path given explicitly is always taken. Two files with the same name would give the
+/// (`.jsonl`, `.parquet`, ...: see [`corpus::is_corpus_file`]); a path given
+/// explicitly is always taken. Two files with the same name would give the
 /// same document ids, so the second one is reported instead of read.
 pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
     let mut files = Vec::new();
@@ -215,7 +215,7 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) {
 
 fn looks_like_archive(p: &Path) -> bool {
     let name = file_name(p).to_ascii_lowercase();
-    [".warc", ".arc", ".wet", ".wat"].iter().any(|ext| name.contains(ext)) || crate::ingest::corpus::is_corpus_file(p)
+    [".warc", ".arc", ".wet", ".wat"].iter().any(|ext| name.contains(ext)) || corpus::is_corpus_file(p)
 }
 
 fn file_name(p: &Path) -> String {
@@ -234,11 +234,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
     let file_label = path.display().to_string();
     let mut write_error: Option<anyhow::Error> = None;
-    let duplicate_type = if crate::ingest::corpus::is_corpus_file(path) {
-        crate::ingest::corpus::record_type(path)
-    } else {
-        "response"
-    };
+    let duplicate_type = if corpus::is_corpus_file(path) { corpus::record_type(path) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
     let read = ingest_file(path, &input.label, &config.ingest, &mut |mut outcome| {
