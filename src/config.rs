@@ -16,6 +16,7 @@ pub struct Config {
     pub candidates: CandidatesConfig,
     pub verify: VerifyConfig,
     pub cluster: ClusterConfig,
+    pub evaluate: EvaluateConfig,
 }
 
 impl Config {
@@ -269,6 +270,31 @@ impl Default for ClusterConfig {
     fn default() -> Self {
         ClusterConfig {
             require_similar_to_representative: true,
+        }
+    }
+}
+
+/// Evaluation against human labels (`gold_quality`, `jobs/evaluate_gold.sql`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EvaluateConfig {
+    /// Gold labels: a JSONL file of labeled pairs or of clusters (see
+    /// `crate::gold`); empty for none. `pipeline run --gold FILE` sets it.
+    pub gold_file: String,
+    /// A labeled pair is a near-duplicate (positive) when its label is at
+    /// least this (Webis scale 0..3: 3 = content-equivalent).
+    pub gold_positive_min_label: i64,
+    /// A labeled pair is a negative when its label is at most this; labels in
+    /// between are not judged.
+    pub gold_negative_max_label: i64,
+}
+
+impl Default for EvaluateConfig {
+    fn default() -> Self {
+        EvaluateConfig {
+            gold_file: String::new(),
+            gold_positive_min_label: 3,
+            gold_negative_max_label: 0,
         }
     }
 }

@@ -5,6 +5,7 @@
 //! Parquet tables under one output folder; see `README.md`.
 
 pub mod config;
+pub mod gold;
 pub mod ingest;
 pub mod methods;
 pub mod progress;

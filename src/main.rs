@@ -43,7 +43,8 @@ struct RunArgs {
     /// Stage to run: all, ingest, tokens, signatures, candidates, verify, cluster, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,
-    /// Input archives: files, folders (read recursively) or globs. Default: sample-data/.
+    /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
+    /// (read recursively) or globs. Default: sample-data/.
     #[arg(long, num_args = 1..)]
     input: Vec<String>,
     /// Output folder for the tables.
@@ -61,6 +62,10 @@ struct RunArgs {
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
+    /// Gold labels (JSONL: labeled pairs or clusters) to score every method
+    /// against; the scores go to table `gold_quality`.
+    #[arg(long)]
+    gold: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -161,6 +166,12 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             }
         }
         config.methods.enabled = args.methods.clone();
+    }
+    if let Some(gold) = &args.gold {
+        if !gold.is_file() {
+            return Err(UsageError(format!("--gold {}: no such file", gold.display())).into());
+        }
+        config.evaluate.gold_file = gold.display().to_string();
     }
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;

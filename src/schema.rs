@@ -49,6 +49,9 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("clusters", include_str!("../schemas/clusters.json")),
     ("method_quality", include_str!("../schemas/method_quality.json")),
     ("method_overlap", include_str!("../schemas/method_overlap.json")),
+    ("gold_pairs", include_str!("../schemas/gold_pairs.json")),
+    ("gold_clusters", include_str!("../schemas/gold_clusters.json")),
+    ("gold_quality", include_str!("../schemas/gold_quality.json")),
 ];
 
 /// Names of all tables with a schema file.

@@ -416,9 +416,23 @@ fn every_file_reads_and_counts_match() {
         get("resiliparse/block-sized-records.warc").skipped(),
         map(&[("unknown", 3)])
     );
-    // WET and WAT files carry no HTML responses.
+    // WET files: every `conversion` record of Content-Type text/plain is a
+    // document (`zcat | grep -c 'WARC-Type: conversion'` = 1 and 3, all
+    // text/plain, Content-Length 4456, and 629, 626, 1283), the warcinfo
+    // record is skipped.
+    let f = get("whirlwind/whirlwind.warc.wet.gz");
+    assert_eq!(f.skipped(), map(&[("warcinfo", 1)]));
+    assert_eq!((f.summary.records, f.summary.documents), (2, 1));
+    let d = f.docs()[0];
+    assert_eq!(d.url, "https://an.wikipedia.org/wiki/Escopete");
+    assert_eq!((d.content_type.as_deref(), d.http_status, d.raw_bytes), (Some("text/plain"), None, 4456));
+    let f = get("npm-warc/CC-MAIN-20140820021334-00006-ip-10-180-136-8.ec2.internal.warc.wet");
+    assert_eq!((f.summary.documents, f.summary.rejects), (3, 0));
     assert_eq!(
-        get("whirlwind/whirlwind.warc.wet.gz").skipped(),
-        map(&[("conversion", 1), ("warcinfo", 1)])
+        f.docs().iter().map(|d| d.raw_bytes).collect::<Vec<_>>(),
+        vec![629, 626, 1283]
     );
+    // WAT files carry no page content.
+    let f = get("whirlwind/whirlwind.warc.wat.gz");
+    assert_eq!(f.summary.documents + f.summary.rejects, 0);
 }

@@ -1,12 +1,15 @@
-//! Ingest: WARC / ARC files → `documents`, `revisits` and `rejects`.
+//! Ingest: WARC / ARC files and text corpora → `documents`, `revisits` and
+//! `rejects`.
 //!
 //! Reading ([`archive`]) is sequential per file and streams records; turning
 //! a record into a document ([`record`]: HTTP parsing ([`http`]), content
 //! decoding, charset and HTML text extraction ([`html`])) is pure and runs in
 //! parallel. [`ingest_file`] ties the two together for one file and hands
 //! the outcomes to the caller in file order; it writes nothing itself.
+//! Text corpora (JSON Lines, Parquet; [`corpus`]) take the same way out.
 
 pub mod archive;
+pub mod corpus;
 pub mod html;
 pub mod http;
 pub mod record;
@@ -41,6 +44,34 @@ pub struct FileSummary {
     pub skipped: u64,
 }
 
+impl FileSummary {
+    /// Empty counts for `file`.
+    pub fn new(file: &str) -> FileSummary {
+        FileSummary {
+            file: file.to_string(),
+            format: String::new(),
+            compression: String::new(),
+            bytes: 0,
+            records: 0,
+            documents: 0,
+            revisits: 0,
+            rejects: 0,
+            skipped: 0,
+        }
+    }
+
+    /// Counts one outcome as a record of its kind.
+    pub fn count(&mut self, outcome: &Outcome) {
+        self.records += 1;
+        match outcome {
+            Outcome::Document(_) => self.documents += 1,
+            Outcome::Revisit(_) => self.revisits += 1,
+            Outcome::Reject(_) => self.rejects += 1,
+            Outcome::Skipped { .. } => self.skipped += 1,
+        }
+    }
+}
+
 /// Records are processed in parallel batches of at most this many records ...
 const BATCH_RECORDS: usize = 256;
 /// ... or this many block bytes, which bounds the memory held per file.
@@ -54,41 +85,27 @@ const HEADER_ALLOWANCE: u64 = 1 << 20;
 /// be opened or read; damaged content becomes `Reject` outcomes. `file` is
 /// the name the file goes by in ids and rows: its path relative to the input
 /// folder it was found in (so ids do not depend on where the crawl lives).
+/// Files named like text corpora ([`corpus::is_corpus_file`]) are read by
+/// [`corpus::ingest_corpus`].
 pub fn ingest_file(
     path: &Path,
     file: &str,
     cfg: &IngestConfig,
     sink: &mut dyn FnMut(Outcome),
 ) -> std::io::Result<FileSummary> {
+    if corpus::is_corpus_file(path) {
+        return corpus::ingest_corpus(path, file, cfg, sink);
+    }
+    let mut summary = FileSummary::new(file);
     let file = file.to_string();
-    let mut summary = FileSummary {
-        file: file.clone(),
-        format: String::new(),
-        compression: String::new(),
-        bytes: 0,
-        records: 0,
-        documents: 0,
-        revisits: 0,
-        rejects: 0,
-        skipped: 0,
-    };
     let mut batch: Vec<ArchiveEvent> = Vec::new();
     let mut batch_bytes = 0usize;
     let mut emit = |outcome: Outcome, summary: &mut FileSummary| {
-        summary.records += 1;
-        match &outcome {
-            Outcome::Document(_) => summary.documents += 1,
-            Outcome::Revisit(_) => summary.revisits += 1,
-            Outcome::Reject(_) => summary.rejects += 1,
-            Outcome::Skipped { .. } => summary.skipped += 1,
-        }
+        summary.count(&outcome);
         sink(outcome);
     };
     let mut flush = |batch: &mut Vec<ArchiveEvent>, summary: &mut FileSummary| {
-        let outcomes: Vec<Outcome> = batch
-            .par_iter()
-            .map(|ev| outcome_of(ev, &file, cfg))
-            .collect();
+        let outcomes: Vec<Outcome> = batch.par_iter().map(|ev| outcome_of(ev, &file, cfg)).collect();
         batch.clear();
         for o in outcomes {
             emit(o, summary);
@@ -116,13 +133,7 @@ pub fn ingest_file(
 fn outcome_of(ev: &ArchiveEvent, file: &str, cfg: &IngestConfig) -> Outcome {
     match ev {
         ArchiveEvent::Record(r) => process_record(r, file, cfg),
-        ArchiveEvent::Malformed {
-            offset,
-            record_type,
-            target_uri,
-            reason,
-            detail,
-        } => Outcome::Reject(Reject {
+        ArchiveEvent::Malformed { offset, record_type, target_uri, reason, detail } => Outcome::Reject(Reject {
             warc_file: file.to_string(),
             warc_offset: *offset,
             record_type: record_type.clone().unwrap_or_else(|| "unknown".into()),

@@ -4,7 +4,9 @@
 //! run it on many records in parallel. It takes `response`, `resource` and
 //! ARC records whose payload is HTML, parses the HTTP response when the
 //! block is one, undoes chunking and content encoding, decides the charset
-//! and extracts title, visible text and language ([`super::html`]). Every
+//! and extracts title, visible text and language ([`super::html`]). WET
+//! `conversion` records of type `text/plain` (text already extracted by the
+//! crawler) become documents as they are. Every
 //! record that does not become a document is accounted for: non-content
 //! record types are `Skipped`, revisits become `Revisit`, everything else
 //! gets a `Reject` with a short reason.
@@ -25,19 +27,24 @@ pub enum Outcome {
     /// A content record (or unreadable bytes) that did not become a document.
     Reject(Reject),
     /// A record type that carries no page content (warcinfo, request,
-    /// metadata, conversion, continuation, ARC filedesc, unknown types).
+    /// metadata, continuation, ARC filedesc, unknown types; conversions
+    /// that are not plain text).
     Skipped {
         /// The record type, as in [`RawRecord::record_type`].
         record_type: String,
     },
 }
 
-/// One HTML page of the crawl.
+/// One page of the crawl (an HTML page, a WET text extract or a line of a
+/// text corpus).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Document {
-    /// Stable id: xxh3_64 of the file name and WARC-Record-ID, or of
-    /// `"{file}:{offset}"` when the record has none (ARC).
+    /// Stable id: xxh3_64 of the file name and WARC-Record-ID (or corpus
+    /// `id`), or of `"{file}:{offset}"` when the record has none (ARC).
     pub doc_id: u64,
+    /// The id the source gave the record: WARC-Record-ID, or the `id` of a
+    /// corpus line; `None` for ARC records. Gold labels refer to it.
+    pub record_id: Option<String>,
     /// Target URI (may contain spaces if the archive has them).
     pub url: String,
     /// File name of the archive (no directories).
@@ -101,7 +108,8 @@ pub struct Reject {
     pub detail: String,
 }
 
-/// Record types that never carry page content.
+/// Record types that never carry page content (`conversion` does when it is
+/// plain text, see [`process_record`]).
 const NON_CONTENT: &[&str] = &[
     "warcinfo",
     "request",
@@ -110,6 +118,9 @@ const NON_CONTENT: &[&str] = &[
     "continuation",
     "filedesc",
 ];
+
+/// Block type of the WET conversion records that hold extracted text.
+const PLAIN_TEXT: &str = "text/plain";
 
 /// MIME types that are HTML.
 const HTML_TYPES: &[&str] = &["text/html", "application/xhtml+xml"];
@@ -132,7 +143,9 @@ const GENERIC_TYPES: &[&str] = &[
 /// on where the data lives).
 pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcome {
     let rtype = raw.record_type.as_str();
-    if NON_CONTENT.contains(&rtype) {
+    let plain_conversion =
+        rtype == "conversion" && split_content_type(raw.content_type.as_deref()).0 == PLAIN_TEXT;
+    if NON_CONTENT.contains(&rtype) && !plain_conversion {
         return Outcome::Skipped {
             record_type: raw.record_type.clone(),
         };
@@ -150,15 +163,22 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
         });
     }
     let is_content = matches!(rtype, "response" | "resource")
-        || (raw.format == ArchiveFormat::Arc && rtype == "arc");
+        || (raw.format == ArchiveFormat::Arc && rtype == "arc")
+        || plain_conversion;
     if !is_content {
         return Outcome::Skipped {
             record_type: raw.record_type.clone(),
         };
     }
-    match page(raw, cfg) {
+    let page = if plain_conversion {
+        text_page(raw, cfg)
+    } else {
+        page(raw, cfg)
+    };
+    match page {
         Ok(p) => Outcome::Document(Document {
             doc_id,
+            record_id: raw.record_id.clone(),
             url: raw.target_uri.clone().unwrap_or_default(),
             warc_file: file.to_string(),
             warc_offset: raw.offset,
@@ -207,8 +227,8 @@ struct Page {
 
 type Rejection = (&'static str, String);
 
-/// Block → page, or the reason it is not one.
-fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
+/// A record cut short or too large is no page, whatever its content.
+fn check_complete(raw: &RawRecord) -> Result<(), Rejection> {
     if raw.truncated {
         return Err((
             "truncated",
@@ -224,6 +244,36 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     if raw.too_large {
         return Err(("too_large", format!("block of {} bytes", raw.block_len)));
     }
+    Ok(())
+}
+
+/// A WET conversion block → page: the block is the text (UTF-8, bad bytes
+/// become U+FFFD), without title or HTTP status.
+fn text_page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
+    check_complete(raw)?;
+    let raw_bytes = raw.block.len() as u64;
+    if raw_bytes > cfg.max_payload_bytes {
+        return Err(("too_large", format!("text of {raw_bytes} bytes")));
+    }
+    let text = String::from_utf8_lossy(&raw.block).trim().to_string();
+    let chars = text.chars().count() as u64;
+    if chars < cfg.min_text_chars || text.is_empty() {
+        return Err(("empty_text", format!("{chars} characters of text")));
+    }
+    Ok(Page {
+        status: None,
+        mime: Some(PLAIN_TEXT.to_string()),
+        charset: "utf-8".into(),
+        title: String::new(),
+        lang: html::detect_lang(&text),
+        text,
+        raw_bytes,
+    })
+}
+
+/// Block → page, or the reason it is not one.
+fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
+    check_complete(raw)?;
     let block = &raw.block[..];
     let block_type = raw
         .content_type
@@ -559,6 +609,43 @@ mod tests {
                 }
             );
         }
+    }
+
+    #[test]
+    fn wet_plain_text_conversion_becomes_document() {
+        let cfg = IngestConfig::default();
+        let block = "Title line\nSecond line caf\u{e9}\r\n\r\n".as_bytes();
+        let Outcome::Document(d) =
+            process_record(&raw("conversion", "text/plain", block), "x.wet", &cfg)
+        else {
+            panic!("not a document")
+        };
+        assert_eq!(d.text, "Title line\nSecond line caf\u{e9}");
+        assert_eq!(
+            (d.http_status, d.content_type.as_deref(), d.title.as_str()),
+            (None, Some("text/plain"), "")
+        );
+        assert_eq!(d.record_id.as_deref(), Some("<urn:uuid:1>"));
+        assert_eq!(d.doc_id, xxh3_64(b"x.wet\n<urn:uuid:1>"));
+        assert_eq!(d.raw_bytes, block.len() as u64);
+        // Invalid UTF-8 is replaced, not rejected.
+        let Outcome::Document(d) =
+            process_record(&raw("conversion", "text/plain", b"ok \xff ok"), "x", &cfg)
+        else {
+            panic!("not a document")
+        };
+        assert_eq!(d.text, "ok \u{fffd} ok");
+        assert_eq!(
+            reject_reason(process_record(
+                &raw("conversion", "text/plain", b" \r\n "),
+                "x",
+                &cfg
+            )),
+            "empty_text"
+        );
+        let mut cut = raw("conversion", "text/plain", b"some text");
+        cut.truncated = true;
+        assert_eq!(reject_reason(process_record(&cut, "x", &cfg)), "truncated");
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Stage `ingest`: archive files → `documents`, `revisits`, `rejects`,
-//! `ingest_files`.
+//! Stage `ingest`: archive files and text corpora → `documents`,
+//! `revisits`, `rejects`, `ingest_files`.
 //!
 //! Files are processed in parallel (rayon), each into its own part file of
 //! every table, so the output is deterministic whatever the thread count and
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
 use crate::ingest::record::{Document, Outcome, Reject, Revisit};
-use crate::ingest::{ingest_file, FileSummary};
+use crate::ingest::{corpus, ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::schema::arrow_schema;
 use crate::table::{BatchBuilder, PartWriter, TableDir};
@@ -59,7 +59,7 @@ impl Stage for Ingest {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (files, mut problems) = expand_inputs(&ctx.inputs);
         if files.is_empty() && problems.is_empty() {
-            problems.push(format!("no archive files found in {:?}", ctx.inputs));
+            problems.push(format!("no archive or corpus files found in {:?}", ctx.inputs));
         }
         let dirs: Vec<TableDir> =
             TABLES.iter().map(|t| TableDir::create(&ctx.out, t)).collect::<Result<_>>()?;
@@ -135,9 +135,10 @@ impl Stage for Ingest {
     }
 }
 
-/// Expands input arguments into a sorted list of archive files. Folders are
+/// Expands input arguments into a sorted list of input files. Folders are
 /// read recursively and contribute files whose names look like archives
-/// (`.warc`, `.arc`, `.wet`, `.wat`, optionally compressed); a path given
+/// (`.warc`, `.arc`, `.wet`, `.wat`, optionally compressed) or text corpora
+/// (`.jsonl`, `.parquet`, ...: see [`corpus::is_corpus_file`]); a path given
 /// explicitly is always taken. Two files with the same name would give the
 /// same document ids, so the second one is reported instead of read.
 pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
@@ -214,14 +215,14 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) {
 
 fn looks_like_archive(p: &Path) -> bool {
     let name = file_name(p).to_ascii_lowercase();
-    [".warc", ".arc", ".wet", ".wat"].iter().any(|ext| name.contains(ext))
+    [".warc", ".arc", ".wet", ".wat"].iter().any(|ext| name.contains(ext)) || corpus::is_corpus_file(p)
 }
 
 fn file_name(p: &Path) -> String {
     p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
 }
 
-/// Reads one archive into part `i` of each table.
+/// Reads one archive or corpus file into part `i` of each table.
 fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
     let path = &input.path;
     let part = format!("{i:06}");
@@ -233,9 +234,10 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
     let file_label = path.display().to_string();
     let mut write_error: Option<anyhow::Error> = None;
+    let duplicate_type = if corpus::is_corpus_file(path) { corpus::record_type(path) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
-    let mut summary = ingest_file(path, &input.label, &config.ingest, &mut |mut outcome| {
+    let read = ingest_file(path, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
         }
@@ -246,10 +248,10 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
                 outcome = Outcome::Reject(Reject {
                     warc_file: d.warc_file.clone(),
                     warc_offset: d.warc_offset,
-                    record_type: "response".into(),
+                    record_type: duplicate_type.into(),
                     url: Some(d.url.clone()),
                     reason: "duplicate_record_id".into(),
-                    detail: "an earlier record of this file has the same WARC-Record-ID".into(),
+                    detail: "an earlier record of this file has the same WARC-Record-ID (corpus: id)".into(),
                 });
             }
         }
@@ -272,10 +274,18 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
             write_error = Some(e);
         }
     })
-    .with_context(|| "cannot read archive")?;
-    if let Some(e) = write_error {
-        return Err(e);
-    }
+    .with_context(|| "cannot read input file");
+    let mut summary = match (read, write_error) {
+        (Ok(summary), None) => summary,
+        (Err(e), _) | (Ok(_), Some(e)) => {
+            // Close the parts so the tables stay readable Parquet; rows
+            // still pending are dropped with the file's counts.
+            for w in writers {
+                w.close()?;
+            }
+            return Err(e);
+        }
+    };
     summary.documents -= repeated_ids;
     summary.rejects += repeated_ids;
     for (w, b) in writers.iter_mut().zip(builders.iter_mut()) {
@@ -300,6 +310,7 @@ fn push_document(b: &mut BatchBuilder, d: &Document, file: &str) {
     b.col::<StringBuilder>(9).append_value(&d.lang);
     b.col::<StringBuilder>(10).append_value(&d.text);
     b.col::<UInt64Builder>(11).append_value(d.raw_bytes);
+    b.col::<StringBuilder>(12).append_option(d.record_id.as_deref());
 }
 
 fn push_revisit(b: &mut BatchBuilder, r: &Revisit, file: &str) {
