@@ -66,6 +66,10 @@ struct RunArgs {
     /// against; the scores go to table `gold_quality`.
     #[arg(long)]
     gold: Option<PathBuf>,
+    /// Memory for the SQL parts (DataFusion), e.g. 512M or 2G: sorts, aggregations and joins
+    /// spill to DIR/_spill beyond it (default: no limit).
+    #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+    memory_limit: Option<usize>,
 }
 
 #[derive(clap::Args)]
@@ -176,6 +180,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
     }
+    neardup::sql::set_memory_limit(args.memory_limit);
     let inputs = if args.input.is_empty() { vec!["sample-data".to_string()] } else { args.input.clone() };
     let all = stages::all();
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {

@@ -9,15 +9,101 @@ use anyhow::{Context, Result};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
+/// Folder under the output folder where DataFusion spills sorts,
+/// aggregations and joins that exceed the memory limit. It sits next to the
+/// tables rather than in the system temp folder because that is often a
+/// RAM-backed tmpfs, where spilling would not free any memory, and because
+/// the output disk is the one sized for the crawl.
+pub const SPILL_DIR: &str = "_spill";
+
+/// The memory limit of the DataFusion sessions in bytes; 0 means none.
+static MEMORY_LIMIT: AtomicUsize = AtomicUsize::new(0);
+
+/// Caps the memory of every DataFusion session opened afterwards by
+/// [`session_over`] (`None`: no cap, DataFusion's default). Process-wide
+/// because the limit belongs to the machine running the job (`pipeline run
+/// --memory-limit`), not to the job: it changes how queries run, never what
+/// they return, so it is not part of any stage's config or fingerprint, and
+/// threading it through every stage would add a parameter that no stage
+/// reads.
+pub fn set_memory_limit(bytes: Option<usize>) {
+    MEMORY_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
+}
+
+/// The limit set by [`set_memory_limit`], if any.
+pub fn memory_limit() -> Option<usize> {
+    match MEMORY_LIMIT.load(Ordering::Relaxed) {
+        0 => None,
+        bytes => Some(bytes),
+    }
+}
+
+/// Parses a memory size as given on the command line: a number of bytes,
+/// optionally with a binary unit `K`, `M`, `G` or `T` (powers of 1024; `KB`,
+/// `KiB` and lowercase are accepted too) and a fractional part (`1.5G`).
+/// Zero, negative, unknown units and sizes beyond the address space are
+/// errors, so a typo never silently means "unlimited".
+pub fn parse_memory_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let shift = match unit.trim().to_ascii_lowercase().trim_end_matches("ib").trim_end_matches('b') {
+        "" => 0,
+        "k" => 10,
+        "m" => 20,
+        "g" => 30,
+        "t" => 40,
+        _ => return Err(format!("`{text}`: unknown unit `{unit}` (use K, M, G or T)")),
+    };
+    let value: f64 = number.parse().map_err(|_| format!("`{text}` is not a size like 512M or 2G"))?;
+    let bytes = (value * (1u64 << shift) as f64).floor();
+    if bytes < 1.0 {
+        return Err(format!("`{text}`: the memory limit must be at least one byte"));
+    }
+    if bytes >= usize::MAX as f64 {
+        return Err(format!("`{text}` is larger than this machine can address"));
+    }
+    Ok(bytes as usize)
+}
+
 /// A SessionContext with every published table under `out` registered by
-/// its folder name (hidden and `_` folders skipped).
+/// its folder name (hidden and `_` folders skipped), under the process-wide
+/// memory limit of [`set_memory_limit`].
 pub async fn session_over(out: &Path) -> Result<SessionContext> {
-    let config = SessionConfig::new()
-        .with_target_partitions(std::thread::available_parallelism().map_or(2, |n| n.get()))
+    session_with_memory_limit(out, memory_limit()).await
+}
+
+/// [`session_over`] with an explicit memory limit. With a limit, DataFusion
+/// runs under a memory pool of that size (its greedy pool): sorts,
+/// aggregations and sort-merge joins spill to `out/_spill` when they reach
+/// it, and operators that cannot spill (final merges, the build side of a
+/// hash join) fail with a "resources exhausted" error instead of growing
+/// past it. Under a small limit an aggregation can fail too when other
+/// spilling operators of the same query hold the pool (seen at 8 MB with a
+/// group-by feeding a sort), so limits should leave room: tens of MB per
+/// core.
+pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) -> Result<SessionContext> {
+    let partitions = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut config = SessionConfig::new()
+        .with_target_partitions(partitions)
         .set_bool("datafusion.execution.parquet.schema_force_view_types", false);
-    let runtime = RuntimeEnvBuilder::new().build_arc()?;
+    let mut runtime = RuntimeEnvBuilder::new();
+    if let Some(bytes) = memory_limit {
+        let spill = out.join(SPILL_DIR);
+        std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
+        runtime = runtime.with_memory_limit(bytes, 1.0).with_temp_file_path(spill);
+        // Hash joins cannot spill their build side; sort-merge joins can.
+        // Every sort partition reserves memory for its final merge up front
+        // (10 MB by default), so the reservation must shrink with the pool
+        // or a small pool is used up before any data arrives.
+        config = config
+            .set_bool("datafusion.optimizer.prefer_hash_join", false)
+            .set_usize("datafusion.execution.sort_spill_reservation_bytes", (bytes / (4 * partitions)).min(10 << 20));
+    }
+    let runtime = runtime.build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&runtime));
     if let Ok(entries) = std::fs::read_dir(out) {
         let mut names: Vec<String> = entries
@@ -61,4 +147,101 @@ pub fn statements(sql: &str) -> Vec<String> {
         .map(|s| s.trim().trim_end_matches(';').trim().to_string())
         .filter(|s| s.lines().any(|l| !l.trim().is_empty() && !l.trim_start().starts_with("--")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{RecordBatch, StringArray, UInt64Array};
+    use arrow::datatypes::{DataType, Field, Schema};
+    use datafusion::physical_plan::{collect, ExecutionPlan};
+
+    #[test]
+    fn memory_sizes_parse_with_binary_units() {
+        assert_eq!(parse_memory_size("1000"), Ok(1000));
+        assert_eq!(parse_memory_size("2K"), Ok(2048));
+        assert_eq!(parse_memory_size("512m"), Ok(512 * 1024 * 1024));
+        assert_eq!(parse_memory_size("2G"), Ok(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_memory_size("2GiB"), Ok(2 * 1024 * 1024 * 1024));
+        assert_eq!(parse_memory_size("3 MB"), Ok(3 * 1024 * 1024));
+        assert_eq!(parse_memory_size("1.5K"), Ok(1536));
+        for bad in ["", "0", "0.1", "G", "2X", "-1G", "1.2.3M", "99999999999T"] {
+            assert!(parse_memory_size(bad).is_err(), "`{bad}` must be rejected");
+        }
+    }
+
+    /// Sum of the spill counts of every operator of an executed plan.
+    fn spills(plan: &Arc<dyn ExecutionPlan>) -> usize {
+        let own = plan.metrics().and_then(|m| m.spill_count()).unwrap_or(0);
+        own + plan.children().into_iter().map(spills).sum::<usize>()
+    }
+
+    /// Writes table `t` (key, payload) under `out`: `n` rows, about 60 bytes
+    /// each, keys from splitmix64 so no order is given for free.
+    fn write_table(out: &Path, n: usize) -> Vec<(u64, String)> {
+        let mut state = 11u64;
+        let rows: Vec<(u64, String)> = (0..n)
+            .map(|i| {
+                let key = crate::methods::splitmix64(&mut state) % 1_000_000;
+                (key, format!("row {i:08} payload {:032x}", crate::methods::splitmix64(&mut state)))
+            })
+            .collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("key", DataType::UInt64, false),
+            Field::new("payload", DataType::Utf8, false),
+        ]));
+        std::fs::create_dir_all(out.join("t")).unwrap();
+        let file = std::fs::File::create(out.join("t/part-0.parquet")).unwrap();
+        let mut w = parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), None).unwrap();
+        for chunk in rows.chunks(8192) {
+            let keys = UInt64Array::from_iter_values(chunk.iter().map(|r| r.0));
+            let payloads = StringArray::from_iter_values(chunk.iter().map(|r| r.1.as_str()));
+            w.write(&RecordBatch::try_new(Arc::clone(&schema), vec![Arc::new(keys), Arc::new(payloads)]).unwrap())
+                .unwrap();
+        }
+        w.close().unwrap();
+        rows
+    }
+
+    /// Runs `sql` and returns its batches and how often it spilled.
+    async fn run(ctx: &SessionContext, sql: &str) -> Result<(Vec<RecordBatch>, usize)> {
+        let plan = ctx.sql(sql).await?.create_physical_plan().await?;
+        let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await?;
+        Ok((batches, spills(&plan)))
+    }
+
+    #[test]
+    fn a_sort_spills_under_a_small_memory_limit() {
+        let out = std::env::temp_dir().join(format!("neardup-spill-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        // About 19 MB of rows in memory, more than twice the limit. (Much
+        // smaller limits fail: the final merge of the sorted partitions
+        // cannot spill and needs a batch per spill file.)
+        let rows = write_table(&out, 300_000);
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        rt.block_on(async {
+            let limited = session_with_memory_limit(&out, Some(8 << 20)).await.unwrap();
+            // The sort: every row back, in key then payload order.
+            let (batches, spilled) = run(&limited, "SELECT key, payload FROM t ORDER BY key, payload").await.unwrap();
+            assert!(spilled > 0, "a 19 MB sort under an 8 MB limit must spill");
+            let got: Vec<(u64, String)> = batches
+                .iter()
+                .flat_map(|b| {
+                    let k = b.column(0).as_any().downcast_ref::<UInt64Array>().unwrap().clone();
+                    let p = b.column(1).as_any().downcast_ref::<StringArray>().unwrap().clone();
+                    (0..b.num_rows()).map(move |i| (k.value(i), p.value(i).to_string()))
+                })
+                .collect();
+            let mut expected = rows.clone();
+            expected.sort();
+            assert_eq!(got, expected);
+            // Without a limit nothing spills, and no spill folder is made.
+            let _ = std::fs::remove_dir_all(out.join(SPILL_DIR));
+            let unlimited = session_with_memory_limit(&out, None).await.unwrap();
+            let (_, spilled) = run(&unlimited, "SELECT key, payload FROM t ORDER BY key, payload").await.unwrap();
+            assert_eq!(spilled, 0);
+            assert!(!out.join(SPILL_DIR).exists());
+        });
+        let _ = std::fs::remove_dir_all(&out);
+    }
 }

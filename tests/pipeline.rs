@@ -142,7 +142,9 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     let out1 = temp_out("sample-1");
     let out2 = temp_out("sample-2");
     run_ok(&["--quiet", "run", "--out", out1.to_str().unwrap(), "--threads", "2"]);
-    run_ok(&["--quiet", "run", "--out", out2.to_str().unwrap(), "--threads", "1"]);
+    // The second run also caps DataFusion's memory (sort-merge joins,
+    // spilling): a memory limit may change how, never what.
+    run_ok(&["--quiet", "run", "--out", out2.to_str().unwrap(), "--threads", "1", "--memory-limit", "64M"]);
     check_schemas(&out1);
     check_ingest_accounting(&out1);
     assert!(rows(&out1, "documents") > 100);
@@ -151,7 +153,11 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
         "spotsigs", "method_pairs", "candidates", "hot_signatures", "duplicates", "clusters",
         "method_quality", "method_overlap",
     ] {
-        assert_eq!(read_table(&out1, table), read_table(&out2, table), "table {table} differs between 2 and 1 threads");
+        assert_eq!(
+            read_table(&out1, table),
+            read_table(&out2, table),
+            "table {table} differs between 2 threads and 1 thread with a memory limit"
+        );
     }
     check_df_against_tokens(&out1);
     // Every method has a quality row.
@@ -181,6 +187,14 @@ fn a_stage_alone_names_its_missing_input_table() {
     let o = pipeline().args(["--quiet", "run", "--stage", "nonsense"]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn a_bad_memory_limit_is_a_usage_error() {
+    for bad in ["0", "2X", "lots"] {
+        let o = pipeline().args(["--quiet", "run", "--memory-limit", bad, "--out", "/nonexistent"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "--memory-limit {bad}");
+    }
 }
 
 #[test]

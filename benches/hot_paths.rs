@@ -1,0 +1,337 @@
+//! Micro-benchmarks of the pipeline's hot paths (divan).
+//!
+//! Why: the end-to-end numbers of `scripts/bench.sh` say which stage is
+//! slow; these say which function inside it is, and catch regressions of one
+//! function without a whole-pipeline run.
+//!
+//! Inputs are deterministic: the bundled sample crawl (`sample-data/`, always
+//! in the repository), the real Archives Unleashed crawl of
+//! `../shared/data/warc/aut/` when it is present (skipped with a note when
+//! not), and texts and id sets generated here from a fixed seed.
+//!
+//! `cargo bench` runs them on the optimized `bench` profile (it inherits
+//! `release`); `cargo test --benches` runs every benchmark once, unmeasured,
+//! as a smoke test in the fast debug build.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::LazyLock;
+
+use divan::counter::{BytesCount, ItemsCount};
+use divan::{black_box, Bencher};
+
+use neardup::config::{Config, IngestConfig, MethodsConfig};
+use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
+use neardup::ingest::record::{process_record, sniff_html};
+use neardup::ingest::{html, http};
+use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
+use neardup::methods::slst::{SentenceString, Slst};
+use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
+use neardup::methods::{build_signature_methods, splitmix64, CorpusStats, DocView, PairMethod, TermStats};
+use neardup::similarity::similarity_at_least;
+use neardup::text::{Normalizer, Tokenized};
+use neardup::union_find::UnionFind;
+
+fn main() {
+    divan::main();
+}
+
+/// The bundled synthetic crawl (295 HTML documents, near-duplicates included).
+const SAMPLE_CRAWL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/sample-data/sample-crawl.warc.gz");
+/// A real 2008 archive.org crawl (WARC/0.17, 299 responses), shared test data.
+const AUT_CRAWL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/warc/aut/example.warc.gz");
+
+/// The crawls the archive benchmarks read, by display name.
+fn crawl_path(name: &str) -> Option<PathBuf> {
+    let path = PathBuf::from(match name {
+        "sample" => SAMPLE_CRAWL,
+        "aut" => AUT_CRAWL,
+        _ => return None,
+    });
+    if path.is_file() {
+        Some(path)
+    } else {
+        eprintln!("skipped: {} not found", path.display());
+        None
+    }
+}
+
+/// Every record of a crawl, as the archive reader yields them.
+fn raw_records(path: &PathBuf) -> Vec<RawRecord> {
+    let mut records = Vec::new();
+    let max_block = IngestConfig::default().max_payload_bytes;
+    scan_archive(path, max_block, &mut |event| {
+        if let ArchiveEvent::Record(r) = event {
+            records.push(r);
+        }
+    })
+    .expect("bench crawl is readable");
+    records
+}
+
+/// The sample crawl's records, read once.
+static SAMPLE_RECORDS: LazyLock<Vec<RawRecord>> = LazyLock::new(|| raw_records(&PathBuf::from(SAMPLE_CRAWL)));
+
+/// The sample crawl's documents: (text, lang) of each HTML page.
+static SAMPLE_TEXTS: LazyLock<Vec<(String, String)>> = LazyLock::new(|| {
+    let cfg = IngestConfig::default();
+    SAMPLE_RECORDS
+        .iter()
+        .filter_map(|r| match process_record(r, "sample-crawl.warc.gz", &cfg) {
+            neardup::ingest::record::Outcome::Document(d) => Some((d.text, d.lang)),
+            _ => None,
+        })
+        .collect()
+});
+
+/// The sample crawl's documents after normalization, with made-up ids.
+static SAMPLE_TOKENS: LazyLock<Vec<Tokenized>> = LazyLock::new(|| {
+    let normalizer = Normalizer::new(&Config::default().text);
+    SAMPLE_TEXTS.iter().map(|(text, lang)| normalizer.tokenize(text, lang)).collect()
+});
+
+fn sample_views() -> Vec<DocView<'static>> {
+    SAMPLE_TOKENS
+        .iter()
+        .enumerate()
+        .map(|(i, t)| DocView { doc_id: i as u64, terms: &t.terms, sentence_ends: &t.sentence_ends, words: &t.words })
+        .collect()
+}
+
+/// df, cf, N and the mean length of the sample documents, as the `df` and
+/// `corpus_stats` tables would hold them.
+static SAMPLE_STATS: LazyLock<CorpusStats> = LazyLock::new(|| {
+    let mut terms: HashMap<String, TermStats> = HashMap::new();
+    let mut total_terms = 0usize;
+    for t in SAMPLE_TOKENS.iter() {
+        total_terms += t.terms.len();
+        let mut seen = std::collections::HashSet::new();
+        for term in &t.terms {
+            let entry = terms.entry(term.clone()).or_default();
+            entry.cf += 1;
+            if seen.insert(term.as_str()) {
+                entry.df += 1;
+            }
+        }
+    }
+    let n = SAMPLE_TOKENS.len();
+    CorpusStats { n_docs: n as u64, dl_avg: total_terms as f64 / n.max(1) as f64, terms }
+});
+
+/// The HTML payloads of the sample crawl that are stored without transfer
+/// or content encoding (almost all of them), decoded with their charset.
+static SAMPLE_HTML: LazyLock<Vec<String>> = LazyLock::new(|| {
+    SAMPLE_RECORDS
+        .iter()
+        .filter(|r| r.record_type == "response")
+        .filter_map(|r| {
+            let resp = http::parse_response(&r.block).ok()?;
+            let plain = resp.header("transfer-encoding").is_none() && resp.header("content-encoding").is_none();
+            let body = &r.block[resp.body_start.min(r.block.len())..];
+            (plain && sniff_html(body)).then(|| html::decode(body, html::decide_charset(body, None).0))
+        })
+        .collect()
+});
+
+/// Archive scanning (gzip members, WARC headers, blocks) of a whole file.
+#[divan::bench(args = ["sample", "aut"])]
+fn archive_scan(bencher: Bencher, crawl: &str) {
+    let Some(path) = crawl_path(crawl) else { return };
+    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let max_block = IngestConfig::default().max_payload_bytes;
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        let mut records = 0usize;
+        scan_archive(&path, max_block, &mut |_| records += 1).expect("bench crawl is readable");
+        records
+    });
+}
+
+/// `process_record` (HTTP, charset, HTML extraction, language) on every
+/// record of a crawl.
+#[divan::bench(args = ["sample", "aut"])]
+fn process_records(bencher: Bencher, crawl: &str) {
+    let Some(path) = crawl_path(crawl) else { return };
+    let records = if crawl == "sample" { SAMPLE_RECORDS.clone() } else { raw_records(&path) };
+    let bytes: u64 = records.iter().map(|r| r.block.len() as u64).sum();
+    let cfg = IngestConfig::default();
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        for r in &records {
+            black_box(process_record(r, "bench.warc.gz", &cfg));
+        }
+    });
+}
+
+/// HTML → title and visible text, alone (the scraper parse dominates it).
+#[divan::bench]
+fn html_extract(bencher: Bencher) {
+    let pages = &*SAMPLE_HTML;
+    let bytes: usize = pages.iter().map(String::len).sum();
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        for page in pages {
+            black_box(html::extract(page));
+        }
+    });
+}
+
+/// Normalization: NFKC, sentences, words, stop words.
+#[divan::bench]
+fn tokenize(bencher: Bencher) {
+    let normalizer = Normalizer::new(&Config::default().text);
+    let texts = &*SAMPLE_TEXTS;
+    let bytes: usize = texts.iter().map(|(t, _)| t.len()).sum();
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        for (text, lang) in texts {
+            black_box(normalizer.tokenize(text, lang));
+        }
+    });
+}
+
+/// Shingle fingerprints (width 10) and the 84 min-wise hashes of each document.
+#[divan::bench]
+fn minhash_sketch(bencher: Bencher) {
+    let cfg = MethodsConfig::default();
+    let hasher = MinHasher::new(cfg.minhash_functions, cfg.minhash_seed);
+    let docs = &*SAMPLE_TOKENS;
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| {
+        for t in docs {
+            let fps = shingle_fingerprints(&t.terms, cfg.minhash_shingle_width);
+            black_box(hasher.sketch(&fps));
+        }
+    });
+}
+
+/// Every signature method of the registry signing every sample document
+/// (the corpus-wide state is built once, outside the measurement).
+#[divan::bench(args = ["a0", "a1", "a2", "a3", "a10", "a4", "a5", "imatch", "a7", "a9", "a6", "a8", "minhash"])]
+fn signature_method(bencher: Bencher, id: &str) {
+    let docs = sample_views();
+    let methods = build_signature_methods(&[id.to_string()], &MethodsConfig::default(), &SAMPLE_STATS, &docs);
+    let method = methods.first().expect("every benchmarked id is a signature method");
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| {
+        let mut out = Vec::new();
+        for d in &docs {
+            method.sign(d, &mut out);
+        }
+        out
+    });
+}
+
+/// SpotSigs multisets of every sample document, then the multiset Jaccard of
+/// every pair among the first 100 documents (4,950 comparisons).
+#[divan::bench]
+fn spotsigs_jaccard(bencher: Bencher) {
+    let spot = SpotSigs::new(&MethodsConfig::default());
+    let sets: Vec<Vec<(String, u32)>> =
+        SAMPLE_TOKENS.iter().take(100).map(|t| spot.spot_signatures(&t.words)).collect();
+    let pairs = sets.len() * sets.len().saturating_sub(1) / 2;
+    bencher.counter(ItemsCount::new(pairs)).bench(|| {
+        let mut sum = 0.0;
+        for (i, a) in sets.iter().enumerate() {
+            for b in &sets[i + 1..] {
+                sum += multiset_jaccard(a, b);
+            }
+        }
+        sum
+    });
+}
+
+/// SpotSigs' whole search (signatures, partitions, pruned inverted index).
+#[divan::bench]
+fn spotsigs_search(bencher: Bencher) {
+    let spot = SpotSigs::new(&MethodsConfig::default());
+    let docs = sample_views();
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| spot.find_pairs(&docs));
+}
+
+/// SL+ST's whole search (sentence-length strings, suffix array, block
+/// verification).
+#[divan::bench]
+fn slst_search(bencher: Bencher) {
+    let slst = Slst::new(&MethodsConfig::default());
+    let docs = sample_views();
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| slst.find_pairs(&docs));
+}
+
+/// SL+ST verification of one pair: a document against itself with its
+/// sentence order rotated by one (so blocks must be found, not just equal).
+#[divan::bench]
+fn slst_score_pair(bencher: Bencher) {
+    let slst = Slst::new(&MethodsConfig::default());
+    let docs = sample_views();
+    let longest = docs.iter().max_by_key(|d| d.sentence_ends.len()).expect("sample has documents");
+    let x = SentenceString::from_view(longest);
+    let sentences: Vec<&[String]> = longest.sentences().collect();
+    let mut terms = Vec::new();
+    let mut ends = Vec::new();
+    for s in sentences[1..].iter().chain(&sentences[..1]) {
+        terms.extend(s.iter().cloned());
+        ends.push(terms.len() as u32);
+    }
+    let rotated = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: longest.words };
+    let y = SentenceString::from_view(&rotated);
+    bencher.bench(|| slst.score(&x, &y));
+}
+
+/// A deterministic English-like text of about `chars` characters.
+fn generated_text(chars: usize, seed: u64) -> String {
+    const SYLLABLES: [&str; 16] =
+        ["ka", "lo", "mer", "tin", "sa", "vor", "el", "du", "pra", "nis", "ot", "qua", "ri", "ben", "ful", "zo"];
+    let mut state = seed;
+    let mut text = String::with_capacity(chars + 16);
+    while text.len() < chars {
+        let syllables = 1 + splitmix64(&mut state) % 3;
+        for _ in 0..syllables {
+            text.push_str(SYLLABLES[(splitmix64(&mut state) % 16) as usize]);
+        }
+        text.push(' ');
+    }
+    text.truncate(chars);
+    text
+}
+
+/// `text` with about one word in 20 replaced, so the two are near-duplicates
+/// (similarity about 0.9).
+fn lightly_edited(text: &str, seed: u64) -> String {
+    let mut state = seed;
+    text.split(' ').map(|w| if splitmix64(&mut state) % 20 == 0 { "edit" } else { w }).collect::<Vec<_>>().join(" ")
+}
+
+/// Verification at the 0.8 limit on a near-duplicate pair (runs the full
+/// bit-parallel LCS), by text length in characters.
+#[divan::bench(args = [1_000, 10_000, 50_000])]
+fn similarity_near_duplicate(bencher: Bencher, chars: usize) {
+    let a = generated_text(chars, 7);
+    let b = lightly_edited(&a, 8);
+    assert!(similarity_at_least(&a, &b, 0.8).is_some(), "the edited text must stay a near-duplicate");
+    bencher.counter(BytesCount::new(a.len() + b.len())).bench(|| similarity_at_least(&a, &b, 0.8));
+}
+
+/// Verification at the 0.8 limit on two unrelated texts of equal length
+/// (the LCS upper bound stops the scan early).
+#[divan::bench(args = [1_000, 10_000, 50_000])]
+fn similarity_unrelated(bencher: Bencher, chars: usize) {
+    let a = generated_text(chars, 7);
+    let b = generated_text(chars, 9);
+    bencher.counter(BytesCount::new(a.len() + b.len())).bench(|| similarity_at_least(&a, &b, 0.8));
+}
+
+/// Union-find over `n` sparse ids with n/2 random unions, then the
+/// canonical components, as the cluster stage does.
+#[divan::bench(args = [10_000, 100_000, 1_000_000])]
+fn union_find(bencher: Bencher, n: usize) {
+    let mut state = 3;
+    let ids: Vec<u64> = (0..n).map(|_| splitmix64(&mut state)).collect();
+    let unions: Vec<(u64, u64)> = (0..n / 2)
+        .map(|_| (ids[splitmix64(&mut state) as usize % n], ids[splitmix64(&mut state) as usize % n]))
+        .collect();
+    bencher.counter(ItemsCount::new(n)).bench(|| {
+        let mut uf = UnionFind::new();
+        for &id in &ids {
+            uf.insert(id);
+        }
+        for &(a, b) in &unions {
+            uf.union(a, b);
+        }
+        uf.components().len()
+    });
+}
