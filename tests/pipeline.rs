@@ -1,7 +1,8 @@
 //! End-to-end tests of the `pipeline` binary: the README's main command on
 //! the bundled sample crawl, every table checked against its schema file,
 //! the ingest accounting, determinism across thread counts, stage reruns,
-//! and a run over all the real crawl files in `../shared/data/warc`.
+//! the HTML report, and a run over all the real crawl files in
+//! `../shared/data/warc`.
 
 use arrow::array::{AsArray, RecordBatch};
 use arrow::datatypes::UInt64Type;
@@ -71,6 +72,34 @@ fn check_schemas(out: &Path) {
     }
 }
 
+/// The page without its stage-timings section, whose wall and CPU seconds
+/// differ from run to run.
+fn without_timings(html: &str) -> String {
+    let start = html.find("<section id=\"timings\">").expect("a timings section");
+    let end = start + html[start..].find("</section>").expect("the end of the timings section");
+    format!("{}{}", &html[..start], &html[end..])
+}
+
+/// What `run` must write as `report.html`: both charts, every method, the
+/// document count, and nothing that runs code or loads from the network.
+fn check_report(out: &Path) -> String {
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html after a run");
+    assert!(html.contains("<svg") && html.contains(r#"aria-label="Precision, recall and F1 per method""#));
+    assert!(html.contains(r#"aria-label="Dice overlap between methods""#));
+    for method in neardup::config::ALL_METHODS {
+        assert!(html.contains(&format!("<tr><td>{method}</td>")), "method {method} missing from the report");
+    }
+    let documents =
+        format!(r#"<span class="value">{}</span><span class="label">documents</span>"#, rows(out, "documents"));
+    assert!(html.contains(&documents), "{documents}");
+    let lower = html.to_lowercase();
+    assert!(!lower.contains("<script"));
+    for attribute in ["src=", "href=", "url(http", "@import"] {
+        assert!(!lower.contains(attribute), "report uses {attribute}");
+    }
+    html
+}
+
 /// The ingest accounting: per file, records = documents + revisits +
 /// rejects + skipped, and the tables hold exactly those rows.
 fn check_ingest_accounting(out: &Path) {
@@ -113,10 +142,19 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     }
     // Every method has a quality row.
     assert_eq!(rows(&out1, "method_quality"), neardup::config::ALL_METHODS.len());
-    // A second run skips every stage (manifests match) and changes nothing.
+    // The report is written by `run` and, timings aside, the same for both runs.
+    let report = check_report(&out1);
+    assert_eq!(without_timings(&report), without_timings(&check_report(&out2)));
+    // A second run skips every stage (manifests match) and changes nothing,
+    // the report included (its timings come from the unchanged manifests).
     let before = std::fs::read_to_string(out1.join("_manifests/verify.json")).unwrap();
     run_ok(&["--quiet", "run", "--out", out1.to_str().unwrap()]);
     assert_eq!(before, std::fs::read_to_string(out1.join("_manifests/verify.json")).unwrap());
+    assert_eq!(report, std::fs::read_to_string(out1.join("report.html")).unwrap());
+    // `pipeline report` alone writes the same page.
+    std::fs::remove_file(out1.join("report.html")).unwrap();
+    run_ok(&["--quiet", "report", "--out", out1.to_str().unwrap()]);
+    assert_eq!(report, std::fs::read_to_string(out1.join("report.html")).unwrap());
     // Analysts' entry point.
     let q = pipeline()
         .args(["query", "--out", out1.to_str().unwrap(), "--format", "csv", "SELECT COUNT(*) AS n FROM documents"])
@@ -141,6 +179,20 @@ fn a_stage_alone_names_its_missing_input_table() {
 }
 
 #[test]
+fn report_of_a_folder_without_tables_says_not_run() {
+    let out = temp_out("report-empty");
+    std::fs::create_dir_all(&out).unwrap();
+    run_ok(&["--quiet", "report", "--out", out.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for table in ["method_quality", "method_overlap", "clusters", "rejects"] {
+        assert!(html.contains(&format!("not run (no table <code>{table}</code> yet)")), "{table}");
+    }
+    let o = pipeline().args(["--quiet", "report", "--out", out.join("nowhere").to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn real_crawl_files_all_stages() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/warc");
     if !Path::new(data).is_dir() {
@@ -156,5 +208,6 @@ fn real_crawl_files_all_stages() {
     assert!(rows(&out, "documents") > 500);
     assert!(rows(&out, "revisits") > 100);
     assert!(rows(&out, "duplicates") > 0);
+    check_report(&out);
     let _ = std::fs::remove_dir_all(&out);
 }
