@@ -10,7 +10,7 @@
 use anyhow::{Context, Result};
 use arrow::array::{AsArray, RecordBatch};
 use arrow::compute::cast;
-use arrow::datatypes::{DataType, Float64Type, Int64Type};
+use arrow::datatypes::{DataType, Float64Type, Int64Type, UInt64Type};
 use datafusion::prelude::SessionContext;
 use std::future::Future;
 use std::path::Path;
@@ -199,11 +199,11 @@ async fn largest_clusters(session: &SessionContext) -> Result<Vec<ClusterSample>
         &[("clusters", LARGEST_CLUSTERS.to_string()), ("urls_per_cluster", URLS_PER_CLUSTER.to_string())],
     );
     let batches = rows(session, &sql).await?;
-    let (ids, sizes, kept) = (integers(&batches, 0)?, integers(&batches, 1)?, integers(&batches, 2)?);
+    let (ids, sizes, kept) = (unsigned(&batches, 0)?, unsigned(&batches, 1)?, integers(&batches, 2)?);
     let (similarity, urls, titles) = (floats(&batches, 3)?, texts(&batches, 4)?, texts(&batches, 5)?);
     let mut clusters: Vec<ClusterSample> = Vec::new();
     for i in 0..ids.len() {
-        let cluster_id = ids[i].unwrap_or(0) as u64;
+        let cluster_id = ids[i].context("a cluster without an id")?;
         let member = ClusterMember {
             url: urls[i].clone().unwrap_or_default(),
             title: titles[i].clone().unwrap_or_default(),
@@ -212,7 +212,7 @@ async fn largest_clusters(session: &SessionContext) -> Result<Vec<ClusterSample>
         };
         match clusters.last_mut() {
             Some(last) if last.cluster_id == cluster_id => last.members.push(member),
-            _ => clusters.push(ClusterSample { cluster_id, size: sizes[i].unwrap_or(0) as u64, members: vec![member] }),
+            _ => clusters.push(ClusterSample { cluster_id, size: sizes[i].unwrap_or(0), members: vec![member] }),
         }
     }
     Ok(clusters)
@@ -266,6 +266,15 @@ fn integers(batches: &[RecordBatch], index: usize) -> Result<Vec<Option<i64>>> {
     Ok(column_as(batches, index, &DataType::Int64)?
         .iter()
         .flat_map(|a| a.as_primitive::<Int64Type>().iter().collect::<Vec<_>>())
+        .collect())
+}
+
+/// Column `index` as unsigned 64-bit integers: document and cluster ids
+/// are hashes that use all 64 bits (a cast to Int64 would lose half of them).
+fn unsigned(batches: &[RecordBatch], index: usize) -> Result<Vec<Option<u64>>> {
+    Ok(column_as(batches, index, &DataType::UInt64)?
+        .iter()
+        .flat_map(|a| a.as_primitive::<UInt64Type>().iter().collect::<Vec<_>>())
         .collect())
 }
 
@@ -325,21 +334,23 @@ mod tests {
     #[test]
     fn tables_are_read_grouped_and_ordered() {
         let out = temp_out("tables");
-        // Cluster 5: documents 5 (kept), 7, 9, 11; cluster 2: 2 (kept), 3;
-        // document 20 alone. Listed: cluster 5 first (bigger) with its
-        // representative and the two smallest other ids, then cluster 2.
+        // Cluster BIG: documents BIG (kept), 7, 9, 11; cluster 2: 2 (kept),
+        // 3; document 20 alone. Listed: cluster BIG first (bigger) with its
+        // representative and the two smallest other ids, then cluster 2. BIG
+        // uses the top bit, as hashed ids do.
+        const BIG: u64 = (1 << 63) + 5;
         write(
             &out,
             "clusters",
             vec![
-                Arc::new(UInt64Array::from(vec![2, 3, 5, 7, 9, 11, 20])),
-                Arc::new(UInt64Array::from(vec![2, 2, 5, 5, 5, 5, 20])),
+                Arc::new(UInt64Array::from(vec![2, 3, BIG, 7, 9, 11, 20])),
+                Arc::new(UInt64Array::from(vec![2, 2, BIG, BIG, BIG, BIG, 20])),
                 Arc::new(UInt64Array::from(vec![2, 2, 4, 4, 4, 4, 1])),
                 Arc::new(BooleanArray::from(vec![true, false, true, false, false, false, true])),
                 Arc::new(Float64Array::from(vec![None, Some(0.9), None, Some(0.85), Some(1.0), Some(0.95), None])),
             ],
         );
-        let ids = [2u64, 3, 5, 7, 9, 11, 20];
+        let ids = [2, 3, BIG, 7, 9, 11, 20];
         let n = ids.len();
         let urls: Vec<String> = ids.iter().map(|i| format!("http://x.example/{i}")).collect();
         write(
@@ -413,7 +424,7 @@ mod tests {
         assert_eq!(
             listed,
             vec![
-                (5, 4, vec!["http://x.example/5", "http://x.example/7", "http://x.example/9"]),
+                (BIG, 4, vec!["http://x.example/9223372036854775813", "http://x.example/7", "http://x.example/9"]),
                 (2, 2, vec!["http://x.example/2", "http://x.example/3"]),
             ]
         );

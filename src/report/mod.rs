@@ -107,7 +107,8 @@ tr.total td { font-weight: 600; background: #f7f9fc; }
 ul.members { margin: 0; padding-left: 18px; } ul.members li { margin: 2px 0; }
 .url { font-family: ui-monospace, monospace; font-size: 13px; word-break: break-all; }
 .title { color: #555; } .kept { background: #59a14f; color: #fff; border-radius: 3px; padding: 0 4px; font-size: 12px; }
-.timebar { background: #4e79a7; height: 8px; margin-top: 3px; }
+.timebar { background: #4e79a7; height: 8px; margin-top: 3px; } td.wall { min-width: 140px; }
+td.listing { max-width: 520px; font-size: 13px; } .kv { white-space: nowrap; }
 ";
 
 /// One section of the page.
@@ -280,11 +281,14 @@ fn timings_html(stages: &[(&'static str, Option<Manifest>)]) -> String {
         cpu += m.cpu_seconds;
         let share = if slowest > 0.0 { 100.0 * m.wall_seconds / slowest } else { 0.0 };
         let listed = |map: &std::collections::BTreeMap<String, u64>| {
-            map.iter().map(|(k, v)| format!("{}: {}", escape(k), grouped(*v as i64))).collect::<Vec<_>>().join("<br>")
+            map.iter()
+                .map(|(k, v)| format!("<span class=\"kv\">{}: {}</span>", escape(k), grouped(*v as i64)))
+                .collect::<Vec<_>>()
+                .join(", ")
         };
         let _ = writeln!(
             out,
-            "<tr><td>{stage}</td><td class=\"num\">{}<div class=\"timebar\" style=\"width:{share:.0}%\"></div></td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{stage}</td><td class=\"num wall\">{}<div class=\"timebar\" style=\"width:{share:.0}%\"></div></td><td class=\"num\">{}</td><td class=\"listing\">{}</td><td class=\"listing\">{}</td></tr>",
             seconds(m.wall_seconds),
             seconds(m.cpu_seconds),
             listed(&m.report.rows),
