@@ -2,13 +2,15 @@
 //!
 //! The pipeline is a chain of stages (`ingest` → `tokens` → `signatures` →
 //! `candidates` → `verify` → `cluster` → `evaluate`), each reading and writing
-//! Parquet tables under one output folder; see `README.md`.
+//! Parquet tables under one output folder; see `README.md`. `report`
+//! renders a finished run as one HTML page.
 
 pub mod config;
 pub mod gold;
 pub mod ingest;
 pub mod methods;
 pub mod progress;
+pub mod report;
 pub mod runner;
 pub mod schema;
 pub mod similarity;

@@ -36,6 +36,8 @@ enum Command {
     Query(QueryArgs),
     /// Explain why a document is (or is not) a duplicate: its cluster, representative and links.
     Explain(ExplainArgs),
+    /// Write DIR/report.html: one self-contained page with the run's counts, charts and timings.
+    Report(ReportArgs),
 }
 
 #[derive(clap::Args)]
@@ -93,6 +95,13 @@ struct ExplainArgs {
     document: String,
 }
 
+#[derive(clap::Args)]
+struct ReportArgs {
+    /// Output folder of a run; the report is written into it as report.html.
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Table,
@@ -109,6 +118,7 @@ fn main() -> ExitCode {
         Command::Run(args) => run(args, quiet),
         Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
         Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
+        Command::Report(args) => report(args).map(|_| ExitCode::SUCCESS),
     };
     match result {
         Ok(code) => code,
@@ -212,6 +222,11 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             input_errors.extend(report.input_errors);
         }
     }
+    // The report sums up the whole run, so it follows the last stage.
+    if args.stage == "all" || args.stage == "evaluate" {
+        let path = neardup::report::write_report(&ctx.out, &ctx.runtime)?;
+        tracing::info!(path = %path.display(), "report written");
+    }
     if !input_errors.is_empty() {
         for e in &input_errors {
             tracing::error!("{e}");
@@ -245,6 +260,21 @@ fn query(args: QueryArgs) -> Result<()> {
         }
         Ok(())
     })
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    if !args.out.is_dir() {
+        return Err(UsageError(format!(
+            "{} is not an output folder; run `pipeline run --out {}` first",
+            args.out.display(),
+            args.out.display()
+        ))
+        .into());
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let path = neardup::report::write_report(&args.out, &rt)?;
+    println!("{}", path.display());
+    Ok(())
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {

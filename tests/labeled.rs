@@ -6,47 +6,11 @@
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn pipeline() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pipeline"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("neardup-labeled-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn run_ok(args: &[&str]) {
-    let o = pipeline().args(args).output().unwrap();
-    assert!(o.status.success(), "pipeline {args:?}: {}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
-}
-
-fn read_table(out: &Path, table: &str) -> Vec<RecordBatch> {
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(out.join(table))
-        .unwrap_or_else(|e| panic!("table {table}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    parts.sort();
-    parts
-        .iter()
-        .flat_map(|p| {
-            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(p).unwrap())
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(|b| b.unwrap())
-        })
-        .collect()
-}
+mod common;
+use common::{pipeline, read_table, run_ok, temp_dir};
 
 /// One row of `gold_quality`.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,44 +1,15 @@
 //! End-to-end tests of the `pipeline` binary: the README's main command on
 //! the bundled sample crawl, every table checked against its schema file,
 //! the ingest accounting, determinism across thread counts, stage reruns,
-//! and a run over all the real crawl files in `../shared/data/warc`.
+//! the HTML report, and a run over all the real crawl files in
+//! `../shared/data/warc`.
 
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::UInt64Type;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
-fn pipeline() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_pipeline"));
-    c.current_dir(env!("CARGO_MANIFEST_DIR"));
-    c
-}
-
-fn temp_out(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("neardup-test-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    dir
-}
-
-/// Every batch of a table, part files in name order.
-fn read_table(out: &Path, table: &str) -> Vec<RecordBatch> {
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(out.join(table))
-        .unwrap_or_else(|e| panic!("table {table}: {e}"))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    parts.sort();
-    let mut batches = Vec::new();
-    for p in parts {
-        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap())
-            .unwrap()
-            .build()
-            .unwrap();
-        batches.extend(reader.map(|b| b.unwrap()));
-    }
-    batches
-}
+mod common;
+use common::{pipeline, read_table, run_ok, temp_dir};
 
 fn rows(out: &Path, table: &str) -> usize {
     read_table(out, table).iter().map(|b| b.num_rows()).sum()
@@ -49,11 +20,6 @@ fn u64_column(out: &Path, table: &str, col: &str) -> Vec<u64> {
         .iter()
         .flat_map(|b| b.column_by_name(col).unwrap().as_primitive::<UInt64Type>().values().to_vec())
         .collect()
-}
-
-fn run_ok(args: &[&str]) {
-    let status = pipeline().args(args).status().unwrap();
-    assert!(status.success(), "pipeline {args:?} exited with {status}");
 }
 
 /// Checks every published table's Parquet schema against `schemas/`.
@@ -69,6 +35,34 @@ fn check_schemas(out: &Path) {
         let diffs = neardup::schema::schema_differences(&name, builder.schema());
         assert!(diffs.is_empty(), "{diffs:?}");
     }
+}
+
+/// The page without its stage-timings section, whose wall and CPU seconds
+/// differ from run to run.
+fn without_timings(html: &str) -> String {
+    let start = html.find("<section id=\"timings\">").expect("a timings section");
+    let end = start + html[start..].find("</section>").expect("the end of the timings section");
+    format!("{}{}", &html[..start], &html[end..])
+}
+
+/// What `run` must write as `report.html`: both charts, every method, the
+/// document count, and nothing that runs code or loads from the network.
+fn check_report(out: &Path) -> String {
+    let html = std::fs::read_to_string(out.join("report.html")).expect("report.html after a run");
+    assert!(html.contains("<svg") && html.contains(r#"aria-label="Precision, recall and F1 per method""#));
+    assert!(html.contains(r#"aria-label="Dice overlap between methods""#));
+    for method in neardup::config::ALL_METHODS {
+        assert!(html.contains(&format!("<tr><td>{method}</td>")), "method {method} missing from the report");
+    }
+    let documents =
+        format!(r#"<span class="value">{}</span><span class="label">documents</span>"#, rows(out, "documents"));
+    assert!(html.contains(&documents), "{documents}");
+    let lower = html.to_lowercase();
+    assert!(!lower.contains("<script"));
+    for attribute in ["src=", "href=", "url(http", "@import"] {
+        assert!(!lower.contains(attribute), "report uses {attribute}");
+    }
+    html
 }
 
 /// The ingest accounting: per file, records = documents + revisits +
@@ -139,8 +133,8 @@ fn check_df_against_tokens(out: &Path) {
 
 #[test]
 fn sample_data_all_stages_deterministic_and_schema_conformant() {
-    let out1 = temp_out("sample-1");
-    let out2 = temp_out("sample-2");
+    let out1 = temp_dir("sample-1");
+    let out2 = temp_dir("sample-2");
     run_ok(&["--quiet", "run", "--out", out1.to_str().unwrap(), "--threads", "2"]);
     // The second run also caps DataFusion's memory (sort-merge joins,
     // spilling): a memory limit may change how, never what.
@@ -162,10 +156,19 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     check_df_against_tokens(&out1);
     // Every method has a quality row.
     assert_eq!(rows(&out1, "method_quality"), neardup::config::ALL_METHODS.len());
-    // A second run skips every stage (manifests match) and changes nothing.
+    // The report is written by `run` and, timings aside, the same for both runs.
+    let report = check_report(&out1);
+    assert_eq!(without_timings(&report), without_timings(&check_report(&out2)));
+    // A second run skips every stage (manifests match) and changes nothing,
+    // the report included (its timings come from the unchanged manifests).
     let before = std::fs::read_to_string(out1.join("_manifests/verify.json")).unwrap();
     run_ok(&["--quiet", "run", "--out", out1.to_str().unwrap()]);
     assert_eq!(before, std::fs::read_to_string(out1.join("_manifests/verify.json")).unwrap());
+    assert_eq!(report, std::fs::read_to_string(out1.join("report.html")).unwrap());
+    // `pipeline report` alone writes the same page.
+    std::fs::remove_file(out1.join("report.html")).unwrap();
+    run_ok(&["--quiet", "report", "--out", out1.to_str().unwrap()]);
+    assert_eq!(report, std::fs::read_to_string(out1.join("report.html")).unwrap());
     // Analysts' entry point.
     let q = pipeline()
         .args(["query", "--out", out1.to_str().unwrap(), "--format", "csv", "SELECT COUNT(*) AS n FROM documents"])
@@ -179,7 +182,7 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
 
 #[test]
 fn a_stage_alone_names_its_missing_input_table() {
-    let out = temp_out("missing");
+    let out = temp_dir("missing");
     let o = pipeline().args(["--quiet", "run", "--stage", "signatures", "--out", out.to_str().unwrap()]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -198,13 +201,27 @@ fn a_bad_memory_limit_is_a_usage_error() {
 }
 
 #[test]
+fn report_of_a_folder_without_tables_says_not_run() {
+    let out = temp_dir("report-empty");
+    std::fs::create_dir_all(&out).unwrap();
+    run_ok(&["--quiet", "report", "--out", out.to_str().unwrap()]);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for table in ["method_quality", "method_overlap", "clusters", "rejects"] {
+        assert!(html.contains(&format!("not run (no table <code>{table}</code> yet)")), "{table}");
+    }
+    let o = pipeline().args(["--quiet", "report", "--out", out.join("nowhere").to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
 fn real_crawl_files_all_stages() {
     let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/warc");
     if !Path::new(data).is_dir() {
         eprintln!("skipped: {data} is not there");
         return;
     }
-    let out = temp_out("real");
+    let out = temp_dir("real");
     let status = pipeline().args(["--quiet", "run", "--input", data, "--out", out.to_str().unwrap()]).status().unwrap();
     // 0, or 3 when a file could not be read at all; never a crash.
     assert!(matches!(status.code(), Some(0) | Some(3)), "{status}");
@@ -213,5 +230,6 @@ fn real_crawl_files_all_stages() {
     assert!(rows(&out, "documents") > 500);
     assert!(rows(&out, "revisits") > 100);
     assert!(rows(&out, "duplicates") > 0);
+    check_report(&out);
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -1,0 +1,389 @@
+//! `pipeline report`: one self-contained HTML page about a run.
+//!
+//! The page (`DIR/report.html`) holds the run's counts, a bar chart of
+//! precision, recall and F1 per method, the Dice heat map between methods,
+//! the per-method pair counts, the largest clusters with sample URLs, the
+//! reject reasons and the stage timings from the manifests. Charts are
+//! inline SVG and styles inline CSS: no JavaScript and no external resource,
+//! so the file can be mailed, archived or opened offline. A section whose
+//! table a stage has not made yet says "not run" instead of failing.
+//!
+//! Apart from the timings section (wall and CPU seconds differ between
+//! runs), the page depends only on the tables, so two runs over the same
+//! input give the same page.
+
+pub mod data;
+pub mod html;
+pub mod svg;
+
+use anyhow::{Context, Result};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use data::{ClusterSample, Count, MethodQuality, Overlap, RejectReason, ReportData, Section};
+use html::{escape, grouped, ratio, seconds, truncate_chars};
+use svg::{BarGroup, Series};
+
+use crate::runner::Manifest;
+
+/// File name of the report inside the output folder.
+pub const REPORT_FILE: &str = "report.html";
+
+/// Characters of a page title shown next to a cluster member's URL.
+const TITLE_CHARS: usize = 90;
+/// Characters of a reject's example detail.
+const DETAIL_CHARS: usize = 120;
+
+/// The bar series of the quality chart, with colours that stay apart for
+/// colour-blind readers (Tableau 10 blue, orange, green).
+const QUALITY_SERIES: [Series<'static>; 3] = [
+    Series { name: "precision", colour: "#4e79a7" },
+    Series { name: "recall", colour: "#f28e2b" },
+    Series { name: "F1", colour: "#59a14f" },
+];
+
+/// Renders the report of the output folder `out` and writes it to
+/// `out/report.html` atomically (temporary file, then rename), so a reader
+/// never sees half a page. Returns the path written.
+pub fn write_report(out: &Path, runtime: &tokio::runtime::Runtime) -> Result<PathBuf> {
+    let page = runtime.block_on(render(out))?;
+    let path = out.join(REPORT_FILE);
+    let tmp = out.join(format!(".{REPORT_FILE}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, page).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, &path).with_context(|| format!("cannot publish {}", path.display()))?;
+    Ok(path)
+}
+
+/// The report page of the output folder `out`.
+pub async fn render(out: &Path) -> Result<String> {
+    Ok(page(&data::load(out).await?))
+}
+
+/// The whole HTML page for `data`.
+pub fn page(data: &ReportData) -> String {
+    let mut body = String::new();
+    body.push_str(&section("summary", "Run summary", &summary_html(&data.summary)));
+    body.push_str(&section("quality", "Quality per method", &body_of(&data.quality, |q| quality_html(q))));
+    body.push_str(&section(
+        "overlap",
+        "Overlap between methods",
+        &body_of(&data.overlap, |o| overlap_html(o, &data.quality)),
+    ));
+    body.push_str(&section("clusters", "Largest clusters", &body_of(&data.clusters, |c| clusters_html(c))));
+    body.push_str(&section("rejects", "Reject reasons", &body_of(&data.rejects, |r| rejects_html(r))));
+    body.push_str(&section("timings", "Stage timings", &timings_html(&data.stages)));
+    format!(
+        r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>neardup report</title>
+<style>{STYLE}</style>
+</head>
+<body>
+<header><h1>neardup report</h1><p>Near-duplicate detection run, pipeline version {version}. Every number comes from the tables and manifests of the output folder; rerun <code>pipeline query</code> for details.</p></header>
+{body}</body>
+</html>
+"#,
+        version = escape(env!("CARGO_PKG_VERSION")),
+    )
+}
+
+/// The page's style sheet: plain, printable, wide tables scroll.
+const STYLE: &str = "
+body { font-family: system-ui, sans-serif; margin: 24px auto; max-width: 1320px; padding: 0 16px; color: #1d1d1d; }
+h1 { margin-bottom: 4px; } header p { color: #555; margin-top: 0; }
+section { margin: 28px 0; } h2 { border-bottom: 2px solid #4e79a7; padding-bottom: 4px; }
+.note { color: #555; max-width: 900px; } .missing { color: #9c3d00; font-style: italic; }
+.cards { display: flex; flex-wrap: wrap; gap: 12px; }
+.card { border: 1px solid #ccd; border-radius: 6px; padding: 10px 16px; min-width: 130px; background: #f7f9fc; }
+.card .value { display: block; font-size: 26px; font-weight: 600; } .card .label { color: #555; font-size: 13px; }
+table { border-collapse: collapse; margin: 12px 0; font-size: 14px; }
+th, td { border: 1px solid #ccd; padding: 4px 10px; text-align: left; vertical-align: top; }
+th { background: #eef2f8; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.total td { font-weight: 600; background: #f7f9fc; }
+.chart { overflow-x: auto; }
+ul.members { margin: 0; padding-left: 18px; } ul.members li { margin: 2px 0; }
+.url { font-family: ui-monospace, monospace; font-size: 13px; word-break: break-all; }
+.title { color: #555; } .kept { background: #59a14f; color: #fff; border-radius: 3px; padding: 0 4px; font-size: 12px; }
+.timebar { background: #4e79a7; height: 8px; margin-top: 3px; } td.wall { min-width: 140px; }
+td.listing { max-width: 520px; font-size: 13px; } .kv { white-space: nowrap; }
+";
+
+/// One section of the page.
+fn section(id: &str, heading: &str, body: &str) -> String {
+    format!("<section id=\"{id}\"><h2>{}</h2>\n{body}</section>\n", escape(heading))
+}
+
+/// The body of a section: `ready` for its data, or the reason it has none.
+fn body_of<T>(section: &Section<T>, ready: impl FnOnce(&T) -> String) -> String {
+    match section {
+        Section::Ready(data) => ready(data),
+        Section::NotRun { table } => not_run(table),
+        Section::Unreadable(error) => {
+            format!("<p class=\"missing\">could not be read: {}</p>\n", escape(error))
+        }
+    }
+}
+
+/// The text of a section whose table is missing.
+fn not_run(table: &str) -> String {
+    format!("<p class=\"missing\">not run (no table <code>{}</code> yet)</p>\n", escape(table))
+}
+
+/// The run's counts as cards.
+fn summary_html(counts: &[Count]) -> String {
+    let mut out = String::from("<div class=\"cards\">\n");
+    for count in counts {
+        let value = match &count.value {
+            Section::Ready(n) => grouped(*n),
+            Section::NotRun { .. } => "not run".to_string(),
+            Section::Unreadable(_) => "unreadable".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<div class=\"card\"><span class=\"value\">{}</span><span class=\"label\">{}</span></div>",
+            escape(&value),
+            escape(count.label)
+        );
+    }
+    out.push_str("</div>\n");
+    out
+}
+
+/// The quality bar chart and the pair-count table (`method_quality`).
+fn quality_html(quality: &[MethodQuality]) -> String {
+    if quality.is_empty() {
+        return "<p class=\"missing\">no method was evaluated</p>\n".to_string();
+    }
+    let groups: Vec<BarGroup> = quality
+        .iter()
+        .map(|q| BarGroup { label: q.method.clone(), values: vec![q.precision, q.recall, q.f1] })
+        .collect();
+    let mut out = String::from(
+        "<p class=\"note\">Precision = verified / found; recall = verified / all pairs verified by any method; \
+         F1 = 2PR / (P + R). A dash: no value (the method found no pair).</p>\n<div class=\"chart\">",
+    );
+    out.push_str(&svg::grouped_bar_chart("Precision, recall and F1 per method", &QUALITY_SERIES, &groups));
+    out.push_str("</div>\n<table>\n<tr><th>method</th><th>pairs found</th><th>pairs verified</th><th>precision</th><th>recall</th><th>F1</th></tr>\n");
+    for q in quality {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&q.method),
+            grouped(q.pairs_found),
+            grouped(q.pairs_verified),
+            ratio(q.precision),
+            ratio(q.recall),
+            ratio(q.f1)
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The Dice heat map (`method_overlap`), naming the evaluated methods that
+/// verified no pair and therefore have no row in it.
+fn overlap_html(overlap: &Overlap, quality: &Section<Vec<MethodQuality>>) -> String {
+    if overlap.methods.is_empty() {
+        return "<p class=\"missing\">no verified pairs, so no overlap to show</p>\n".to_string();
+    }
+    let mut out = String::from(
+        "<p class=\"note\">Dice coefficient 2|A∩B| / (|A| + |B|) between the sets of verified pairs of two methods.</p>\n<div class=\"chart\">",
+    );
+    out.push_str(&svg::heat_map("Dice overlap between methods", "Dice", &overlap.methods, &overlap.dice));
+    out.push_str("</div>\n");
+    if let Section::Ready(quality) = quality {
+        let absent: Vec<String> =
+            quality.iter().filter(|q| !overlap.methods.contains(&q.method)).map(|q| escape(&q.method)).collect();
+        if !absent.is_empty() {
+            let _ =
+                writeln!(out, "<p class=\"note\">Without verified pairs (not in the map): {}.</p>", absent.join(", "));
+        }
+    }
+    out
+}
+
+/// The largest clusters with their sample members.
+fn clusters_html(clusters: &[ClusterSample]) -> String {
+    if clusters.is_empty() {
+        return "<p class=\"missing\">no clusters: no verified near-duplicate pair</p>\n".to_string();
+    }
+    let mut out = format!(
+        "<p class=\"note\">The {} largest clusters of verified near-duplicates, with up to {} members each; \
+         <span class=\"kept\">kept</span> marks the representative a dedup keeps.</p>\n\
+         <table>\n<tr><th>cluster</th><th>size</th><th>members (similarity to the representative)</th></tr>\n",
+        data::LARGEST_CLUSTERS,
+        data::URLS_PER_CLUSTER
+    );
+    for cluster in clusters {
+        let _ = write!(
+            out,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td><ul class=\"members\">",
+            cluster.cluster_id,
+            grouped(cluster.size as i64)
+        );
+        for member in &cluster.members {
+            let mark = if member.is_representative {
+                "<span class=\"kept\">kept</span> ".to_string()
+            } else {
+                format!("({}) ", ratio(member.similarity_to_representative))
+            };
+            let _ = write!(
+                out,
+                "<li>{mark}<span class=\"url\">{}</span> <span class=\"title\">{}</span></li>",
+                escape(&member.url),
+                escape(&truncate_chars(&member.title, TITLE_CHARS))
+            );
+        }
+        out.push_str("</ul></td></tr>\n");
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// Rejected records per reason.
+fn rejects_html(rejects: &[RejectReason]) -> String {
+    if rejects.is_empty() {
+        return "<p class=\"note\">No record was rejected.</p>\n".to_string();
+    }
+    let mut out = String::from("<table>\n<tr><th>reason</th><th>records</th><th>example</th></tr>\n");
+    for r in rejects {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+            escape(&r.reason),
+            grouped(r.records),
+            escape(&truncate_chars(&r.example, DETAIL_CHARS))
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// Wall and CPU seconds, rows written and counters per stage, from the
+/// manifests; a bar under the wall time shows its share of the slowest stage.
+fn timings_html(stages: &[(&'static str, Option<Manifest>)]) -> String {
+    let slowest = stages.iter().filter_map(|(_, m)| m.as_ref()).map(|m| m.wall_seconds).fold(0.0, f64::max);
+    let mut out = String::from(
+        "<p class=\"note\">From <code>_manifests/&lt;stage&gt;.json</code>: the last time each stage ran \
+         (a stage skipped as up to date keeps its earlier numbers).</p>\n\
+         <table>\n<tr><th>stage</th><th>wall s</th><th>CPU s</th><th>rows written</th><th>counters</th></tr>\n",
+    );
+    let (mut wall, mut cpu) = (0.0, 0.0);
+    for (stage, manifest) in stages {
+        let Some(m) = manifest else {
+            let _ = writeln!(out, "<tr><td>{stage}</td><td colspan=\"4\" class=\"missing\">not run</td></tr>");
+            continue;
+        };
+        wall += m.wall_seconds;
+        cpu += m.cpu_seconds;
+        let share = if slowest > 0.0 { 100.0 * m.wall_seconds / slowest } else { 0.0 };
+        let listed = |map: &std::collections::BTreeMap<String, u64>| {
+            map.iter()
+                .map(|(k, v)| format!("<span class=\"kv\">{}: {}</span>", escape(k), grouped(*v as i64)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{stage}</td><td class=\"num wall\">{}<div class=\"timebar\" style=\"width:{share:.0}%\"></div></td><td class=\"num\">{}</td><td class=\"listing\">{}</td><td class=\"listing\">{}</td></tr>",
+            seconds(m.wall_seconds),
+            seconds(m.cpu_seconds),
+            listed(&m.report.rows),
+            listed(&m.report.counters)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "<tr class=\"total\"><td>total</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td></td><td></td></tr>\n</table>",
+        seconds(wall),
+        seconds(cpu)
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use data::ClusterMember;
+
+    fn sample_data() -> ReportData {
+        ReportData {
+            summary: vec![
+                Count { label: "documents", value: Section::Ready(1234) },
+                Count { label: "revisits", value: Section::NotRun { table: "revisits" } },
+            ],
+            quality: Section::Ready(vec![
+                MethodQuality {
+                    method: "a0".into(),
+                    pairs_found: 10,
+                    pairs_verified: 5,
+                    precision: Some(0.5),
+                    recall: Some(1.0),
+                    f1: Some(2.0 / 3.0),
+                },
+                MethodQuality {
+                    method: "a7".into(),
+                    pairs_found: 0,
+                    pairs_verified: 0,
+                    precision: None,
+                    recall: Some(0.0),
+                    f1: None,
+                },
+            ]),
+            overlap: Section::Ready(Overlap { methods: vec!["a0".into()], dice: vec![vec![Some(1.0)]] }),
+            clusters: Section::Ready(vec![ClusterSample {
+                cluster_id: 42,
+                size: 2,
+                members: vec![
+                    ClusterMember {
+                        url: "http://e.example/?a=1&b=<2>".into(),
+                        title: "Tom & \"Jerry\" <script>alert('x')</script>".into(),
+                        is_representative: true,
+                        similarity_to_representative: None,
+                    },
+                    ClusterMember {
+                        url: "http://e.example/copy".into(),
+                        title: String::new(),
+                        is_representative: false,
+                        similarity_to_representative: Some(0.912),
+                    },
+                ],
+            }]),
+            rejects: Section::Unreadable("broken <file>".into()),
+            stages: vec![("ingest", None)],
+        }
+    }
+
+    #[test]
+    fn data_text_is_escaped_and_no_script_gets_in() {
+        let html = page(&sample_data());
+        assert!(!html.contains("<script"), "{html}");
+        assert!(html.contains("http://e.example/?a=1&amp;b=&lt;2&gt;"));
+        assert!(html.contains("Tom &amp; &quot;Jerry&quot; &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
+        assert!(html.contains("could not be read: broken &lt;file&gt;"));
+        assert!(!html.contains("src=") && !html.contains("href="));
+    }
+
+    #[test]
+    fn every_section_is_there_with_its_numbers() {
+        let html = page(&sample_data());
+        for id in ["summary", "quality", "overlap", "clusters", "rejects", "timings"] {
+            assert_eq!(html.matches(&format!("<section id=\"{id}\">")).count(), 1, "section {id}");
+        }
+        assert!(html.contains("<span class=\"value\">1,234</span><span class=\"label\">documents</span>"));
+        assert!(html.contains("<span class=\"value\">not run</span><span class=\"label\">revisits</span>"));
+        // Pair-count row of a0: 10 found, 5 verified, P 0.5, R 1, F1 2/3.
+        assert!(html.contains(
+            "<tr><td>a0</td><td class=\"num\">10</td><td class=\"num\">5</td><td class=\"num\">0.500</td><td class=\"num\">1.000</td><td class=\"num\">0.667</td></tr>"
+        ));
+        // One bar per present value: a0's three and a7's recall of 0.
+        assert_eq!(html.matches("<rect class=\"bar\"").count(), 4);
+        assert_eq!(html.matches("<rect class=\"cell\"").count(), 1);
+        assert!(html.contains("Without verified pairs (not in the map): a7."));
+        assert!(html.contains("(0.912) <span class=\"url\">http://e.example/copy</span>"));
+        assert!(html.contains("<tr><td>ingest</td><td colspan=\"4\" class=\"missing\">not run</td></tr>"));
+    }
+}

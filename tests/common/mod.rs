@@ -1,0 +1,50 @@
+//! Helpers shared by the end-to-end test binaries: running the `pipeline`
+//! binary, scratch folders, and reading the Parquet tables a run wrote.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use arrow::array::RecordBatch;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `pipeline` binary of this build, run from the crate root (where the
+/// default `sample-data/` input is).
+pub fn pipeline() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_pipeline"));
+    c.current_dir(env!("CARGO_MANIFEST_DIR"));
+    c
+}
+
+/// An empty scratch folder named after the test and this process.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("neardup-test-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs the binary and fails with its stderr unless it exits 0.
+pub fn run_ok(args: &[&str]) {
+    let o = pipeline().args(args).output().unwrap();
+    assert!(o.status.success(), "pipeline {args:?}: {}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+}
+
+/// Every batch of a table, part files in name order.
+pub fn read_table(out: &Path, table: &str) -> Vec<RecordBatch> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(out.join(table))
+        .unwrap_or_else(|e| panic!("table {table}: {e}"))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    parts.sort();
+    let mut batches = Vec::new();
+    for p in parts {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap())
+            .unwrap()
+            .build()
+            .unwrap();
+        batches.extend(reader.map(|b| b.unwrap()));
+    }
+    batches
+}
