@@ -4,10 +4,11 @@
 //! tp / fp / fn are worked out by hand below; and `scripts/eval_labeled.sh`
 //! on the first pairs of the Webis human-labeled set.
 
-use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::array::{Array, AsArray};
 use arrow::datatypes::{Float64Type, Int64Type, UInt64Type};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
+use std::process::Command;
 
 mod common;
 use common::{pipeline, read_table, run_ok, temp_dir};

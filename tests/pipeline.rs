@@ -4,9 +4,10 @@
 //! the HTML report, and a run over all the real crawl files in
 //! `../shared/data/warc`.
 
-use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::array::{Array, AsArray};
 use arrow::datatypes::UInt64Type;
-use std::path::{Path, PathBuf};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use std::path::Path;
 
 mod common;
 use common::{pipeline, read_table, run_ok, temp_dir};

@@ -369,6 +369,7 @@ mod tests {
                 strings(&vec!["en"; n]),
                 strings(&vec!["some text"; n]),
                 Arc::new(UInt64Array::from(vec![100; n])),
+                Arc::new(StringArray::from(vec![None::<&str>; n])),
             ],
         );
         write(
