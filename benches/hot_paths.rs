@@ -27,7 +27,7 @@ use neardup::ingest::{html, http};
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
-use neardup::methods::{build_signature_methods, splitmix64, CorpusStats, DocView, PairMethod, TermStats};
+use neardup::methods::{build_signature_methods, splitmix64, CorpusStats, DescrSource, DocView, PairMethod, TermStats};
 use neardup::similarity::similarity_at_least;
 use neardup::text::{Normalizer, Tokenized};
 use neardup::union_find::UnionFind;
@@ -205,7 +205,7 @@ fn minhash_sketch(bencher: Bencher) {
 #[divan::bench(args = ["a0", "a1", "a2", "a3", "a10", "a4", "a5", "imatch", "a7", "a9", "a6", "a8", "minhash"])]
 fn signature_method(bencher: Bencher, id: &str) {
     let docs = sample_views();
-    let methods = build_signature_methods(&[id.to_string()], &MethodsConfig::default(), &SAMPLE_STATS, &docs);
+    let methods = build_signature_methods(&[id.to_string()], &MethodsConfig::default(), &SAMPLE_STATS, DescrSource::Corpus(&docs));
     let method = methods.first().expect("every benchmarked id is a signature method");
     bencher.counter(ItemsCount::new(docs.len())).bench(|| {
         let mut out = Vec::new();

@@ -1,8 +1,10 @@
 //! neardup: find near-duplicate documents in web crawls.
 //!
-//! The pipeline is a chain of stages (`ingest` → `tokens` → `signatures` →
-//! `candidates` → `verify` → `cluster` → `evaluate`), each reading and writing
-//! Parquet tables under one output folder; see `README.md`. `report`
+//! The pipeline is a chain of stages (`ingest` → `tokens` → `stats` →
+//! `signatures` → `search` → `candidates` → `verify` → `cluster` →
+//! `evaluate`), each reading and writing Parquet tables under one output
+//! folder; see `README.md`. The map stages (`ingest`, `tokens`,
+//! `signatures`, `verify`) can run as N independent tasks (`shard`). `report`
 //! renders a finished run as one HTML page.
 
 pub mod config;
@@ -13,6 +15,7 @@ pub mod progress;
 pub mod report;
 pub mod runner;
 pub mod schema;
+pub mod shard;
 pub mod similarity;
 pub mod sql;
 pub mod stages;

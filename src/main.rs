@@ -1,9 +1,9 @@
 //! `pipeline`: the command-line entry point of neardup.
 //!
 //! Exit codes: 0 success; 1 a stage failed; 2 bad usage (unknown stage,
-//! missing input table, bad config); 3 the run finished but some input
-//! files could not be read (their paths are logged and listed in
-//! `ingest_files`).
+//! missing input table or unfinished tasks of a sharded stage, bad config);
+//! 3 the run finished but some input files could not be read (their paths
+//! are logged and listed in `ingest_files`).
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
@@ -12,7 +12,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use neardup::config::{Config, ALL_METHODS};
-use neardup::runner::{run_stage, RunContext, StageOutcome};
+use neardup::runner::{run_stage, MissingInput, RunContext, StageOutcome};
+use neardup::shard::Shard;
 use neardup::stages;
 
 #[derive(Parser)]
@@ -42,9 +43,14 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Stage to run: all, ingest, tokens, signatures, candidates, verify, cluster, evaluate.
+    /// Stage to run: all, ingest, tokens, stats, signatures, search, candidates, verify, cluster, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,
+    /// Run task I of N of a map stage (ingest, tokens, signatures, verify),
+    /// e.g. 0/4: it reads its share of the input and writes its own part
+    /// files; the next stage starts once all N tasks are done.
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
     /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
     /// (read recursively) or globs. Default: sample-data/.
     #[arg(long, num_args = 1..)]
@@ -123,8 +129,7 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(e) => {
-            let usage = e.downcast_ref::<UsageError>().is_some()
-                || format!("{e}").contains("which is missing under");
+            let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<MissingInput>().is_some();
             eprintln!("error: {e:#}");
             ExitCode::from(if usage { 2 } else { 1 })
         }
@@ -208,8 +213,20 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             }
         }
     };
+    let shard = args.shard.unwrap_or(Shard::WHOLE);
+    if !shard.is_whole() {
+        let map_stages: Vec<&str> = all.iter().filter(|s| s.shardable()).map(|s| s.name()).collect();
+        if !(selected.len() == 1 && selected[0].shardable()) {
+            return Err(UsageError(format!(
+                "--shard runs one task of one map stage; use --stage with one of: {}",
+                map_stages.join(", ")
+            ))
+            .into());
+        }
+    }
     std::fs::create_dir_all(&args.out)?;
     let ctx = RunContext {
+        shard,
         out: args.out.clone(),
         config,
         inputs,

@@ -6,6 +6,11 @@
 //! depends on (program version, the stage's config, the fingerprints of its
 //! input tables' manifests, and for ingest the input files' sizes and mtimes).
 //! `--stage all` skips a stage whose fingerprint is unchanged.
+//!
+//! A task of a sharded stage (`--shard I/N`) writes its own manifest,
+//! `DIR/_manifests/<stage>.shard-I-of-N.json`; a stage that reads the
+//! tables of a sharded stage starts only when all N manifests are there and
+//! otherwise names the missing tasks.
 
 use anyhow::{bail, Context, Result};
 use serde::{Deserialize, Serialize};
@@ -15,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::shard::Shard;
 use crate::table::table_exists;
 
 /// Everything a stage may read while it runs.
@@ -29,7 +35,23 @@ pub struct RunContext {
     pub runtime: tokio::runtime::Runtime,
     /// Show progress bars (stderr is a terminal and not `--quiet`).
     pub progress: bool,
+    /// Which task of a sharded stage this is ([`Shard::WHOLE`] unsharded).
+    pub shard: Shard,
 }
+
+/// A stage cannot start because a table it reads is missing or was written
+/// by only some of the tasks of a sharded stage: a usage error (exit code 2),
+/// not a failure of the stage.
+#[derive(Debug)]
+pub struct MissingInput(pub String);
+
+impl std::fmt::Display for MissingInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for MissingInput {}
 
 /// What a stage reports back: rows per written table, counters worth
 /// keeping (documents dropped and why, pairs skipped, ...), and input
@@ -55,6 +77,12 @@ pub trait Stage {
     fn external_fingerprint(&self, _ctx: &RunContext) -> Result<Value> {
         Ok(Value::Null)
     }
+    /// True for map stages whose work splits into independent tasks
+    /// (`--shard I/N`, see [`crate::shard`]); they must then read only their
+    /// share and write their tables through the shard's part files.
+    fn shardable(&self) -> bool {
+        false
+    }
     /// Does the work.
     fn run(&self, ctx: &RunContext) -> Result<StageReport>;
 }
@@ -63,6 +91,9 @@ pub trait Stage {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Manifest {
     pub stage: String,
+    /// The task (`I/N`) for a task of a sharded stage, `0/1` otherwise.
+    #[serde(default = "whole_shard_text")]
+    pub shard: String,
     pub program_version: String,
     /// Hash of everything below except timings and report.
     pub fingerprint: String,
@@ -81,10 +112,128 @@ pub fn manifest_dir(out: &Path) -> PathBuf {
     out.join("_manifests")
 }
 
-/// Reads the manifest of `stage`, if any.
+fn whole_shard_text() -> String {
+    Shard::WHOLE.to_string()
+}
+
+/// The manifest file of one task of `stage` (the only task when unsharded).
+fn manifest_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
+    let name = if shard.is_whole() {
+        format!("{stage}.json")
+    } else {
+        format!("{stage}.shard-{}-of-{}.json", shard.index, shard.count)
+    };
+    manifest_dir(out).join(name)
+}
+
+fn read_manifest_file(path: &Path) -> Option<Manifest> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Reads the manifest of `stage` run unsharded, if any.
 pub fn read_manifest(out: &Path, stage: &str) -> Option<Manifest> {
-    let text = std::fs::read_to_string(manifest_dir(out).join(format!("{stage}.json"))).ok()?;
-    serde_json::from_str(&text).ok()
+    read_manifest_file(&manifest_path(out, stage, Shard::WHOLE))
+}
+
+/// The tasks' manifests of `stage` run sharded, by N, each list sorted by
+/// task index.
+fn shard_manifests(out: &Path, stage: &str) -> BTreeMap<u32, Vec<(Shard, PathBuf)>> {
+    let mut by_count: BTreeMap<u32, Vec<(Shard, PathBuf)>> = BTreeMap::new();
+    let prefix = format!("{stage}.shard-");
+    let Ok(entries) = std::fs::read_dir(manifest_dir(out)) else { return by_count };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(spec) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".json")) else { continue };
+        if let Ok(shard) = spec.replacen("-of-", "/", 1).parse::<Shard>() {
+            by_count.entry(shard.count).or_default().push((shard, entry.path()));
+        }
+    }
+    for list in by_count.values_mut() {
+        list.sort_by_key(|(s, _)| s.index);
+    }
+    by_count
+}
+
+/// How far the tasks of a stage got, from their manifests.
+#[derive(Debug)]
+pub enum Completion {
+    /// No manifest: the stage never finished.
+    NotRun,
+    /// Every task finished (one manifest when unsharded, N otherwise).
+    Complete(Vec<Manifest>),
+    /// Some of the N tasks of a sharded run have not finished.
+    Partial { count: u32, missing: Vec<u32> },
+}
+
+/// Reads the manifests of `stage` and tells whether its outputs are whole.
+/// Tasks remove manifests of other layouts before they start, so at most
+/// one layout is normally present; if several are, the fullest one counts.
+pub fn completion(out: &Path, stage: &str) -> Completion {
+    if let Some(m) = read_manifest(out, stage) {
+        return Completion::Complete(vec![m]);
+    }
+    let by_count = shard_manifests(out, stage);
+    let Some((&count, tasks)) = by_count.iter().max_by_key(|(count, tasks)| (tasks.len(), **count)) else {
+        return Completion::NotRun;
+    };
+    let manifests: Vec<Manifest> = tasks.iter().filter_map(|(_, p)| read_manifest_file(p)).collect();
+    let done: Vec<u32> = tasks.iter().map(|(s, _)| s.index).collect();
+    let missing: Vec<u32> = (0..count).filter(|i| !done.contains(i)).collect();
+    if missing.is_empty() && manifests.len() == count as usize {
+        Completion::Complete(manifests)
+    } else {
+        Completion::Partial { count, missing }
+    }
+}
+
+/// The manifests of a complete sharded stage as one: rows, counters and
+/// CPU seconds added up, wall time the longest task's (tasks may run side
+/// by side), input errors of all tasks.
+pub fn merge_task_manifests(mut tasks: Vec<Manifest>) -> Option<Manifest> {
+    let mut merged = tasks.pop()?;
+    for m in tasks {
+        for (k, v) in m.report.rows {
+            *merged.report.rows.entry(k).or_default() += v;
+        }
+        for (k, v) in m.report.counters {
+            *merged.report.counters.entry(k).or_default() += v;
+        }
+        merged.report.input_errors.extend(m.report.input_errors);
+        merged.cpu_seconds += m.cpu_seconds;
+        merged.wall_seconds = merged.wall_seconds.max(m.wall_seconds);
+        merged.started_at_unix = merged.started_at_unix.min(m.started_at_unix);
+    }
+    let count = merged.shard.rsplit('/').next().unwrap_or("1").to_string();
+    merged.shard = format!("*/{count}");
+    Some(merged)
+}
+
+/// The manifest of a finished stage, its tasks' manifests merged when it
+/// ran sharded; `None` when it did not finish.
+pub fn finished_manifest(out: &Path, stage: &str) -> Option<Manifest> {
+    match completion(out, stage) {
+        Completion::Complete(tasks) => merge_task_manifests(tasks),
+        Completion::NotRun | Completion::Partial { .. } => None,
+    }
+}
+
+/// Removes manifests of `stage` that this task's run makes stale: an
+/// unsharded run replaces every task's output; a task replaces its own
+/// earlier output and every output of another layout.
+fn remove_stale_manifests(out: &Path, stage: &str, shard: Shard) -> Result<()> {
+    let mut stale = vec![manifest_path(out, stage, Shard::WHOLE)];
+    for (count, tasks) in shard_manifests(out, stage) {
+        stale.extend(tasks.into_iter().filter(|(s, _)| shard.is_whole() || count != shard.count || *s == shard).map(|(_, p)| p));
+    }
+    for path in stale {
+        match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot remove {}", path.display()))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Outcome of asking the runner for one stage.
@@ -101,6 +250,10 @@ pub fn run_stage(
     ctx: &RunContext,
     force: bool,
 ) -> Result<StageOutcome> {
+    let shard = ctx.shard;
+    if !shard.is_whole() && !stage.shardable() {
+        bail!("stage {} cannot be sharded; only map stages take --shard", stage.name());
+    }
     let mut inputs = BTreeMap::new();
     for table in stage.inputs() {
         let maker = all
@@ -109,13 +262,30 @@ pub fn run_stage(
             .map(|s| s.name())
             .unwrap_or("?");
         if !table_exists(&ctx.out, table) {
-            bail!(
+            return Err(MissingInput(format!(
                 "stage {} needs table `{table}`, which is missing under {}; run `pipeline run --stage {maker}` first (or `--stage all`)",
                 stage.name(),
                 ctx.out.display()
-            );
+            ))
+            .into());
         }
-        let fp = read_manifest(&ctx.out, maker).map(|m| m.fingerprint).unwrap_or_default();
+        let fp = match completion(&ctx.out, maker) {
+            Completion::NotRun => String::new(),
+            Completion::Complete(tasks) if tasks.len() == 1 => tasks[0].fingerprint.clone(),
+            Completion::Complete(tasks) => {
+                let fps: Vec<Value> = tasks.iter().map(|m| Value::String(m.fingerprint.clone())).collect();
+                fingerprint_of(&[&Value::Array(fps)])
+            }
+            Completion::Partial { count, missing } => {
+                let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+                return Err(MissingInput(format!(
+                    "stage {} needs table `{table}` from all {count} tasks of stage {maker}, but tasks {} have not finished; run `pipeline run --stage {maker} --shard I/{count}` for each",
+                    stage.name(),
+                    list.join(", ")
+                ))
+                .into());
+            }
+        };
         inputs.insert(table.to_string(), fp);
     }
     let external = stage.external_fingerprint(ctx)?;
@@ -123,12 +293,13 @@ pub fn run_stage(
     let fingerprint = fingerprint_of(&[
         &Value::String(stage.name().into()),
         &Value::String(env!("CARGO_PKG_VERSION").into()),
+        &Value::String(shard.to_string()),
         &serde_json::to_value(&inputs)?,
         &external,
         &config,
     ]);
     if !force {
-        if let Some(m) = read_manifest(&ctx.out, stage.name()) {
+        if let Some(m) = read_manifest_file(&manifest_path(&ctx.out, stage.name(), shard)) {
             let outputs_present = stage.outputs(&ctx.config).iter().all(|t| table_exists(&ctx.out, t));
             if m.fingerprint == fingerprint && outputs_present {
                 tracing::info!(stage = stage.name(), "up to date, skipped (use --force to rerun)");
@@ -136,7 +307,12 @@ pub fn run_stage(
             }
         }
     }
-    tracing::info!(stage = stage.name(), "running");
+    remove_stale_manifests(&ctx.out, stage.name(), shard)?;
+    if shard.is_whole() {
+        tracing::info!(stage = stage.name(), "running");
+    } else {
+        tracing::info!(stage = stage.name(), shard = %shard, "running");
+    }
     let started_at_unix = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
@@ -146,6 +322,7 @@ pub fn run_stage(
     let report = stage.run(ctx).with_context(|| format!("stage {} failed", stage.name()))?;
     let manifest = Manifest {
         stage: stage.name().into(),
+        shard: shard.to_string(),
         program_version: env!("CARGO_PKG_VERSION").into(),
         fingerprint,
         inputs,
@@ -156,7 +333,7 @@ pub fn run_stage(
         wall_seconds: t0.elapsed().as_secs_f64(),
         cpu_seconds: process_cpu_seconds() - cpu_before,
     };
-    write_manifest(&ctx.out, &manifest)?;
+    write_manifest(&manifest_path(&ctx.out, stage.name(), shard), &manifest)?;
     tracing::info!(
         stage = stage.name(),
         seconds = format!("{:.2}", manifest.wall_seconds),
@@ -167,12 +344,12 @@ pub fn run_stage(
 }
 
 /// Writes a manifest atomically (temporary file, then rename).
-fn write_manifest(out: &Path, manifest: &Manifest) -> Result<()> {
-    let dir = manifest_dir(out);
-    std::fs::create_dir_all(&dir)?;
-    let tmp = dir.join(format!(".{}.json.tmp", manifest.stage));
+fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+    let dir = path.parent().context("a manifest path has a folder")?;
+    std::fs::create_dir_all(dir)?;
+    let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, serde_json::to_string_pretty(manifest)? + "\n")?;
-    std::fs::rename(&tmp, dir.join(format!("{}.json", manifest.stage)))?;
+    std::fs::rename(&tmp, path)?;
     Ok(())
 }
 

@@ -4,6 +4,12 @@
 //! place and renamed over the old one only when every row is on disk, so a
 //! crashed or failed stage leaves the previous table intact and a later stage
 //! never reads half a table.
+//!
+//! A task of a sharded stage (`--shard I/N`, see [`crate::shard`]) owns only
+//! its part files, `part-I-of-N-*.parquet`: it moves them in one by one
+//! when done, after removing its own earlier parts and any part of another
+//! layout (an unsharded run, another N). The other tasks' parts stay. The
+//! runner's manifests, not the files, tell when all N tasks are done.
 
 use anyhow::{Context, Result};
 use arrow::array::{ArrayBuilder, ArrayRef, RecordBatch};
@@ -17,6 +23,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::schema;
+use crate::shard::Shard;
 
 /// Rows per record batch and per Parquet row group flush.
 pub const BATCH_ROWS: usize = 8192;
@@ -86,32 +93,40 @@ fn typed_builder(data_type: &DataType) -> Box<dyn ArrayBuilder> {
 }
 
 /// A table being written: a hidden temporary folder that receives part
-/// files and is renamed over the published table on [`TableDir::commit`].
-/// Dropped without commit, it removes its files.
+/// files and is renamed over the published table on [`TableDir::commit`]
+/// (a task of a sharded stage moves its parts in instead). Dropped without
+/// commit, it removes its files.
 pub struct TableDir {
     table: String,
     final_dir: PathBuf,
     tmp_dir: PathBuf,
+    shard: Shard,
     committed: bool,
 }
 
 impl TableDir {
-    /// Starts a new version of `table` under `out_dir`.
+    /// Starts a new version of the whole of `table` under `out_dir`.
     pub fn create(out_dir: &Path, table: &str) -> Result<TableDir> {
+        TableDir::create_for(out_dir, table, Shard::WHOLE)
+    }
+
+    /// Starts a new version of `shard`'s parts of `table` under `out_dir`.
+    pub fn create_for(out_dir: &Path, table: &str, shard: Shard) -> Result<TableDir> {
         let final_dir = out_dir.join(table);
-        let tmp_dir = out_dir.join(format!(".tmp-{table}-{}", std::process::id()));
+        let tmp_dir =
+            out_dir.join(format!(".tmp-{table}-{}-of-{}-{}", shard.index, shard.count, std::process::id()));
         if tmp_dir.exists() {
             std::fs::remove_dir_all(&tmp_dir)?;
         }
         std::fs::create_dir_all(&tmp_dir)
             .with_context(|| format!("cannot create {}", tmp_dir.display()))?;
-        Ok(TableDir { table: table.to_string(), final_dir, tmp_dir, committed: false })
+        Ok(TableDir { table: table.to_string(), final_dir, tmp_dir, shard, committed: false })
     }
 
-    /// A writer for one part file (`part-<name>.parquet`); parts are written
-    /// independently (e.g. one per input file, from several threads).
+    /// A writer for one part file (`part-I-of-N-<name>.parquet`); parts are
+    /// written independently (e.g. one per input file, from several threads).
     pub fn part(&self, name: &str, schema: SchemaRef) -> Result<PartWriter> {
-        let file = File::create(self.tmp_dir.join(format!("part-{name}.parquet")))?;
+        let file = File::create(self.tmp_dir.join(format!("{}{name}.parquet", self.shard.part_prefix())))?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
             .set_max_row_group_row_count(Some(64 * 1024))
@@ -119,8 +134,14 @@ impl TableDir {
         Ok(PartWriter { writer: ArrowWriter::try_new(file, schema, Some(props))?, rows: 0 })
     }
 
-    /// Replaces the previous version of the table by this one.
+    /// Replaces the previous version of the table (of this task's parts,
+    /// for a task of a sharded stage) by this one.
     pub fn commit(mut self) -> Result<()> {
+        if !self.shard.is_whole() {
+            self.publish_shard_parts()?;
+            self.committed = true;
+            return Ok(());
+        }
         let old = self.final_dir.with_file_name(format!(".old-{}-{}", self.table, std::process::id()));
         if self.final_dir.exists() {
             std::fs::rename(&self.final_dir, &old)?;
@@ -134,6 +155,46 @@ impl TableDir {
         self.committed = true;
         Ok(())
     }
+}
+
+impl TableDir {
+    /// Moves this task's parts into the table folder, after removing its
+    /// earlier parts and every part of another layout. Parts of the other
+    /// tasks of the same N stay.
+    fn publish_shard_parts(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.final_dir)
+            .with_context(|| format!("cannot create {}", self.final_dir.display()))?;
+        for entry in std::fs::read_dir(&self.final_dir)? {
+            let entry = entry?;
+            let keep = part_shard(&entry.file_name().to_string_lossy())
+                .is_some_and(|s| s.count == self.shard.count && s.index != self.shard.index);
+            if !keep {
+                match std::fs::remove_file(entry.path()) {
+                    // Another task of the new layout may have removed it first.
+                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(e).with_context(|| format!("cannot remove {}", entry.path().display()))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for entry in std::fs::read_dir(&self.tmp_dir)? {
+            let entry = entry?;
+            std::fs::rename(entry.path(), self.final_dir.join(entry.file_name())).with_context(|| {
+                format!("cannot publish {} of table {}", entry.file_name().to_string_lossy(), self.table)
+            })?;
+        }
+        std::fs::remove_dir(&self.tmp_dir)?;
+        Ok(())
+    }
+}
+
+/// The task a part file belongs to, from its name `part-I-of-N-*`.
+pub fn part_shard(file_name: &str) -> Option<Shard> {
+    let rest = file_name.strip_prefix("part-")?;
+    let (index, rest) = rest.split_once("-of-")?;
+    let (count, _) = rest.split_once('-')?;
+    format!("{index}/{count}").parse().ok()
 }
 
 impl Drop for TableDir {
@@ -200,6 +261,13 @@ impl TableWriter {
     /// Starts writing `table` with the schema from its schema file.
     pub fn for_table(out_dir: &Path, table: &str) -> Result<TableWriter> {
         TableWriter::create(out_dir, table, schema::arrow_schema(table))
+    }
+
+    /// Starts writing `shard`'s part of `table`, schema from its schema file.
+    pub fn for_shard(out_dir: &Path, table: &str, shard: Shard) -> Result<TableWriter> {
+        let dir = TableDir::create_for(out_dir, table, shard)?;
+        let part = dir.part("0", schema::arrow_schema(table))?;
+        Ok(TableWriter { dir, part })
     }
 
     /// Appends a batch.

@@ -259,6 +259,12 @@ impl DescrWords {
             .collect();
         DescrWords { thresholds }
     }
+
+    /// The words and thresholds of an earlier [`DescrWords::build`], from
+    /// its [`SignatureMethod::state`] rows (a9's rows of `method_state`).
+    pub fn from_state(rows: &[StateRow]) -> Self {
+        DescrWords { thresholds: rows.iter().map(|r| (r.term.clone(), r.value)).collect() }
+    }
 }
 
 impl SignatureMethod for DescrWords {
@@ -462,6 +468,11 @@ mod tests {
         assert_eq!(words, ["alpha", "bravo"]);
         let b = Some(xxh3_64(b"bravo"));
         assert_eq!(sigs(&m, &v), [a, a, a, a, a, b, b, None, None, None]);
+        // Read back from its state rows (as a task of a sharded signatures
+        // stage does), it signs the same.
+        let back = DescrWords::from_state(&m.state());
+        assert_eq!(back.state(), m.state());
+        assert_eq!(sigs(&back, &v), [a, a, a, a, a, b, b, None, None, None]);
 
         // At most one word: the greedy's first choice.
         let m = DescrWords::build(&cfg(0.8, 1), &stats, &v);

@@ -156,15 +156,29 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Where a9 takes its descriptive words from: the one method whose state
+/// needs a pass over the documents themselves, not only over `df`.
+#[derive(Debug, Clone, Copy)]
+pub enum DescrSource<'a> {
+    /// Chosen now from the whole corpus (the `stats` stage).
+    Corpus(&'a [DocView<'a>]),
+    /// Read back from the a9 rows of `method_state`, so that every task of
+    /// a sharded `signatures` stage signs with the words chosen once from
+    /// the whole corpus.
+    State(&'a [StateRow]),
+}
+
 /// Builds the signature methods named in `ids`, in that order, from the
-/// configuration and the corpus statistics (`docs` is read only by methods
-/// that need a pass over the corpus, a9). Ids that are not signature methods
-/// built here are skipped, so the caller can pass the whole method list.
+/// configuration and the corpus statistics (a9 from `descr`). The lexicons
+/// of imatch and a7 depend only on `stats` and the config, so every task
+/// building them from the same `df` gets the same ones. Ids that are not
+/// signature methods built here are skipped, so the caller can pass the
+/// whole method list.
 pub fn build_signature_methods(
     ids: &[String],
     cfg: &MethodsConfig,
     stats: &CorpusStats,
-    docs: &[DocView<'_>],
+    descr: DescrSource<'_>,
 ) -> Vec<Box<dyn SignatureMethod>> {
     use topwords::{TopWords, Weighting};
     let mut methods: Vec<Box<dyn SignatureMethod>> = Vec::new();
@@ -179,7 +193,10 @@ pub fn build_signature_methods(
             "a5" => Box::new(sentences::HeavySent::new(cfg, stats)),
             "imatch" => Box::new(imatch::IMatch::new(cfg, stats)),
             "a7" => Box::new(imatch::LexRand::new(cfg, stats)),
-            "a9" => Box::new(descr::DescrWords::build(cfg, stats, docs)),
+            "a9" => Box::new(match descr {
+                DescrSource::Corpus(docs) => descr::DescrWords::build(cfg, stats, docs),
+                DescrSource::State(rows) => descr::DescrWords::from_state(rows),
+            }),
             "a6" => Box::new(shingles::Megashingles::new(cfg)),
             "a8" => Box::new(shingles::LogShingles::new(cfg)),
             "minhash" => Box::new(shingles::MinHash::new(cfg)),
@@ -209,7 +226,7 @@ mod tests {
             &ids,
             &MethodsConfig::default(),
             &CorpusStats::default(),
-            &[],
+            DescrSource::Corpus(&[]),
         );
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(

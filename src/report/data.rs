@@ -16,7 +16,7 @@ use std::future::Future;
 use std::path::Path;
 
 use crate::config::ALL_METHODS;
-use crate::runner::{read_manifest, Manifest};
+use crate::runner::{finished_manifest, Manifest};
 use crate::sql::{session_over, substitute};
 use crate::table::table_exists;
 
@@ -97,7 +97,8 @@ pub struct ReportData {
     pub overlap: Section<Overlap>,
     pub clusters: Section<Vec<ClusterSample>>,
     pub rejects: Section<Vec<RejectReason>>,
-    /// Every stage in run order with its manifest, `None` when it never ran.
+    /// Every stage in run order with its manifest (a sharded stage's tasks
+    /// merged), `None` when it never finished.
     pub stages: Vec<(&'static str, Option<Manifest>)>,
 }
 
@@ -135,7 +136,7 @@ pub async fn load(out: &Path) -> Result<ReportData> {
         overlap: section(out, &["method_overlap"], method_overlap(s)).await,
         clusters: section(out, &["clusters", "documents"], largest_clusters(s)).await,
         rejects: section(out, &["rejects"], reject_reasons(s)).await,
-        stages: crate::stages::all().iter().map(|stage| (stage.name(), read_manifest(out, stage.name()))).collect(),
+        stages: crate::stages::all().iter().map(|stage| (stage.name(), finished_manifest(out, stage.name()))).collect(),
     })
 }
 

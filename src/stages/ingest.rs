@@ -6,6 +6,10 @@
 //! memory stays bounded by the records in flight. A file that cannot be read
 //! is listed in `ingest_files` with its error and makes the run's exit code 3;
 //! the other files still go through.
+//!
+//! A map stage: task I of N (`--shard I/N`) reads its share of the files,
+//! balanced by size ([`Shard::assign_files`]); every task lists the same
+//! inputs, so the shares never overlap and always cover every file.
 
 use anyhow::{Context, Result};
 use arrow::array::{StringBuilder, UInt16Builder, UInt64Builder};
@@ -20,6 +24,7 @@ use crate::ingest::record::{Document, Outcome, Reject, Revisit};
 use crate::ingest::{corpus, ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::schema::arrow_schema;
+use crate::shard::Shard;
 use crate::table::{BatchBuilder, PartWriter, TableDir};
 
 /// The ingest stage.
@@ -40,6 +45,9 @@ impl Stage for Ingest {
     fn config_section(&self, config: &Config) -> Value {
         serde_json::to_value(&config.ingest).unwrap_or(Value::Null)
     }
+    fn shardable(&self) -> bool {
+        true
+    }
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
         let (files, problems) = expand_inputs(&ctx.inputs);
         let files: Vec<Value> = files
@@ -57,27 +65,32 @@ impl Stage for Ingest {
         Ok(json!({"files": files, "problems": problems}))
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
-        let (files, mut problems) = expand_inputs(&ctx.inputs);
-        if files.is_empty() && problems.is_empty() {
+        let (all_files, mut problems) = expand_inputs(&ctx.inputs);
+        if all_files.is_empty() && problems.is_empty() {
             problems.push(format!("no archive or corpus files found in {:?}", ctx.inputs));
         }
+        let sizes: Vec<u64> =
+            all_files.iter().map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len())).collect();
+        let owners = Shard::assign_files(&sizes, ctx.shard.count);
+        // (index in the whole listing, which names the part files; the file)
+        let files: Vec<(usize, &InputFile)> =
+            all_files.iter().enumerate().filter(|(i, _)| owners[*i] == ctx.shard.index).collect();
         let dirs: Vec<TableDir> =
-            TABLES.iter().map(|t| TableDir::create(&ctx.out, t)).collect::<Result<_>>()?;
-        let total_bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(&f.path).ok()).map(|m| m.len()).sum();
+            TABLES.iter().map(|t| TableDir::create_for(&ctx.out, t, ctx.shard)).collect::<Result<_>>()?;
+        let total_bytes: u64 = files.iter().map(|(i, _)| sizes[*i]).sum();
         let progress = crate::progress::bar(ctx.progress, total_bytes, "ingest");
         let done_bytes = AtomicU64::new(0);
         let summaries: Vec<Result<FileSummary, String>> = files
             .par_iter()
-            .enumerate()
-            .map(|(i, input)| {
+            .map(|&(i, input)| {
                 let r = ingest_one(input, i, &dirs, &ctx.config);
-                let size = std::fs::metadata(&input.path).map(|m| m.len()).unwrap_or(0);
+                let size = sizes[i];
                 progress.set_position(done_bytes.fetch_add(size, Ordering::Relaxed) + size);
                 r.map_err(|e| format!("{}: {e:#}", input.path.display()))
             })
             .collect();
         progress.finish_and_clear();
-        // Tables must exist even when no file could be read.
+        // Tables must exist even when no file could be read (or a task owns none).
         for (dir, table) in dirs.iter().zip(TABLES) {
             if files.is_empty() {
                 dir.part("empty", arrow_schema(table))?.close()?;
@@ -87,7 +100,7 @@ impl Stage for Ingest {
         let mut report = StageReport::default();
         let mut list = BatchBuilder::new("ingest_files");
         let mut totals: BTreeMap<&str, u64> = BTreeMap::new();
-        for (input, summary) in files.iter().zip(&summaries) {
+        for ((_, input), summary) in files.iter().zip(&summaries) {
             list.col::<StringBuilder>(0).append_value(input.path.display().to_string());
             match summary {
                 Ok(s) => {
@@ -120,7 +133,7 @@ impl Stage for Ingest {
                 }
             }
         }
-        let mut writer = crate::table::TableWriter::for_table(&ctx.out, "ingest_files")?;
+        let mut writer = crate::table::TableWriter::for_shard(&ctx.out, "ingest_files", ctx.shard)?;
         writer.write_rest(&mut list)?;
         report.rows.insert("ingest_files".into(), writer.commit()?);
         for dir in dirs {

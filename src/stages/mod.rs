@@ -4,7 +4,9 @@ pub mod candidates;
 pub mod cluster;
 pub mod evaluate;
 pub mod ingest;
+pub mod search;
 pub mod signatures;
+pub mod stats;
 pub mod tokens;
 pub mod verify;
 
@@ -15,7 +17,9 @@ pub fn all() -> Vec<Box<dyn Stage>> {
     vec![
         Box::new(ingest::Ingest),
         Box::new(tokens::Tokens),
+        Box::new(stats::Stats),
         Box::new(signatures::Signatures),
+        Box::new(search::Search),
         Box::new(candidates::Candidates),
         Box::new(verify::Verify),
         Box::new(cluster::Cluster),

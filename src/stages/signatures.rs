@@ -1,25 +1,25 @@
-//! Stage `signatures`: `tokens` + `df` + `corpus_stats` → `signatures`,
-//! `method_state`, `sketches`, `shingles`, `a12_records`, `spotsigs`,
-//! `method_pairs`.
+//! Stage `signatures`: `tokens` + `df` + `corpus_stats` + `method_state` →
+//! `signatures`, `sketches`, `shingles`, `a12_records`, `spotsigs`.
 //!
-//! Every enabled method runs over every document in parallel (rayon); rows
-//! are written method by method in doc_id order, so the tables are the same
-//! on any number of threads. Every output table is always written (empty
-//! when its method is off) so later SQL can rely on it.
+//! Every enabled method signs every document in parallel (rayon); rows are
+//! written method by method in doc_id order, so the tables are the same on
+//! any number of threads. Every output table is always written (empty when
+//! its method is off) so later SQL can rely on it.
 //!
-//! Known limit: the tokenized corpus is held in memory while signing
-//! (a9's threshold search, SpotSigs and SL+ST need the whole corpus).
+//! A map stage: task I of N (`--shard I/N`) signs the documents with
+//! `doc_id % N = I`. The corpus-wide state of the global methods was built
+//! once by the `stats` stage; a9's descriptive words are read back from
+//! `method_state`, the other lexicons are rebuilt from `df`. The task's
+//! documents are held in memory while signing.
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder, Float64Builder};
-use arrow::datatypes::{Float64Type, Int64Type};
-use futures::StreamExt;
+use arrow::array::{AsArray, ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
+use arrow::datatypes::{Float64Type, UInt16Type};
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 
 use crate::config::Config;
-use crate::methods::{self, CorpusStats, DocView, PairMethod, Signature, TermStats};
+use crate::methods::{self, DescrSource, DocView, Signature, StateRow};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::stages::tokens::load_tokens;
 use crate::table::{BatchBuilder, TableWriter};
@@ -32,64 +32,42 @@ impl Stage for Signatures {
         "signatures"
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["tokens", "df", "corpus_stats"]
+        &["tokens", "df", "corpus_stats", "method_state"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["signatures", "method_state", "sketches", "shingles", "a12_records", "spotsigs", "method_pairs"]
+        vec!["signatures", "sketches", "shingles", "a12_records", "spotsigs"]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})
+    }
+    fn shardable(&self) -> bool {
+        true
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
     }
 }
 
-fn enabled(config: &Config, id: &str) -> bool {
+/// True when method `id` is switched on (`--methods`, `[methods] enabled`).
+pub fn enabled(config: &Config, id: &str) -> bool {
     config.methods.enabled.iter().any(|m| m == id)
-}
-
-/// Reads `df` and `corpus_stats` into memory.
-pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) -> Result<CorpusStats> {
-    let mut stats = CorpusStats::default();
-    for b in session.sql("SELECT n_docs, dl_avg FROM corpus_stats").await?.collect().await? {
-        if b.num_rows() > 0 {
-            stats.n_docs = b.column(0).as_primitive::<Int64Type>().value(0).max(0) as u64;
-            let avg = b.column(1).as_primitive::<Float64Type>();
-            stats.dl_avg = if avg.is_null(0) { 0.0 } else { avg.value(0) };
-        }
-    }
-    let mut stream = session.sql("SELECT term, df, cf FROM df").await?.execute_stream().await?;
-    while let Some(b) = stream.next().await {
-        let b = b?;
-        let terms = b.column(0).as_string::<i32>();
-        let df = b.column(1).as_primitive::<Int64Type>();
-        let cf = b.column(2).as_primitive::<Int64Type>();
-        for i in 0..b.num_rows() {
-            stats.terms.insert(
-                terms.value(i).to_string(),
-                TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 },
-            );
-        }
-    }
-    Ok(stats)
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
     let session = crate::sql::session_over(&ctx.out).await?;
-    let stats = load_corpus_stats(&session).await?;
-    let rows = load_tokens(&session, "").await?;
+    let stats = crate::stages::stats::load_corpus_stats(&session).await?;
+    let a9_state = load_method_state(&session, "a9").await?;
+    let rows = load_tokens(&session, &ctx.shard.doc_predicate("doc_id")).await?;
     drop(session);
     let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
     let mut report = StageReport::default();
 
     // Exact-match signature methods.
-    let sig_methods = methods::build_signature_methods(&config.methods.enabled, &config.methods, &stats, &docs);
-    let mut sigs = TableWriter::for_table(&ctx.out, "signatures")?;
-    let mut state = TableWriter::for_table(&ctx.out, "method_state")?;
+    let sig_methods =
+        methods::build_signature_methods(&config.methods.enabled, &config.methods, &stats, DescrSource::State(&a9_state));
+    let mut sigs = TableWriter::for_shard(&ctx.out, "signatures", ctx.shard)?;
     let mut sb = BatchBuilder::new("signatures");
-    let mut stb = BatchBuilder::new("method_state");
     let progress = crate::progress::counter(ctx.progress, (docs.len() * sig_methods.len()) as u64, "signatures", "docs");
     for method in &sig_methods {
         let started = std::time::Instant::now();
@@ -113,33 +91,37 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 sigs.write_if_full(&mut sb)?;
             }
         }
-        for row in method.state() {
-            stb.col::<StringBuilder>(0).append_value(method.id());
-            stb.col::<UInt16Builder>(1).append_value(row.slot);
-            stb.col::<StringBuilder>(2).append_value(&row.term);
-            stb.col::<Float64Builder>(3).append_value(row.value);
-            state.write_if_full(&mut stb)?;
-        }
         progress.inc(docs.len() as u64);
     }
     progress.finish_and_clear();
     sigs.write_rest(&mut sb)?;
-    state.write_rest(&mut stb)?;
     report.rows.insert("signatures".into(), sigs.commit()?);
-    report.rows.insert("method_state".into(), state.commit()?);
 
     report.rows.insert("sketches".into(), write_sketches(ctx, &docs)?);
     report.rows.insert("shingles".into(), write_shingles(ctx, &docs)?);
     report.rows.insert("a12_records".into(), write_a12(ctx, &docs)?);
     report.rows.insert("spotsigs".into(), write_spotsigs(ctx, &docs)?);
-    let pair_rows = write_method_pairs(ctx, &docs, &mut report)?;
-    report.rows.insert("method_pairs".into(), pair_rows);
     Ok(report)
+}
+
+/// The `method_state` rows of `method`, by slot and term.
+async fn load_method_state(session: &datafusion::prelude::SessionContext, method: &str) -> Result<Vec<StateRow>> {
+    let sql = format!("SELECT slot, term, value FROM method_state WHERE method = '{method}' ORDER BY slot, term");
+    let mut rows = Vec::new();
+    for b in session.sql(&sql).await?.collect().await? {
+        let slots = b.column(0).as_primitive::<UInt16Type>();
+        let terms = b.column(1).as_string::<i32>();
+        let values = b.column(2).as_primitive::<Float64Type>();
+        for i in 0..b.num_rows() {
+            rows.push(StateRow { slot: slots.value(i), term: terms.value(i).to_string(), value: values.value(i) });
+        }
+    }
+    Ok(rows)
 }
 
 /// Min-hash sketches, for scoring minhash candidates.
 fn write_sketches(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_table(&ctx.out, "sketches")?;
+    let mut w = TableWriter::for_shard(&ctx.out, "sketches", ctx.shard)?;
     if enabled(&ctx.config, "minhash") {
         let hasher = methods::shingles::MinHash::new(&ctx.config.methods);
         let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| hasher.sketch(d.terms)).collect();
@@ -160,7 +142,7 @@ fn write_sketches(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
 
 /// Distinct shingles per document, the records of a11's chains.
 fn write_shingles(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_table(&ctx.out, "shingles")?;
+    let mut w = TableWriter::for_shard(&ctx.out, "shingles", ctx.shard)?;
     if enabled(&ctx.config, "a11") {
         let width = ctx.config.methods.shingle_width;
         let per_doc: Vec<Vec<u64>> =
@@ -181,7 +163,7 @@ fn write_shingles(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
 
 /// A12 records (up to 3 per document).
 fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_table(&ctx.out, "a12_records")?;
+    let mut w = TableWriter::for_shard(&ctx.out, "a12_records", ctx.shard)?;
     if enabled(&ctx.config, "a12") {
         let per_doc: Vec<Vec<methods::a12::A12Record>> = docs.par_iter().map(methods::a12::a12_records).collect();
         let mut b = BatchBuilder::new("a12_records");
@@ -205,7 +187,7 @@ fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
 
 /// SpotSigs multisets.
 fn write_spotsigs(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_table(&ctx.out, "spotsigs")?;
+    let mut w = TableWriter::for_shard(&ctx.out, "spotsigs", ctx.shard)?;
     if enabled(&ctx.config, "spotsigs") {
         let spot = methods::spotsigs::SpotSigs::new(&ctx.config.methods);
         let per_doc: Vec<Vec<(String, u32)>> = docs.par_iter().map(|d| spot.spot_signatures(d.words)).collect();
@@ -220,37 +202,5 @@ fn write_spotsigs(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
         }
         w.write_rest(&mut b)?;
     }
-    w.commit()
-}
-
-/// Pairs of the methods with their own corpus-wide search.
-fn write_method_pairs(ctx: &RunContext, docs: &[DocView], report: &mut StageReport) -> Result<u64> {
-    let mut searches: Vec<Box<dyn PairMethod>> = Vec::new();
-    if enabled(&ctx.config, "spotsigs") {
-        searches.push(Box::new(methods::spotsigs::SpotSigs::new(&ctx.config.methods)));
-    }
-    if enabled(&ctx.config, "slst") {
-        searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods)));
-    }
-    let mut w = TableWriter::for_table(&ctx.out, "method_pairs")?;
-    let mut b = BatchBuilder::new("method_pairs");
-    let mut per_method: HashMap<&str, u64> = HashMap::new();
-    for search in &searches {
-        let started = std::time::Instant::now();
-        let pairs = search.find_pairs_counted(docs, &mut report.counters);
-        report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
-        per_method.insert(search.id(), pairs.len() as u64);
-        for p in pairs {
-            b.col::<StringBuilder>(0).append_value(search.id());
-            b.col::<UInt64Builder>(1).append_value(p.doc_a);
-            b.col::<UInt64Builder>(2).append_value(p.doc_b);
-            b.col::<Float64Builder>(3).append_value(p.score);
-            w.write_if_full(&mut b)?;
-        }
-    }
-    for (id, n) in per_method {
-        report.counters.insert(format!("{id}_pairs"), n);
-    }
-    w.write_rest(&mut b)?;
     w.commit()
 }

@@ -1,9 +1,10 @@
-//! Stage `tokens`: `documents` → `tokens`, `df`, `corpus_stats`.
+//! Stage `tokens`: `documents` → `tokens`.
 //!
 //! Documents stream in doc_id order, batch by batch; each batch is
 //! normalized in parallel (rayon) and written at once, so memory is bounded
-//! by one batch whatever the corpus size. The statistics are SQL
-//! (`jobs/df.sql`, `jobs/corpus_stats.sql`) over the written table.
+//! by one batch whatever the corpus size. A map stage: task I of N
+//! (`--shard I/N`) normalizes the documents with `doc_id % N = I`. The corpus
+//! statistics over all tasks' tokens are the next stage, `stats`.
 
 use anyhow::Result;
 use arrow::array::{Array, AsArray, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
@@ -28,10 +29,13 @@ impl Stage for Tokens {
         &["documents"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["tokens", "df", "corpus_stats"]
+        vec!["tokens"]
     }
     fn config_section(&self, config: &Config) -> Value {
         serde_json::to_value(&config.text).unwrap_or(Value::Null)
+    }
+    fn shardable(&self) -> bool {
+        true
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
@@ -41,17 +45,18 @@ impl Stage for Tokens {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
     let session = crate::sql::session_over(&ctx.out).await?;
+    let own = ctx.shard.doc_predicate("doc_id");
     let total: i64 = {
-        let b = session.sql("SELECT COUNT(*) FROM documents").await?.collect().await?;
+        let b = session.sql(&format!("SELECT COUNT(*) FROM documents WHERE {own}")).await?.collect().await?;
         b.first().map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0))
     };
     let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "tokens", "docs");
     let mut stream = session
-        .sql("SELECT doc_id, text, lang FROM documents ORDER BY doc_id")
+        .sql(&format!("SELECT doc_id, text, lang FROM documents WHERE {own} ORDER BY doc_id"))
         .await?
         .execute_stream()
         .await?;
-    let mut writer = TableWriter::for_table(&ctx.out, "tokens")?;
+    let mut writer = TableWriter::for_shard(&ctx.out, "tokens", ctx.shard)?;
     let mut out = BatchBuilder::new("tokens");
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -71,16 +76,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     progress.finish_and_clear();
     let mut report = StageReport::default();
     report.rows.insert("tokens".into(), writer.commit()?);
-    drop(session);
-
-    let session = crate::sql::session_over(&ctx.out).await?;
-    for (table, sql) in [
-        ("df", include_str!("../../jobs/df.sql")),
-        ("corpus_stats", include_str!("../../jobs/corpus_stats.sql")),
-    ] {
-        let rows = crate::sql::run_into_table(&session, &ctx.out, table, sql).await?;
-        report.rows.insert(table.into(), rows);
-    }
     Ok(report)
 }
 

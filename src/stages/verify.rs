@@ -3,6 +3,8 @@
 //! Every distinct candidate pair is verified once, however many methods
 //! proposed it, with the similarity of spec §9 (`2·LCS/(|a|+|b|)` over the
 //! normalized texts, the value of Perl's String::Similarity), in parallel.
+//! A map stage: task I of N (`--shard I/N`) verifies the pairs with
+//! `(doc_a + doc_b) % N = I` and loads only their texts.
 
 use anyhow::Result;
 use arrow::array::{Array, AsArray, BooleanBuilder, Float64Builder, ListBuilder, StringBuilder, UInt64Builder};
@@ -15,6 +17,7 @@ use std::collections::HashMap;
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::similarity::{similarity, similarity_at_least};
+use crate::sql::substitute;
 use crate::stages::tokens::load_tokens;
 use crate::table::{BatchBuilder, TableWriter};
 
@@ -39,6 +42,9 @@ impl Stage for Verify {
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify})
     }
+    fn shardable(&self) -> bool {
+        true
+    }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
     }
@@ -57,24 +63,26 @@ pub fn verify_pair(a: &str, b: &str, threshold: f64) -> Option<f64> {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let threshold = ctx.config.verify.threshold;
     let session = crate::sql::session_over(&ctx.out).await?;
+    let own = ctx.shard.pair_predicate("doc_a", "doc_b");
     let texts: HashMap<u64, String> = load_tokens(
         &session,
-        "doc_id IN (SELECT doc_a FROM candidates UNION SELECT doc_b FROM candidates)",
+        &format!("doc_id IN (SELECT doc_a FROM candidates WHERE {own} UNION SELECT doc_b FROM candidates WHERE {own})"),
     )
     .await?
     .into_iter()
     .map(|r| (r.doc_id, r.terms.join(" ")))
     .collect();
     let total: usize = session
-        .sql("SELECT COUNT(*) FROM (SELECT DISTINCT doc_a, doc_b FROM candidates)")
+        .sql(&format!("SELECT COUNT(*) FROM (SELECT DISTINCT doc_a, doc_b FROM candidates WHERE {own})"))
         .await?
         .collect()
         .await?
         .first()
         .map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0) as usize);
     let progress = crate::progress::counter(ctx.progress, total as u64, "verify", "pairs");
-    let mut stream = session.sql(include_str!("../../jobs/pairs_to_verify.sql")).await?.execute_stream().await?;
-    let mut writer = TableWriter::for_table(&ctx.out, "duplicates")?;
+    let sql = substitute(include_str!("../../jobs/pairs_to_verify.sql"), &[("own_pairs", own.clone())]);
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    let mut writer = TableWriter::for_shard(&ctx.out, "duplicates", ctx.shard)?;
     let mut b = BatchBuilder::new("duplicates");
     let mut verified_count = 0u64;
     let empty = String::new();

@@ -48,3 +48,20 @@ pub fn read_table(out: &Path, table: &str) -> Vec<RecordBatch> {
     }
     batches
 }
+
+/// Every row of a table as one line of its formatted values, sorted: equal
+/// for two tables with the same rows whatever their part files and order.
+pub fn canonical_rows(out: &Path, table: &str) -> Vec<String> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::new();
+    for batch in read_table(out, table) {
+        let columns: Vec<ArrayFormatter> =
+            batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
+        for i in 0..batch.num_rows() {
+            rows.push(columns.iter().map(|c| c.value(i).to_string()).collect::<Vec<_>>().join(" | "));
+        }
+    }
+    rows.sort();
+    rows
+}

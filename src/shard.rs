@@ -1,0 +1,178 @@
+//! Sharding of the map stages, MapReduce style.
+//!
+//! `ingest`, `tokens`, `signatures` and `verify` do the same work for every
+//! file, document or pair independently of the others, so they can be cut
+//! into N tasks that run anywhere (a shell loop, a Slurm array, a Kubernetes
+//! indexed Job) with `--shard I/N`. Every task decides on its own, without
+//! talking to the others, what it owns:
+//!
+//! - ingest: a share of the input files, balanced by size (every task lists
+//!   the same files and computes the same assignment);
+//! - tokens, signatures: the documents with `doc_id % N = I` (doc ids are
+//!   xxh3 hashes, so the shares are even);
+//! - verify: the pairs with `(doc_a + doc_b) % N = I`, computed without
+//!   overflow as `(doc_a % N + doc_b % N) % N`. (Owning a pair by `doc_a`
+//!   alone would not be even: the smaller of two hashes is skewed low.)
+//!
+//! A task writes its own part files, `DIR/<table>/part-I-of-N-*.parquet`,
+//! and its own manifest; the stages that read its tables wait until all N
+//! manifests are there (`runner`). Without `--shard` a stage is simply task
+//! 0 of 1.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// Task `index` of `count` (0-based, `index < count`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shard {
+    pub index: u32,
+    pub count: u32,
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard::WHOLE
+    }
+}
+
+impl Shard {
+    /// The whole input as one task: what a run without `--shard` is.
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// True for the single task of an unsharded run.
+    pub fn is_whole(&self) -> bool {
+        self.count == 1
+    }
+
+    /// True when this task owns the document `doc_id`.
+    pub fn owns_doc(&self, doc_id: u64) -> bool {
+        doc_id % self.count as u64 == self.index as u64
+    }
+
+    /// A SQL condition selecting this task's documents by the column `col`.
+    pub fn doc_predicate(&self, col: &str) -> String {
+        if self.is_whole() {
+            "TRUE".into()
+        } else {
+            format!("{col} % {} = {}", self.count, self.index)
+        }
+    }
+
+    /// True when this task owns the pair (`doc_a`, `doc_b`).
+    pub fn owns_pair(&self, doc_a: u64, doc_b: u64) -> bool {
+        let n = self.count as u64;
+        (doc_a % n + doc_b % n) % n == self.index as u64
+    }
+
+    /// A SQL condition selecting this task's pairs by the columns `a`, `b`;
+    /// the same rule as [`Shard::owns_pair`].
+    pub fn pair_predicate(&self, a: &str, b: &str) -> String {
+        if self.is_whole() {
+            "TRUE".into()
+        } else {
+            let n = self.count;
+            format!("({a} % {n} + {b} % {n}) % {n} = {}", self.index)
+        }
+    }
+
+    /// The prefix of this task's part files inside a table folder.
+    pub fn part_prefix(&self) -> String {
+        format!("part-{}-of-{}-", self.index, self.count)
+    }
+
+    /// Which task owns each input file, given the files' sizes in their
+    /// (sorted, agreed) order: largest first, each to the task with the
+    /// fewest bytes so far, ties to the lower task. Every task computes the
+    /// same answer from the same listing, and a crawl of a few huge files
+    /// still spreads over the tasks.
+    pub fn assign_files(sizes: &[u64], count: u32) -> Vec<u32> {
+        let mut order: Vec<usize> = (0..sizes.len()).collect();
+        order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]).then(a.cmp(&b)));
+        let mut load = vec![0u64; count as usize];
+        let mut owner = vec![0u32; sizes.len()];
+        for i in order {
+            let task = (0..count as usize).min_by_key(|&t| (load[t], t)).unwrap_or(0);
+            load[task] += sizes[i];
+            owner[i] = task as u32;
+        }
+        owner
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl FromStr for Shard {
+    type Err = String;
+
+    /// Parses `I/N` with `0 <= I < N`.
+    fn from_str(text: &str) -> Result<Shard, String> {
+        let bad = || format!("`{text}` is not a shard like 0/4 (task I of N, 0 <= I < N)");
+        let (i, n) = text.trim().split_once('/').ok_or_else(bad)?;
+        let index: u32 = i.trim().parse().map_err(|_| bad())?;
+        let count: u32 = n.trim().parse().map_err(|_| bad())?;
+        if count == 0 || index >= count {
+            return Err(bad());
+        }
+        Ok(Shard { index, count })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_parse_and_print() {
+        assert_eq!("2/5".parse::<Shard>(), Ok(Shard { index: 2, count: 5 }));
+        assert_eq!(" 0 / 1 ".parse::<Shard>(), Ok(Shard::WHOLE));
+        for bad in ["", "1", "5/5", "1/0", "-1/3", "a/b", "1/2/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "`{bad}` must be rejected");
+        }
+        assert_eq!(Shard { index: 3, count: 8 }.to_string(), "3/8");
+        assert_eq!(Shard { index: 3, count: 8 }.part_prefix(), "part-3-of-8-");
+    }
+
+    #[test]
+    fn every_document_and_pair_has_exactly_one_owner() {
+        let mut state = 7u64;
+        let ids: Vec<u64> = (0..2000).map(|_| crate::methods::splitmix64(&mut state)).collect();
+        let shards: Vec<Shard> = (0..5).map(|index| Shard { index, count: 5 }).collect();
+        let mut per_shard = [0usize; 5];
+        for &id in &ids {
+            let owners: Vec<u32> = shards.iter().filter(|s| s.owns_doc(id)).map(|s| s.index).collect();
+            assert_eq!(owners.len(), 1);
+            per_shard[owners[0] as usize] += 1;
+        }
+        // Even shares: 400 expected each, binomial sd about 18.
+        assert!(per_shard.iter().all(|&n| (300..500).contains(&n)), "{per_shard:?}");
+        let mut pair_shares = [0usize; 5];
+        for w in ids.windows(2) {
+            let (a, b) = (w[0].min(w[1]), w[0].max(w[1]));
+            let owners: Vec<u32> = shards.iter().filter(|s| s.owns_pair(a, b)).map(|s| s.index).collect();
+            assert_eq!(owners.len(), 1);
+            // The SQL rule computes the same number.
+            assert_eq!(owners[0] as u64, (a % 5 + b % 5) % 5);
+            pair_shares[owners[0] as usize] += 1;
+        }
+        assert!(pair_shares.iter().all(|&n| (300..500).contains(&n)), "{pair_shares:?}");
+        assert!(Shard::WHOLE.owns_doc(ids[0]) && Shard::WHOLE.owns_pair(1, 2));
+        assert_eq!(Shard::WHOLE.doc_predicate("doc_id"), "TRUE");
+        assert_eq!(Shard { index: 1, count: 3 }.doc_predicate("doc_id"), "doc_id % 3 = 1");
+        assert_eq!(Shard { index: 1, count: 3 }.pair_predicate("a", "b"), "(a % 3 + b % 3) % 3 = 1");
+    }
+
+    #[test]
+    fn files_are_balanced_by_size() {
+        // Worked by hand: 100 -> task 0, 60 -> 1, 50 -> 1 (60 < 100),
+        // 40 -> 0 (100 < 110), 10 -> 1 (110 < 140): loads 140 and 120.
+        assert_eq!(Shard::assign_files(&[10, 100, 40, 60, 50], 2), vec![1, 0, 0, 1, 1]);
+        // Equal sizes go round in listing order.
+        assert_eq!(Shard::assign_files(&[5, 5, 5, 5], 3), vec![0, 1, 2, 0]);
+        assert_eq!(Shard::assign_files(&[3, 1], 1), vec![0, 0]);
+        assert!(Shard::assign_files(&[], 4).is_empty());
+    }
+}

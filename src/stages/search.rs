@@ -1,0 +1,74 @@
+//! Stage `search`: `tokens` → `method_pairs`.
+//!
+//! The methods that find their pairs by a corpus-wide search of their own
+//! rather than by equal signatures: SpotSigs (partitioned, pruned inverted
+//! index) and SL+ST (suffix array over sentence-length strings). They need
+//! every document at once, so this stage is not sharded; it holds the
+//! tokenized corpus in memory.
+
+use anyhow::Result;
+use arrow::array::{Float64Builder, StringBuilder, UInt64Builder};
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::methods::{self, DocView, PairMethod};
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::signatures::enabled;
+use crate::stages::tokens::load_tokens;
+use crate::table::{BatchBuilder, TableWriter};
+
+/// The search stage.
+pub struct Search;
+
+impl Stage for Search {
+    fn name(&self) -> &'static str {
+        "search"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["tokens"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["method_pairs"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"methods": config.methods})
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let mut searches: Vec<Box<dyn PairMethod>> = Vec::new();
+    if enabled(&ctx.config, "spotsigs") {
+        searches.push(Box::new(methods::spotsigs::SpotSigs::new(&ctx.config.methods)));
+    }
+    if enabled(&ctx.config, "slst") {
+        searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods)));
+    }
+    let rows = if searches.is_empty() {
+        Vec::new()
+    } else {
+        load_tokens(&crate::sql::session_over(&ctx.out).await?, "").await?
+    };
+    let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+    let mut report = StageReport::default();
+    let mut w = TableWriter::for_table(&ctx.out, "method_pairs")?;
+    let mut b = BatchBuilder::new("method_pairs");
+    for search in &searches {
+        let started = std::time::Instant::now();
+        let pairs = search.find_pairs_counted(&docs, &mut report.counters);
+        report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
+        report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
+        for p in pairs {
+            b.col::<StringBuilder>(0).append_value(search.id());
+            b.col::<UInt64Builder>(1).append_value(p.doc_a);
+            b.col::<UInt64Builder>(2).append_value(p.doc_b);
+            b.col::<Float64Builder>(3).append_value(p.score);
+            w.write_if_full(&mut b)?;
+        }
+    }
+    w.write_rest(&mut b)?;
+    report.rows.insert("method_pairs".into(), w.commit()?);
+    Ok(report)
+}

@@ -1,0 +1,105 @@
+//! Stage `stats`: `tokens` → `df`, `corpus_stats`, `method_state`.
+//!
+//! The corpus-wide statistics, computed once over the tokens of all tasks
+//! of a (possibly sharded) `tokens` stage and read by every task of
+//! `signatures`: document and collection frequencies and the corpus size in
+//! SQL (`jobs/df.sql`, `jobs/corpus_stats.sql`), then the state of the
+//! global methods built from them (lexicons of imatch and a7, a9's
+//! descriptive words, which need one more pass over the documents).
+
+use anyhow::Result;
+use arrow::array::{Array, AsArray, Float64Builder, StringBuilder, UInt16Builder};
+use arrow::datatypes::{Float64Type, Int64Type};
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::methods::{self, CorpusStats, DescrSource, DocView, TermStats};
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::signatures::enabled;
+use crate::stages::tokens::load_tokens;
+use crate::table::{BatchBuilder, TableWriter};
+
+/// The stats stage.
+pub struct Stats;
+
+impl Stage for Stats {
+    fn name(&self) -> &'static str {
+        "stats"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["tokens"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["df", "corpus_stats", "method_state"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"methods": config.methods})
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let mut report = StageReport::default();
+    let session = crate::sql::session_over(&ctx.out).await?;
+    for (table, sql) in [
+        ("df", include_str!("../../jobs/df.sql")),
+        ("corpus_stats", include_str!("../../jobs/corpus_stats.sql")),
+    ] {
+        let rows = crate::sql::run_into_table(&session, &ctx.out, table, sql).await?;
+        report.rows.insert(table.into(), rows);
+    }
+    // A new session sees the tables just written.
+    let session = crate::sql::session_over(&ctx.out).await?;
+    let stats = load_corpus_stats(&session).await?;
+    // Only a9 reads the documents themselves.
+    let rows = if enabled(&ctx.config, "a9") { load_tokens(&session, "").await? } else { Vec::new() };
+    drop(session);
+    let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+    let config = &ctx.config.methods;
+    let started = std::time::Instant::now();
+    let built = methods::build_signature_methods(&config.enabled, config, &stats, DescrSource::Corpus(&docs));
+    report.counters.insert("method_state_build_ms".into(), started.elapsed().as_millis() as u64);
+    let mut writer = TableWriter::for_table(&ctx.out, "method_state")?;
+    let mut b = BatchBuilder::new("method_state");
+    for method in &built {
+        for row in method.state() {
+            b.col::<StringBuilder>(0).append_value(method.id());
+            b.col::<UInt16Builder>(1).append_value(row.slot);
+            b.col::<StringBuilder>(2).append_value(&row.term);
+            b.col::<Float64Builder>(3).append_value(row.value);
+            writer.write_if_full(&mut b)?;
+        }
+    }
+    writer.write_rest(&mut b)?;
+    report.rows.insert("method_state".into(), writer.commit()?);
+    Ok(report)
+}
+
+/// Reads `df` and `corpus_stats` into memory.
+pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) -> Result<CorpusStats> {
+    let mut stats = CorpusStats::default();
+    for b in session.sql("SELECT n_docs, dl_avg FROM corpus_stats").await?.collect().await? {
+        if b.num_rows() > 0 {
+            stats.n_docs = b.column(0).as_primitive::<Int64Type>().value(0).max(0) as u64;
+            let avg = b.column(1).as_primitive::<Float64Type>();
+            stats.dl_avg = if avg.is_null(0) { 0.0 } else { avg.value(0) };
+        }
+    }
+    let mut stream = session.sql("SELECT term, df, cf FROM df").await?.execute_stream().await?;
+    while let Some(b) = stream.next().await {
+        let b = b?;
+        let terms = b.column(0).as_string::<i32>();
+        let df = b.column(1).as_primitive::<Int64Type>();
+        let cf = b.column(2).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            stats.terms.insert(
+                terms.value(i).to_string(),
+                TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 },
+            );
+        }
+    }
+    Ok(stats)
+}

@@ -1,0 +1,156 @@
+//! Sharded map stages (`--shard I/N`): a run cut into tasks writes the same
+//! tables, row for row, as an unsharded run; a stage after a sharded one
+//! waits for every task and names the missing ones; a rerun task replaces
+//! only its own part files.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::SystemTime;
+
+mod common;
+use common::{canonical_rows, pipeline, temp_dir};
+
+/// Every stage in order, and whether it is a map stage.
+const STAGES: [(&str, bool); 9] = [
+    ("ingest", true),
+    ("tokens", true),
+    ("stats", false),
+    ("signatures", true),
+    ("search", false),
+    ("candidates", false),
+    ("verify", true),
+    ("cluster", false),
+    ("evaluate", false),
+];
+
+const TASKS: u32 = 3;
+
+/// The bundled sample plus the UK Web Archive test files: many files of
+/// different sizes (ingest shares), revisits, truncated records.
+fn inputs() -> Vec<String> {
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/warc/ukwa");
+    let mut v = vec!["sample-data".to_string()];
+    if shared.is_dir() {
+        v.push(shared.display().to_string());
+    }
+    v
+}
+
+/// Runs `pipeline --quiet run ARGS --out OUT` (inputs added for ingest) and
+/// returns its exit code and stderr.
+fn run(out: &Path, args: &[&str]) -> (i32, String) {
+    let mut cmd = pipeline();
+    cmd.args(["--quiet", "run", "--out", out.to_str().unwrap()]).args(args);
+    if args.windows(2).any(|w| w == ["--stage", "ingest"]) || !args.contains(&"--stage") {
+        cmd.arg("--input").args(inputs());
+    }
+    let o = cmd.output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Part files of a table with their modification times.
+fn parts(out: &Path, table: &str) -> BTreeMap<String, SystemTime> {
+    std::fs::read_dir(out.join(table))
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.metadata().unwrap().modified().unwrap()))
+        .collect()
+}
+
+fn tables(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('_') && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
+    let whole = temp_dir("shards-whole");
+    let (whole_code, err) = run(&whole, &[]);
+    // Exit 3 means some input file could not be read at all; the sharded
+    // tasks must then say the same.
+    assert!(whole_code == 0 || whole_code == 3, "{err}");
+
+    let sharded = temp_dir("shards-tasks");
+    for (stage, map) in STAGES {
+        if !map {
+            let (code, err) = run(&sharded, &["--stage", stage]);
+            assert_eq!(code, 0, "stage {stage}: {err}");
+            continue;
+        }
+        // Tasks in reverse order: nothing may depend on task 0 going first.
+        for index in (0..TASKS).rev() {
+            if stage == "tokens" && index == 0 {
+                // Two of three token tasks done: the next stage must refuse
+                // and name the missing task and the command that makes it.
+                let (code, err) = run(&sharded, &["--stage", "stats"]);
+                assert_eq!(code, 2, "{err}");
+                assert!(err.contains("0/3") && err.contains("--stage tokens --shard I/3"), "{err}");
+            }
+            let shard = format!("{index}/{TASKS}");
+            let (code, err) = run(&sharded, &["--stage", stage, "--shard", &shard]);
+            let expected = if stage == "ingest" && whole_code == 3 { [0, 3] } else { [0, 0] };
+            assert!(expected.contains(&code), "stage {stage} task {shard} exited {code}: {err}");
+        }
+    }
+
+    assert_eq!(tables(&whole), tables(&sharded));
+    for table in tables(&whole) {
+        let (a, b) = (canonical_rows(&whole, &table), canonical_rows(&sharded, &table));
+        assert_eq!(a.len(), b.len(), "rows of table {table}");
+        assert!(a == b, "table {table} differs between the unsharded and the sharded run");
+    }
+    assert!(!canonical_rows(&whole, "duplicates").is_empty(), "the comparison must cover verified pairs");
+
+    // Every map table holds parts of all three tasks and nothing else.
+    for table in ["documents", "ingest_files", "tokens", "signatures", "sketches", "duplicates"] {
+        let mut tasks: Vec<u32> = parts(&sharded, table)
+            .keys()
+            .map(|name| neardup::table::part_shard(name).unwrap_or_else(|| panic!("{table}/{name}")))
+            .inspect(|s| assert_eq!(s.count, TASKS))
+            .map(|s| s.index)
+            .collect();
+        tasks.dedup();
+        assert_eq!(tasks, [0, 1, 2], "tasks with parts in {table}");
+    }
+    // Task 1 of tokens again: its parts are new, the others untouched, the
+    // table the same.
+    let before = parts(&sharded, "tokens");
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    let (code, err) = run(&sharded, &["--stage", "tokens", "--shard", "1/3", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let after = parts(&sharded, "tokens");
+    assert_eq!(before.keys().collect::<Vec<_>>(), after.keys().collect::<Vec<_>>());
+    for (name, modified) in &after {
+        let own = name.starts_with("part-1-of-3-");
+        assert_eq!(*modified != before[name], own, "{name}");
+    }
+    assert!(canonical_rows(&whole, "tokens") == canonical_rows(&sharded, "tokens"));
+
+    // An unsharded rerun replaces every task's parts and manifests.
+    let (code, err) = run(&sharded, &["--stage", "tokens"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(parts(&sharded, "tokens").keys().all(|n| n.starts_with("part-0-of-1-")));
+    let manifests: Vec<String> = std::fs::read_dir(sharded.join("_manifests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("tokens."))
+        .collect();
+    assert_eq!(manifests, ["tokens.json"]);
+
+    // Only map stages take --shard, and only a task that exists.
+    let (code, err) = run(&sharded, &["--stage", "candidates", "--shard", "0/2"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("ingest, tokens, signatures, verify"), "{err}");
+    let (code, _) = run(&sharded, &["--stage", "tokens", "--shard", "3/3"]);
+    assert_eq!(code, 2);
+
+    let _ = std::fs::remove_dir_all(&whole);
+    let _ = std::fs::remove_dir_all(&sharded);
+}
