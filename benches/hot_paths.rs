@@ -205,7 +205,12 @@ fn minhash_sketch(bencher: Bencher) {
 #[divan::bench(args = ["a0", "a1", "a2", "a3", "a10", "a4", "a5", "imatch", "a7", "a9", "a6", "a8", "minhash"])]
 fn signature_method(bencher: Bencher, id: &str) {
     let docs = sample_views();
-    let methods = build_signature_methods(&[id.to_string()], &MethodsConfig::default(), &SAMPLE_STATS, DescrSource::Corpus(&docs));
+    let methods = build_signature_methods(
+        &[id.to_string()],
+        &MethodsConfig::default(),
+        &SAMPLE_STATS,
+        DescrSource::Corpus(&docs),
+    );
     let method = methods.first().expect("every benchmarked id is a signature method");
     bencher.counter(ItemsCount::new(docs.len())).bench(|| {
         let mut out = Vec::new();

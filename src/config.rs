@@ -23,8 +23,8 @@ impl Config {
     /// Reads a TOML job file; missing keys keep their defaults, unknown keys
     /// are an error (a typo must not silently fall back to a default).
     pub fn from_file(path: &Path) -> anyhow::Result<Config> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
         toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))
     }
 }
@@ -41,10 +41,7 @@ pub struct IngestConfig {
 
 impl Default for IngestConfig {
     fn default() -> Self {
-        IngestConfig {
-            max_payload_bytes: 20 << 20,
-            min_text_chars: 1,
-        }
+        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
     }
 }
 
@@ -172,8 +169,8 @@ pub struct MethodsConfig {
 
 /// Every method id the pipeline knows, in report order.
 pub const ALL_METHODS: &[&str] = &[
-    "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12", "imatch",
-    "minhash", "spotsigs", "slst",
+    "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12", "imatch", "minhash", "spotsigs",
+    "slst",
 ];
 
 impl Default for MethodsConfig {
@@ -206,8 +203,8 @@ impl Default for MethodsConfig {
             megashingle_functions: 36,
             logshingle_target: 8,
             spotsigs_antecedents: [
-                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will", "would",
-                "have", "has", "had", "do", "does", "did", "there", "said",
+                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will", "would", "have", "has",
+                "had", "do", "does", "did", "there", "said",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -237,9 +234,7 @@ pub struct CandidatesConfig {
 
 impl Default for CandidatesConfig {
     fn default() -> Self {
-        CandidatesConfig {
-            max_group_size: 1000,
-        }
+        CandidatesConfig { max_group_size: 1000 }
     }
 }
 
@@ -268,9 +263,7 @@ pub struct ClusterConfig {
 
 impl Default for ClusterConfig {
     fn default() -> Self {
-        ClusterConfig {
-            require_similar_to_representative: true,
-        }
+        ClusterConfig { require_similar_to_representative: true }
     }
 }
 
@@ -291,11 +284,7 @@ pub struct EvaluateConfig {
 
 impl Default for EvaluateConfig {
     fn default() -> Self {
-        EvaluateConfig {
-            gold_file: String::new(),
-            gold_positive_min_label: 3,
-            gold_negative_max_label: 0,
-        }
+        EvaluateConfig { gold_file: String::new(), gold_positive_min_label: 3, gold_negative_max_label: 0 }
     }
 }
 

@@ -17,7 +17,11 @@ use neardup::shard::Shard;
 use neardup::stages;
 
 #[derive(Parser)]
-#[command(name = "pipeline", version, about = "Find near-duplicate documents in web crawls (WARC/ARC → Parquet tables)")]
+#[command(
+    name = "pipeline",
+    version,
+    about = "Find near-duplicate documents in web crawls (WARC/ARC → Parquet tables)"
+)]
 struct Cli {
     /// More log output (-v: debug, -vv: trace).
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]
@@ -162,14 +166,13 @@ fn init_logging(verbose: u8, quiet: bool) {
         (false, 1) => "debug",
         _ => "trace",
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
-        .unwrap_or_else(|_| {
-            // Other crates speak at warn and above; html5ever's tree-builder
-            // notes ("foster parenting not implemented") are about the
-            // parser, not the data, and would flood the log on real crawls.
-            let others = if quiet { "error" } else { "warn" };
-            tracing_subscriber::EnvFilter::new(format!("neardup={level},pipeline={level},html5ever=error,{others}"))
-        });
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG").unwrap_or_else(|_| {
+        // Other crates speak at warn and above; html5ever's tree-builder
+        // notes ("foster parenting not implemented") are about the
+        // parser, not the data, and would flood the log on real crawls.
+        let others = if quiet { "error" } else { "warn" };
+        tracing_subscriber::EnvFilter::new(format!("neardup={level},pipeline={level},html5ever=error,{others}"))
+    });
     tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
 }
 

@@ -10,8 +10,10 @@ pub fn bar(show: bool, total_bytes: u64, stage: &str) -> ProgressBar {
     }
     let bar = ProgressBar::new(total_bytes);
     bar.set_style(
-        ProgressStyle::with_template("{prefix} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        ProgressStyle::with_template(
+            "{prefix} [{elapsed_precise}] {wide_bar} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.set_prefix(stage.to_string());
     bar
@@ -23,7 +25,8 @@ pub fn counter(show: bool, total: u64, stage: &str, unit: &str) -> ProgressBar {
         return ProgressBar::hidden();
     }
     let bar = ProgressBar::new(total);
-    let template = format!("{{prefix}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit} {{per_sec}} eta {{eta}}");
+    let template =
+        format!("{{prefix}} [{{elapsed_precise}}] {{wide_bar}} {{pos}}/{{len}} {unit} {{per_sec}} eta {{eta}}");
     bar.set_style(ProgressStyle::with_template(&template).unwrap_or_else(|_| ProgressStyle::default_bar()));
     bar.set_prefix(stage.to_string());
     bar

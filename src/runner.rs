@@ -223,7 +223,9 @@ pub fn finished_manifest(out: &Path, stage: &str) -> Option<Manifest> {
 fn remove_stale_manifests(out: &Path, stage: &str, shard: Shard) -> Result<()> {
     let mut stale = vec![manifest_path(out, stage, Shard::WHOLE)];
     for (count, tasks) in shard_manifests(out, stage) {
-        stale.extend(tasks.into_iter().filter(|(s, _)| shard.is_whole() || count != shard.count || *s == shard).map(|(_, p)| p));
+        stale.extend(
+            tasks.into_iter().filter(|(s, _)| shard.is_whole() || count != shard.count || *s == shard).map(|(_, p)| p),
+        );
     }
     for path in stale {
         match std::fs::remove_file(&path) {
@@ -244,23 +246,14 @@ pub enum StageOutcome {
 }
 
 /// Runs `stage` unless it is up to date (and `force` is off).
-pub fn run_stage(
-    stage: &dyn Stage,
-    all: &[Box<dyn Stage>],
-    ctx: &RunContext,
-    force: bool,
-) -> Result<StageOutcome> {
+pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, force: bool) -> Result<StageOutcome> {
     let shard = ctx.shard;
     if !shard.is_whole() && !stage.shardable() {
         bail!("stage {} cannot be sharded; only map stages take --shard", stage.name());
     }
     let mut inputs = BTreeMap::new();
     for table in stage.inputs() {
-        let maker = all
-            .iter()
-            .find(|s| s.outputs(&ctx.config).contains(table))
-            .map(|s| s.name())
-            .unwrap_or("?");
+        let maker = all.iter().find(|s| s.outputs(&ctx.config).contains(table)).map(|s| s.name()).unwrap_or("?");
         if !table_exists(&ctx.out, table) {
             return Err(MissingInput(format!(
                 "stage {} needs table `{table}`, which is missing under {}; run `pipeline run --stage {maker}` first (or `--stage all`)",
@@ -313,10 +306,8 @@ pub fn run_stage(
     } else {
         tracing::info!(stage = stage.name(), shard = %shard, "running");
     }
-    let started_at_unix = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
+    let started_at_unix =
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let cpu_before = process_cpu_seconds();
     let t0 = Instant::now();
     let report = stage.run(ctx).with_context(|| format!("stage {} failed", stage.name()))?;

@@ -62,10 +62,8 @@ pub fn table_names() -> impl Iterator<Item = &'static str> {
 /// The parsed schema file of `table`. Panics on an unknown table or a broken
 /// file: both are programming errors caught by the schema tests.
 pub fn table_def(table: &str) -> TableDef {
-    let (_, text) = SCHEMA_FILES
-        .iter()
-        .find(|(n, _)| *n == table)
-        .unwrap_or_else(|| panic!("no schema file for table {table}"));
+    let (_, text) =
+        SCHEMA_FILES.iter().find(|(n, _)| *n == table).unwrap_or_else(|| panic!("no schema file for table {table}"));
     serde_json::from_str(text).unwrap_or_else(|e| panic!("schemas/{table}.json: {e}"))
 }
 
@@ -76,8 +74,8 @@ pub fn arrow_schema(table: &str) -> SchemaRef {
         .columns
         .iter()
         .map(|c| {
-            let ty = parse_type(&c.type_name)
-                .unwrap_or_else(|| panic!("schemas/{table}.json: bad type {}", c.type_name));
+            let ty =
+                parse_type(&c.type_name).unwrap_or_else(|| panic!("schemas/{table}.json: bad type {}", c.type_name));
             Field::new(&c.name, ty, c.nullable)
         })
         .collect();
@@ -110,11 +108,7 @@ pub fn schema_differences(table: &str, written: &Schema) -> Vec<String> {
     let mut diffs = Vec::new();
     let names = |s: &Schema| s.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
     if names(&expected) != names(written) {
-        diffs.push(format!(
-            "{table}: columns {:?}, schema file says {:?}",
-            names(written),
-            names(&expected)
-        ));
+        diffs.push(format!("{table}: columns {:?}, schema file says {:?}", names(written), names(&expected)));
         return diffs;
     }
     for (e, w) in expected.fields().iter().zip(written.fields()) {

@@ -59,31 +59,17 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
     // Not both empty: equal strings were handled above.
     let ratio = |lcs: usize| (2 * lcs) as f64 / total as f64;
     let reaches = |lcs_upper_bound: usize| ratio(lcs_upper_bound) >= limit;
-    let (short, long) = if a.len() <= b.len() {
-        (&a, &b)
-    } else {
-        (&b, &a)
-    };
+    let (short, long) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
     if !reaches(short.len()) {
         return None;
     }
-    let prefix = short
-        .iter()
-        .zip(long.iter())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let prefix = short.iter().zip(long.iter()).take_while(|(x, y)| x == y).count();
     let (short_rest, long_rest) = (&short[prefix..], &long[prefix..]);
-    let suffix = short_rest
-        .iter()
-        .rev()
-        .zip(long_rest.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
+    let suffix = short_rest.iter().rev().zip(long_rest.iter().rev()).take_while(|(x, y)| x == y).count();
     let short_mid = &short_rest[..short_rest.len() - suffix];
     let long_mid = &long_rest[..long_rest.len() - suffix];
     let fixed = prefix + suffix;
-    let lcs =
-        fixed + lcs_bit_parallel(short_mid, long_mid, |mid_bound| reaches(fixed + mid_bound))?;
+    let lcs = fixed + lcs_bit_parallel(short_mid, long_mid, |mid_bound| reaches(fixed + mid_bound))?;
     let sim = ratio(lcs);
     (sim >= limit).then_some(sim)
 }
@@ -94,11 +80,7 @@ const CHECK_EVERY: usize = 64;
 
 /// The LCS length of `short` and `long` (`short.len() <= long.len()`), or
 /// `None` as soon as `still_possible(upper bound of the LCS)` is false.
-fn lcs_bit_parallel(
-    short: &[char],
-    long: &[char],
-    still_possible: impl Fn(usize) -> bool,
-) -> Option<usize> {
+fn lcs_bit_parallel(short: &[char], long: &[char], still_possible: impl Fn(usize) -> bool) -> Option<usize> {
     let m = short.len();
     if m == 0 {
         return Some(0);
@@ -106,16 +88,9 @@ fn lcs_bit_parallel(
     let words = m.div_ceil(64);
     let peq = MatchMasks::new(short, words);
     let mut v = vec![u64::MAX; words];
-    let last_mask = if m.is_multiple_of(64) {
-        u64::MAX
-    } else {
-        (1u64 << (m % 64)) - 1
-    };
+    let last_mask = if m.is_multiple_of(64) { u64::MAX } else { (1u64 << (m % 64)) - 1 };
     let lcs_so_far = |v: &[u64]| {
-        let ones: usize = v[..words - 1]
-            .iter()
-            .map(|w| w.count_ones() as usize)
-            .sum::<usize>()
+        let ones: usize = v[..words - 1].iter().map(|w| w.count_ones() as usize).sum::<usize>()
             + (v[words - 1] & last_mask).count_ones() as usize;
         m - ones
     };
@@ -152,12 +127,7 @@ struct MatchMasks {
 
 impl MatchMasks {
     fn new(s: &[char], words: usize) -> MatchMasks {
-        let mut mm = MatchMasks {
-            ascii: [u32::MAX; 128],
-            other: HashMap::new(),
-            masks: Vec::new(),
-            words,
-        };
+        let mut mm = MatchMasks { ascii: [u32::MAX; 128], other: HashMap::new(), masks: Vec::new(), words };
         for (i, &c) in s.iter().enumerate() {
             let row = mm.row_or_insert(c);
             mm.masks[row * words + i / 64] |= 1u64 << (i % 64);
@@ -167,11 +137,7 @@ impl MatchMasks {
 
     fn row_or_insert(&mut self, c: char) -> usize {
         let next = (self.masks.len() / self.words) as u32;
-        let slot = if c.is_ascii() {
-            &mut self.ascii[c as usize]
-        } else {
-            self.other.entry(c).or_insert(u32::MAX)
-        };
+        let slot = if c.is_ascii() { &mut self.ascii[c as usize] } else { self.other.entry(c).or_insert(u32::MAX) };
         if *slot == u32::MAX {
             *slot = next;
             self.masks.resize(self.masks.len() + self.words, 0);
@@ -180,11 +146,7 @@ impl MatchMasks {
     }
 
     fn get(&self, c: char) -> Option<&[u64]> {
-        let row = if c.is_ascii() {
-            self.ascii[c as usize]
-        } else {
-            *self.other.get(&c)?
-        };
+        let row = if c.is_ascii() { self.ascii[c as usize] } else { *self.other.get(&c)? };
         (row != u32::MAX).then(|| &self.masks[row as usize * self.words..][..self.words])
     }
 }
@@ -203,11 +165,7 @@ mod tests {
         for &x in &a {
             let mut cur = vec![0usize; b.len() + 1];
             for (j, &y) in b.iter().enumerate() {
-                cur[j + 1] = if x == y {
-                    prev[j] + 1
-                } else {
-                    prev[j + 1].max(cur[j])
-                };
+                cur[j + 1] = if x == y { prev[j] + 1 } else { prev[j + 1].max(cur[j]) };
             }
             prev = cur;
         }
@@ -247,15 +205,8 @@ mod tests {
 
     /// A random string of `len` chars over `alphabet`, and a copy with
     /// random insertions, deletions and substitutions (`edit_rate` per char).
-    fn random_pair(
-        rng: &mut Rng,
-        alphabet: &[char],
-        len: usize,
-        edit_rate: f64,
-    ) -> (String, String) {
-        let a: Vec<char> = (0..len)
-            .map(|_| alphabet[rng.below(alphabet.len())])
-            .collect();
+    fn random_pair(rng: &mut Rng, alphabet: &[char], len: usize, edit_rate: f64) -> (String, String) {
+        let a: Vec<char> = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
         let mut b = Vec::with_capacity(len + 8);
         for &c in &a {
             if (rng.next() % 10_000) as f64 >= edit_rate * 10_000.0 {
@@ -312,10 +263,7 @@ mod tests {
     #[test]
     fn at_least_is_exact_or_none() {
         assert_eq!(similarity_at_least("kitten", "sitting", 0.9), None);
-        assert_eq!(
-            similarity_at_least("kitten", "sitting", 0.6),
-            Some(similarity("kitten", "sitting"))
-        );
+        assert_eq!(similarity_at_least("kitten", "sitting", 0.6), Some(similarity("kitten", "sitting")));
         assert_eq!(similarity_at_least("", "", 0.8), Some(1.0));
         assert_eq!(similarity_at_least("a", "", 0.8), None);
         assert_eq!(similarity_at_least("a", "", 0.0), Some(0.0));
@@ -335,11 +283,7 @@ mod tests {
             assert_eq!(similarity(&a, &b), exact, "{a:?} / {b:?}");
             for limit in [0.5, 0.8, 0.95] {
                 let expected = (exact >= limit).then_some(exact);
-                assert_eq!(
-                    similarity_at_least(&a, &b, limit),
-                    expected,
-                    "{a:?} / {b:?} @ {limit}"
-                );
+                assert_eq!(similarity_at_least(&a, &b, limit), expected, "{a:?} / {b:?} @ {limit}");
             }
         }
     }
@@ -351,10 +295,7 @@ mod tests {
         let (a, b) = random_pair(&mut rng, &alphabet, 3000, 0.08);
         let exact = sim_dp(&a, &b);
         assert_eq!(similarity(&a, &b), exact);
-        assert_eq!(
-            similarity_at_least(&a, &b, 0.8),
-            (exact >= 0.8).then_some(exact)
-        );
+        assert_eq!(similarity_at_least(&a, &b, 0.8), (exact >= 0.8).then_some(exact));
         let (c, _) = random_pair(&mut rng, &alphabet, 3000, 0.0);
         assert_eq!(similarity_at_least(&a, &c, 0.8), None);
     }
@@ -373,9 +314,7 @@ mod tests {
             .map(|s| s.success())
             .unwrap_or(false);
         if !available {
-            println!(
-                "SKIPPED oracle_perl_string_similarity: perl with String::Similarity not found"
-            );
+            println!("SKIPPED oracle_perl_string_similarity: perl with String::Similarity not found");
             return;
         }
         let pairs = oracle_pairs();
@@ -403,27 +342,17 @@ mod tests {
         let output = child.wait_with_output().expect("perl output");
         writer.join().unwrap().expect("write to perl");
         assert!(output.status.success(), "perl failed");
-        let perl: Vec<f64> = String::from_utf8(output.stdout)
-            .unwrap()
-            .lines()
-            .map(|l| l.parse().unwrap())
-            .collect();
+        let perl: Vec<f64> = String::from_utf8(output.stdout).unwrap().lines().map(|l| l.parse().unwrap()).collect();
         assert_eq!(perl.len(), pairs.len());
         let mut near_threshold = 0;
         for ((a, b), want) in pairs.iter().zip(&perl) {
             let got = similarity(a, b);
-            assert!(
-                (got - want).abs() <= 1e-12,
-                "{a:?} / {b:?}: ours {got}, perl {want}"
-            );
+            assert!((got - want).abs() <= 1e-12, "{a:?} / {b:?}: ours {got}, perl {want}");
             if (0.7..0.9).contains(&got) {
                 near_threshold += 1;
             }
         }
-        println!(
-            "oracle: {} pairs matched perl, {near_threshold} with similarity in [0.7, 0.9)",
-            pairs.len()
-        );
+        println!("oracle: {} pairs matched perl, {near_threshold} with similarity in [0.7, 0.9)", pairs.len());
         assert!(near_threshold >= 50, "too few pairs near the 0.8 threshold");
     }
 }

@@ -39,11 +39,7 @@ impl BatchBuilder {
     /// A builder for `table` (its schema from `schemas/`).
     pub fn new(table: &str) -> BatchBuilder {
         let schema = schema::arrow_schema(table);
-        let builders = schema
-            .fields()
-            .iter()
-            .map(|f| typed_builder(f.data_type()))
-            .collect();
+        let builders = schema.fields().iter().map(|f| typed_builder(f.data_type())).collect();
         BatchBuilder { schema, builders }
     }
 
@@ -113,13 +109,11 @@ impl TableDir {
     /// Starts a new version of `shard`'s parts of `table` under `out_dir`.
     pub fn create_for(out_dir: &Path, table: &str, shard: Shard) -> Result<TableDir> {
         let final_dir = out_dir.join(table);
-        let tmp_dir =
-            out_dir.join(format!(".tmp-{table}-{}-of-{}-{}", shard.index, shard.count, std::process::id()));
+        let tmp_dir = out_dir.join(format!(".tmp-{table}-{}-of-{}-{}", shard.index, shard.count, std::process::id()));
         if tmp_dir.exists() {
             std::fs::remove_dir_all(&tmp_dir)?;
         }
-        std::fs::create_dir_all(&tmp_dir)
-            .with_context(|| format!("cannot create {}", tmp_dir.display()))?;
+        std::fs::create_dir_all(&tmp_dir).with_context(|| format!("cannot create {}", tmp_dir.display()))?;
         Ok(TableDir { table: table.to_string(), final_dir, tmp_dir, shard, committed: false })
     }
 
@@ -146,9 +140,8 @@ impl TableDir {
         if self.final_dir.exists() {
             std::fs::rename(&self.final_dir, &old)?;
         }
-        std::fs::rename(&self.tmp_dir, &self.final_dir).with_context(|| {
-            format!("cannot publish table {} at {}", self.table, self.final_dir.display())
-        })?;
+        std::fs::rename(&self.tmp_dir, &self.final_dir)
+            .with_context(|| format!("cannot publish table {} at {}", self.table, self.final_dir.display()))?;
         if old.exists() {
             std::fs::remove_dir_all(&old)?;
         }
@@ -295,11 +288,7 @@ impl TableWriter {
 
 /// Writes a DataFusion result stream as table `table`, checking its schema
 /// against the schema file first. Returns the number of rows.
-pub async fn write_stream(
-    out_dir: &Path,
-    table: &str,
-    mut stream: SendableRecordBatchStream,
-) -> Result<u64> {
+pub async fn write_stream(out_dir: &Path, table: &str, mut stream: SendableRecordBatchStream) -> Result<u64> {
     let schema = stream.schema();
     let diffs = schema::schema_differences(table, &schema);
     anyhow::ensure!(diffs.is_empty(), "SQL result does not match its schema file: {}", diffs.join("; "));

@@ -91,11 +91,7 @@ impl UnionFind {
         if ra == rb {
             return false;
         }
-        let (big, small) = if self.size[ra as usize] >= self.size[rb as usize] {
-            (ra, rb)
-        } else {
-            (rb, ra)
-        };
+        let (big, small) = if self.size[ra as usize] >= self.size[rb as usize] { (ra, rb) } else { (rb, ra) };
         self.parent[small as usize] = big;
         self.size[big as usize] += self.size[small as usize];
         true
@@ -141,17 +137,12 @@ mod tests {
         assert!(!uf.same(5, 999), "unknown id");
         assert_eq!(uf.find(999), None);
         assert_eq!(uf.find(5), Some(5));
-        assert_eq!(
-            uf.components(),
-            vec![vec![5], vec![7, 1_000_000_000_000], vec![10, 20, 30]]
-        );
+        assert_eq!(uf.components(), vec![vec![5], vec![7, 1_000_000_000_000], vec![10, 20, 30]]);
     }
 
     #[test]
     fn components_do_not_depend_on_order() {
-        let pairs: Vec<(u64, u64)> = (0..200u64)
-            .map(|i| (i * 7 % 101, (i * 13 + 5) % 97 + 300))
-            .collect();
+        let pairs: Vec<(u64, u64)> = (0..200u64).map(|i| (i * 7 % 101, (i * 13 + 5) % 97 + 300)).collect();
         let mut forward = UnionFind::new();
         for &(a, b) in &pairs {
             forward.union(a, b);

@@ -13,10 +13,7 @@ use std::path::{Path, PathBuf};
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/warc");
 
 fn all_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
+    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     for p in entries {
         if p.is_dir() {
@@ -83,11 +80,7 @@ fn map(pairs: &[(&'static str, u64)]) -> BTreeMap<&'static str, u64> {
 fn ingest_all() -> BTreeMap<String, Ingested> {
     let mut files = Vec::new();
     all_files(Path::new(DATA), &mut files);
-    assert!(
-        files.len() >= 80,
-        "data folder missing? found {} files",
-        files.len()
-    );
+    assert!(files.len() >= 80, "data folder missing? found {} files", files.len());
     files
         .par_iter()
         .map(|f| {
@@ -109,11 +102,7 @@ fn every_file_reads_and_counts_match() {
     // Every file: the count identity, outcomes in file order, offsets within the file.
     for (name, f) in &all {
         let s = &f.summary;
-        assert_eq!(
-            s.records,
-            s.documents + s.revisits + s.rejects + s.skipped,
-            "{name}"
-        );
+        assert_eq!(s.records, s.documents + s.revisits + s.rejects + s.skipped, "{name}");
         assert_eq!(s.records as usize, f.outcomes.len(), "{name}");
         assert!(s.records > 0, "{name}: nothing read");
         let file_len = std::fs::metadata(Path::new(DATA).join(name)).unwrap().len();
@@ -132,45 +121,25 @@ fn every_file_reads_and_counts_match() {
     // `302 Found` with a 0-byte body and one (http://www.hideout.com.br/) is
     // a meta refresh whose <body> is empty: 6 empty_text, 134 documents.
     let f = get("aut/example.warc.gz");
-    assert_eq!(
-        (f.summary.format.as_str(), f.summary.compression.as_str()),
-        ("WARC/0.17", "gzip_per_record")
-    );
+    assert_eq!((f.summary.format.as_str(), f.summary.compression.as_str()), ("WARC/0.17", "gzip_per_record"));
     assert_eq!(f.summary.records, 822);
-    assert_eq!(
-        f.skipped(),
-        map(&[("metadata", 261), ("request", 261), ("warcinfo", 1)])
-    );
+    assert_eq!(f.skipped(), map(&[("metadata", 261), ("request", 261), ("warcinfo", 1)]));
     assert_eq!(f.summary.documents + f.summary.rejects, 299);
     assert_eq!(f.summary.documents, 134);
     assert_eq!(f.reasons(), map(&[("empty_text", 6), ("not_html", 159)]));
     // The hideout record is the gzip member starting at byte 520116 (Python zlib walk).
-    let hideout = f
-        .rejects()
-        .into_iter()
-        .find(|r| r.url.as_deref() == Some("http://www.hideout.com.br/"))
-        .unwrap();
-    assert_eq!(
-        (hideout.warc_offset, hideout.reason.as_str()),
-        (520116, "empty_text")
-    );
+    let hideout = f.rejects().into_iter().find(|r| r.url.as_deref() == Some("http://www.hideout.com.br/")).unwrap();
+    assert_eq!((hideout.warc_offset, hideout.reason.as_str()), (520116, "empty_text"));
 
     // The same crawl as ARC: 300 gzip members, 1 filedesc + 299 records; 140
     // have ARC MIME type text/html (Python over the header lines).
     let f = get("aut/example.arc.gz");
-    assert_eq!(
-        (f.summary.format.as_str(), f.summary.records),
-        ("ARC/1", 300)
-    );
+    assert_eq!((f.summary.format.as_str(), f.summary.records), ("ARC/1", 300));
     assert_eq!(f.skipped(), map(&[("filedesc", 1)]));
     assert_eq!(f.summary.documents, 134);
     assert_eq!(f.reasons(), map(&[("empty_text", 6), ("not_html", 159)]));
     let d = f.docs()[0];
-    assert!(
-        d.crawl_date.as_deref().unwrap().starts_with("2008-04-30T"),
-        "{:?}",
-        d.crawl_date
-    );
+    assert!(d.crawl_date.as_deref().unwrap().starts_with("2008-04-30T"), "{:?}", d.crawl_date);
 
     // aut/badexample.arc.gz (one gzip member, 3151 bytes decompressed): filedesc,
     // dns (text/dns), robots.txt (text/plain), then three http://www.archive.org/
@@ -180,41 +149,22 @@ fn every_file_reads_and_counts_match() {
     let f = get("aut/badexample.arc.gz");
     assert_eq!(f.summary.records, 6);
     assert_eq!(f.skipped(), map(&[("filedesc", 1)]));
-    assert_eq!(
-        f.reasons(),
-        map(&[("empty_text", 2), ("not_html", 2), ("truncated", 1)])
-    );
-    let offsets: Vec<(u64, &str)> = f
-        .rejects()
-        .iter()
-        .map(|r| (r.warc_offset, r.reason.as_str()))
-        .collect();
-    assert!(
-        offsets.contains(&(2606, "empty_text")) && offsets.contains(&(2882, "truncated")),
-        "{offsets:?}"
-    );
+    assert_eq!(f.reasons(), map(&[("empty_text", 2), ("not_html", 2), ("truncated", 1)]));
+    let offsets: Vec<(u64, &str)> = f.rejects().iter().map(|r| (r.warc_offset, r.reason.as_str())).collect();
+    assert!(offsets.contains(&(2606, "empty_text")) && offsets.contains(&(2882, "truncated")), "{offsets:?}");
 
     // ukwa: two crawls of gov.uk. First: 190 records = 65 responses (36 text/html,
     // all with text) + 62 requests + 62 metadata + warcinfo. Second: 55 revisits
     // (`grep -c '^WARC-Type: revisit'`) and 10 responses (7 text/html, 3 text/dns).
     let f = get("ukwa/BL-20140325121225068-00000-32090~opera~8443.warc.gz");
-    assert_eq!(
-        (f.summary.records, f.summary.documents, f.summary.revisits),
-        (190, 36, 0)
-    );
+    assert_eq!((f.summary.records, f.summary.documents, f.summary.revisits), (190, 36, 0));
     assert_eq!(f.reasons(), map(&[("not_html", 29)]));
     let f = get("ukwa/BL-20140325122341434-00000-32090~opera~8443.warc.gz");
-    assert_eq!(
-        (f.summary.records, f.summary.documents, f.summary.revisits),
-        (190, 7, 55)
-    );
+    assert_eq!((f.summary.records, f.summary.documents, f.summary.revisits), (190, 7, 55));
     assert_eq!(f.reasons(), map(&[("not_html", 3)]));
     for o in &f.outcomes {
         if let Outcome::Revisit(r) = o {
-            assert!(r
-                .payload_digest
-                .as_deref()
-                .is_some_and(|p| p.starts_with("sha1:")));
+            assert!(r.payload_digest.as_deref().is_some_and(|p| p.starts_with("sha1:")));
             assert!(r.url.starts_with("http"));
         }
     }
@@ -228,11 +178,7 @@ fn every_file_reads_and_counts_match() {
         "ukwa/IAH-20080430204825-00000-blackbook-truncated.arc.gz",
     ] {
         let f = get(name);
-        assert_eq!(
-            (f.summary.records, f.summary.documents, f.summary.skipped),
-            (9, 2, 1),
-            "{name}"
-        );
+        assert_eq!((f.summary.records, f.summary.documents, f.summary.skipped), (9, 2, 1), "{name}");
         assert_eq!(f.reasons(), map(&[("not_html", 6)]), "{name}");
     }
     for name in [
@@ -240,11 +186,7 @@ fn every_file_reads_and_counts_match() {
         "ukwa/IAH-20080430204825-00000-blackbook-truncated.warc.gz",
     ] {
         let f = get(name);
-        assert_eq!(
-            (f.summary.records, f.summary.documents, f.summary.skipped),
-            (23, 2, 15),
-            "{name}"
-        );
+        assert_eq!((f.summary.records, f.summary.documents, f.summary.skipped), (23, 2, 15), "{name}");
         assert_eq!(f.reasons(), map(&[("not_html", 6)]), "{name}");
     }
 
@@ -264,45 +206,27 @@ fn every_file_reads_and_counts_match() {
         }
     }
     // A date cut to minutes is still ISO 8601.
-    assert_eq!(
-        get("ukwa/truncated_datetime.warc").docs()[0]
-            .crawl_date
-            .as_deref(),
-        Some("2019-08-15T01:02")
-    );
+    assert_eq!(get("ukwa/truncated_datetime.warc").docs()[0].crawl_date.as_deref(), Some("2019-08-15T01:02"));
 
     // pywb iana.warc.gz: 343 records = 1 warcinfo + 48 responses + 171
     // requests + 123 revisits. Responses: 20 text/html (2 are `302 FOUND` with
     // empty bodies), 5 application/octet-stream (not HTML when sniffed), 23
     // javascript/css/svg/png.
     let f = get("pywb/warcs/iana.warc.gz");
-    assert_eq!(
-        (f.summary.records, f.summary.revisits, f.summary.documents),
-        (343, 123, 18)
-    );
+    assert_eq!((f.summary.records, f.summary.revisits, f.summary.documents), (343, 123, 18));
     assert_eq!(f.skipped(), map(&[("request", 171), ("warcinfo", 1)]));
     assert_eq!(f.reasons(), map(&[("empty_text", 2), ("not_html", 28)]));
 
     // resiliparse/clipped.warc.gz: one gzip member cut short, one response record.
     let f = get("resiliparse/clipped.warc.gz");
     assert_eq!(f.summary.records, 1);
-    assert_eq!(
-        (f.rejects()[0].reason.as_str(), f.rejects()[0].warc_offset),
-        ("truncated", 0)
-    );
+    assert_eq!((f.rejects()[0].reason.as_str(), f.rejects()[0].warc_offset), ("truncated", 0));
 
     // LZ4 (magic 04 22 4D 18): one event for the whole file.
-    for name in [
-        "resiliparse/warcfile.warc.lz4",
-        "resiliparse/block-sized-records.warc.lz4",
-    ] {
+    for name in ["resiliparse/warcfile.warc.lz4", "resiliparse/block-sized-records.warc.lz4"] {
         let f = get(name);
         assert_eq!(f.summary.compression, "lz4");
-        assert_eq!(
-            f.reasons(),
-            map(&[("unsupported_compression", 1)]),
-            "{name}"
-        );
+        assert_eq!(f.reasons(), map(&[("unsupported_compression", 1)]), "{name}");
     }
     // The same records uncompressed and per-record gzipped agree.
     for name in ["resiliparse/warcfile.warc", "resiliparse/warcfile.warc.gz"] {
@@ -315,54 +239,31 @@ fn every_file_reads_and_counts_match() {
     for name in ["pywb/warcs/bad.arc", "warcio/bad.arc"] {
         let f = get(name);
         assert_eq!(f.summary.records, 4, "{name}");
-        assert_eq!(
-            f.reasons(),
-            map(&[("malformed_record", 3), ("not_html", 1)]),
-            "{name}"
-        );
+        assert_eq!(f.reasons(), map(&[("malformed_record", 3), ("not_html", 1)]), "{name}");
     }
 
     // copycat: Wayback snapshots without HTTP headers (block Content-Type
     // text/html, 128 responses) and `WARC-Date: null`.
     let f = get("copycat/snapshot-wayback-topic-02.warc.gz");
     assert_eq!((f.summary.records, f.summary.documents), (129, 128));
-    assert!(f
-        .docs()
-        .iter()
-        .all(|d| d.crawl_date.is_none() && d.http_status.is_none()));
+    assert!(f.docs().iter().all(|d| d.crawl_date.is_none() && d.http_status.is_none()));
     // 238 CDX listings (text/plain).
     let f = get("copycat/topic-1--20201003083220753-00000.warc.gz");
     assert_eq!(f.reasons(), map(&[("not_html", 238)]));
     // Common Crawl 2008 ARCs: 146 and 9 records (Python walk of the header lines).
-    assert_eq!(
-        get("copycat/small-sample-1213893279526_0.arc")
-            .summary
-            .records,
-        146
-    );
-    assert_eq!(
-        get("copycat/small-sample-1262850551027_8.arc")
-            .summary
-            .documents,
-        8
-    );
+    assert_eq!(get("copycat/small-sample-1213893279526_0.arc").summary.records, 146);
+    assert_eq!(get("copycat/small-sample-1262850551027_8.arc").summary.documents, 8);
 
     // ClueWeb09 WARC/0.18 (LF-only headers, invalid dates like 2009-03-65):
     // 23 text/html responses, plain and whole-file gzip alike.
-    for name in [
-        "webis-ecir20/clueweb-09-sample-en0000-sample-00.warc",
-        "webis-ecir20/clueweb09-sample-en0000-00.warc.gz",
-    ] {
+    for name in
+        ["webis-ecir20/clueweb-09-sample-en0000-sample-00.warc", "webis-ecir20/clueweb09-sample-en0000-00.warc.gz"]
+    {
         let f = get(name);
         assert_eq!((f.summary.records, f.summary.documents), (24, 23), "{name}");
         assert!(f.docs().iter().all(|d| d.crawl_date.is_none()), "{name}");
     }
-    assert_eq!(
-        get("webis-ecir20/clueweb09-sample-en0000-00.warc.gz")
-            .summary
-            .compression,
-        "gzip_whole_file"
-    );
+    assert_eq!(get("webis-ecir20/clueweb09-sample-en0000-00.warc.gz").summary.compression, "gzip_whole_file");
     // ClueWeb09 Japanese sample: EUC-JP pages whose header says gzip but whose
     // body is stored decoded.
     let f = get("resiliparse/clueweb-quirk.warc.gz");
@@ -371,22 +272,17 @@ fn every_file_reads_and_counts_match() {
     assert!(f.docs().iter().all(|d| d.charset == "euc-jp"));
     // Common Crawl 2015: `grep -c '^WARC-Truncated'` = 3 and 5, all on responses.
     assert_eq!(
-        get("webis-ecir20/CC-MAIN-20150226074059-00000-ip-10-28-5-156.ec2.internal.warc.gz")
-            .reasons()["truncated"],
+        get("webis-ecir20/CC-MAIN-20150226074059-00000-ip-10-28-5-156.ec2.internal.warc.gz").reasons()["truncated"],
         3
     );
     assert_eq!(
-        get("webis-ecir20/CC-MAIN-20150226074105-00336-ip-10-28-5-156.ec2.internal.warc.gz")
-            .reasons()["truncated"],
+        get("webis-ecir20/CC-MAIN-20150226074105-00336-ip-10-28-5-156.ec2.internal.warc.gz").reasons()["truncated"],
         5
     );
 
     // Odd WARCs.
     let f = get("warcio/example-space-in-target-uri.warc.gz");
-    assert_eq!(
-        f.rejects()[0].url.as_deref(),
-        Some("file:///example with spaces.png")
-    );
+    assert_eq!(f.rejects()[0].url.as_deref(), Some("file:///example with spaces.png"));
     // example-space-in-url.arc: the URL has spaces; the file lost its CRs, so
     // only 1579 of the declared 1591 block bytes are there (Python): truncated.
     let f = get("warcio/example-space-in-url.arc");
@@ -402,20 +298,14 @@ fn every_file_reads_and_counts_match() {
     assert_eq!(f.summary.records, 1);
     assert_eq!(f.reasons(), map(&[("not_html", 1)]));
     // example-trunc.warc: the gzip Content-Encoding payload is cut short.
-    assert_eq!(
-        get("warcio/example-trunc.warc").reasons(),
-        map(&[("decode_error", 1)])
-    );
+    assert_eq!(get("warcio/example-trunc.warc").reasons(), map(&[("decode_error", 1)]));
     // pywb example.warc: a request whose Content-Length is 3 bytes short
     // leaves 7 unreadable bytes before the next record.
     let f = get("pywb/warcs/example.warc");
     assert_eq!((f.summary.documents, f.summary.revisits), (2, 1));
     assert_eq!(f.reasons(), map(&[("malformed_record", 1)]));
     // WARC-Type "unknown" records are skipped.
-    assert_eq!(
-        get("resiliparse/block-sized-records.warc").skipped(),
-        map(&[("unknown", 3)])
-    );
+    assert_eq!(get("resiliparse/block-sized-records.warc").skipped(), map(&[("unknown", 3)]));
     // WET files: every `conversion` record of Content-Type text/plain is a
     // document (`zcat | grep -c 'WARC-Type: conversion'` = 1 and 3, all
     // text/plain, Content-Length 4456, and 629, 626, 1283), the warcinfo
@@ -428,10 +318,7 @@ fn every_file_reads_and_counts_match() {
     assert_eq!((d.content_type.as_deref(), d.http_status, d.raw_bytes), (Some("text/plain"), None, 4456));
     let f = get("npm-warc/CC-MAIN-20140820021334-00006-ip-10-180-136-8.ec2.internal.warc.wet");
     assert_eq!((f.summary.documents, f.summary.rejects), (3, 0));
-    assert_eq!(
-        f.docs().iter().map(|d| d.raw_bytes).collect::<Vec<_>>(),
-        vec![629, 626, 1283]
-    );
+    assert_eq!(f.docs().iter().map(|d| d.raw_bytes).collect::<Vec<_>>(), vec![629, 626, 1283]);
     // WAT files carry no page content.
     let f = get("whirlwind/whirlwind.warc.wat.gz");
     assert_eq!(f.summary.documents + f.summary.rejects, 0);

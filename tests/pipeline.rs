@@ -71,7 +71,10 @@ fn check_report(out: &Path) -> String {
 fn check_ingest_accounting(out: &Path) {
     let files = read_table(out, "ingest_files");
     let col = |name: &str| -> u64 {
-        files.iter().map(|b| b.column_by_name(name).unwrap().as_primitive::<UInt64Type>().values().iter().sum::<u64>()).sum()
+        files
+            .iter()
+            .map(|b| b.column_by_name(name).unwrap().as_primitive::<UInt64Type>().values().iter().sum::<u64>())
+            .sum()
     };
     for b in &files {
         let get = |n: &str| b.column_by_name(n).unwrap().as_primitive::<UInt64Type>().clone();
@@ -144,9 +147,22 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     check_ingest_accounting(&out1);
     assert!(rows(&out1, "documents") > 100);
     for table in [
-        "documents", "tokens", "df", "signatures", "method_state", "sketches", "shingles", "a12_records",
-        "spotsigs", "method_pairs", "candidates", "hot_signatures", "duplicates", "clusters",
-        "method_quality", "method_overlap",
+        "documents",
+        "tokens",
+        "df",
+        "signatures",
+        "method_state",
+        "sketches",
+        "shingles",
+        "a12_records",
+        "spotsigs",
+        "method_pairs",
+        "candidates",
+        "hot_signatures",
+        "duplicates",
+        "clusters",
+        "method_quality",
+        "method_overlap",
     ] {
         assert_eq!(
             read_table(&out1, table),
@@ -184,7 +200,8 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
 #[test]
 fn a_stage_alone_names_its_missing_input_table() {
     let out = temp_dir("missing");
-    let o = pipeline().args(["--quiet", "run", "--stage", "signatures", "--out", out.to_str().unwrap()]).output().unwrap();
+    let o =
+        pipeline().args(["--quiet", "run", "--stage", "signatures", "--out", out.to_str().unwrap()]).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("`tokens`") && err.contains("--stage tokens"), "{err}");

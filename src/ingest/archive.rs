@@ -130,11 +130,7 @@ pub struct ArchiveInfo {
 /// record (the rest is read and discarded, and the record is flagged
 /// `too_large`). Returns `Err` only when the file cannot be opened or read at
 /// all (I/O error); damaged content is reported through `Malformed` events.
-pub fn scan_archive(
-    path: &Path,
-    max_block_bytes: u64,
-    sink: &mut dyn FnMut(ArchiveEvent),
-) -> io::Result<ArchiveInfo> {
+pub fn scan_archive(path: &Path, max_block_bytes: u64, sink: &mut dyn FnMut(ArchiveEvent)) -> io::Result<ArchiveInfo> {
     let file = File::open(path)?;
     let file_len = file.metadata()?.len();
     let mut raw = RawReader::new(file);
@@ -155,11 +151,7 @@ pub fn scan_archive(
         });
     }
     let gzip = head.starts_with(&GZIP_MAGIC);
-    let source = if gzip {
-        Source::Gzip(GzSource::new(raw))
-    } else {
-        Source::Plain(raw)
-    };
+    let source = if gzip { Source::Gzip(GzSource::new(raw)) } else { Source::Plain(raw) };
     let mut parser = Parser {
         s: Stream::new(source),
         max_block: usize::try_from(max_block_bytes).unwrap_or(usize::MAX),
@@ -218,13 +210,7 @@ struct RawReader {
 
 impl RawReader {
     fn new(file: File) -> RawReader {
-        RawReader {
-            file,
-            buf: vec![0; CHUNK],
-            start: 0,
-            end: 0,
-            pos: 0,
-        }
+        RawReader { file, buf: vec![0; CHUNK], start: 0, end: 0, pos: 0 }
     }
 
     /// Returns up to `n` buffered bytes, reading more if fewer are buffered;
@@ -350,11 +336,7 @@ struct GzSource {
 
 impl GzSource {
     fn new(raw: RawReader) -> GzSource {
-        GzSource {
-            state: GzState::Between(raw),
-            members: 0,
-            new_member: None,
-        }
+        GzSource { state: GzState::Between(raw), members: 0, new_member: None }
     }
 
     fn read(&mut self, out: &mut [u8]) -> io::Result<Produced> {
@@ -388,11 +370,7 @@ impl GzSource {
                             raw.consume(i);
                             break;
                         }
-                        let n = if window.len() >= 3 {
-                            window.len() - 2
-                        } else {
-                            window.len()
-                        };
+                        let n = if window.len() >= 3 { window.len() - 2 } else { window.len() };
                         all_padding &= window[..n].iter().all(|b| is_blank(*b));
                         skipped += n as u64;
                         raw.consume(n);
@@ -423,10 +401,7 @@ impl GzSource {
                         raw.seek_to(cstart + 1)?;
                         raw.skip_to_gzip_magic()?;
                         self.state = GzState::Between(raw);
-                        return Ok(Produced::Break {
-                            offset: cstart,
-                            detail: format!("corrupt gzip member: {e}"),
-                        });
+                        return Ok(Produced::Break { offset: cstart, detail: format!("corrupt gzip member: {e}") });
                     }
                 },
                 GzState::Gone => return Ok(Produced::Eof),
@@ -473,16 +448,7 @@ struct Stream {
 
 impl Stream {
     fn new(src: Source) -> Stream {
-        Stream {
-            src,
-            buf: Vec::new(),
-            pos: 0,
-            upos: 0,
-            produced: 0,
-            eof: false,
-            brk: None,
-            members: Vec::new(),
-        }
+        Stream { src, buf: Vec::new(), pos: 0, upos: 0, produced: 0, eof: false, brk: None, members: Vec::new() }
     }
 
     fn avail(&self) -> &[u8] {
@@ -576,10 +542,7 @@ impl Stream {
             let got = self.ensure(skip + want)?.saturating_sub(skip);
             let start = self.pos + skip;
             let limit = got.min(max);
-            if let Some(i) = self.buf[start..start + limit]
-                .iter()
-                .position(|b| *b == b'\n')
-            {
+            if let Some(i) = self.buf[start..start + limit].iter().position(|b| *b == b'\n') {
                 return Ok(&self.buf[start..start + i + 1]);
             }
             if got < want || got >= max {
@@ -693,10 +656,7 @@ fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
     if line.is_empty() || line.len() > 16 << 10 || line.iter().any(|b| *b < 0x20 && *b != b'\t') {
         return None;
     }
-    let fields: Vec<&[u8]> = line
-        .split(|b| *b == b' ')
-        .filter(|f| !f.is_empty())
-        .collect();
+    let fields: Vec<&[u8]> = line.split(|b| *b == b' ').filter(|f| !f.is_empty()).collect();
     if fields.len() < 5 {
         return None;
     }
@@ -705,9 +665,7 @@ fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
     let scheme = &url[..colon];
     if scheme.is_empty()
         || !scheme[0].is_ascii_alphabetic()
-        || !scheme
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
+        || !scheme.iter().all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(b))
         || colon + 1 >= url.len()
     {
         return None;
@@ -716,8 +674,7 @@ fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
         f == b"-"
             || (f.iter().any(|b| *b == b'.' || *b == b':')
                 && f.iter().any(u8::is_ascii_digit)
-                && f.iter()
-                    .all(|b| b.is_ascii_hexdigit() || *b == b'.' || *b == b':'))
+                && f.iter().all(|b| b.is_ascii_hexdigit() || *b == b'.' || *b == b':'))
     };
     let n = fields.len();
     if ip_like(fields[n - 4]) || (n >= 10 && ip_like(fields[n - 9])) {
@@ -731,10 +688,7 @@ fn arc_fields(line: &[u8]) -> Option<Vec<&[u8]>> {
 /// (`YYYY-MM-DDThh:mm:ssZ`); `None` when it is not such a date.
 pub fn arc_date_to_iso(d: &str) -> Option<String> {
     let d = d.trim();
-    if !(4..=14).contains(&d.len())
-        || !d.len().is_multiple_of(2)
-        || !d.bytes().all(|b| b.is_ascii_digit())
-    {
+    if !(4..=14).contains(&d.len()) || !d.len().is_multiple_of(2) || !d.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let part = |i: usize, default: &'static str| d.get(i..i + 2).unwrap_or(default).to_string();
@@ -761,13 +715,7 @@ struct Parser {
 
 /// A malformed event without record type or URI.
 fn malformed(offset: u64, reason: &str, detail: String) -> ArchiveEvent {
-    ArchiveEvent::Malformed {
-        offset,
-        record_type: None,
-        target_uri: None,
-        reason: reason.into(),
-        detail,
-    }
+    ArchiveEvent::Malformed { offset, record_type: None, target_uri: None, reason: reason.into(), detail }
 }
 
 impl Parser {
@@ -800,11 +748,7 @@ impl Parser {
             } else {
                 let offset = self.s.offset_of(ustart);
                 let skipped = self.skip_to_record_start()?;
-                sink(malformed(
-                    offset,
-                    "malformed_record",
-                    format!("{skipped} bytes that do not start a record"),
-                ));
+                sink(malformed(offset, "malformed_record", format!("{skipped} bytes that do not start a record")));
             }
         }
     }
@@ -840,10 +784,7 @@ impl Parser {
             if start >= block.len() {
                 return None;
             }
-            let end = block[start..]
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(block.len(), |e| start + e + 1);
+            let end = block[start..].iter().position(|b| *b == b'\n').map_or(block.len(), |e| start + e + 1);
             if is_record_start(self.mode, &block[start..end]) {
                 return Some(start);
             }
@@ -876,9 +817,7 @@ impl Parser {
     /// block, the bytes of it present in the file, whether it is incomplete,
     /// and whether a gzip break cut it.
     fn read_checked_block(&mut self, len: u64) -> io::Result<(Vec<u8>, u64, bool, bool)> {
-        let keep = self
-            .max_block
-            .min(usize::try_from(len).unwrap_or(usize::MAX));
+        let keep = self.max_block.min(usize::try_from(len).unwrap_or(usize::MAX));
         let mut block = Vec::with_capacity(keep.min(CHUNK * 16));
         let got = self.s.read_block(len, self.max_block, &mut block)?;
         let complete = got == len;
@@ -903,11 +842,7 @@ impl Parser {
         loop {
             let line = self.s.read_line(MAX_LINE)?;
             if line.is_empty() {
-                let reason = if self.s.brk.is_some() {
-                    "bad_gzip"
-                } else {
-                    "truncated"
-                };
+                let reason = if self.s.brk.is_some() { "bad_gzip" } else { "truncated" };
                 return Ok(ArchiveEvent::Malformed {
                     offset,
                     record_type: header(&headers, "warc-type").map(str::to_string),
@@ -941,12 +876,9 @@ impl Parser {
                 headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
             }
         }
-        let record_type = header(&headers, "warc-type")
-            .unwrap_or("unknown")
-            .to_string();
+        let record_type = header(&headers, "warc-type").unwrap_or("unknown").to_string();
         let target_uri = header(&headers, "warc-target-uri").map(clean_uri);
-        let Some(len) = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok())
-        else {
+        let Some(len) = header(&headers, "content-length").and_then(|v| v.parse::<u64>().ok()) else {
             let skipped = self.skip_to_record_start_after_header()?;
             return Ok(ArchiveEvent::Malformed {
                 offset,
@@ -998,21 +930,13 @@ impl Parser {
     fn read_arc(&mut self, ustart: u64) -> io::Result<ArchiveEvent> {
         let offset = self.s.offset_of(ustart);
         let line = self.s.read_line(MAX_LINE)?;
-        let fields: Vec<String> = arc_fields(&line)
-            .unwrap_or_default()
-            .iter()
-            .map(|f| String::from_utf8_lossy(f).into_owned())
-            .collect();
+        let fields: Vec<String> =
+            arc_fields(&line).unwrap_or_default().iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect();
         let n = fields.len();
         // v2: URL IP date mime status checksum location offset filename length.
-        let tail = if self.arc_version == 2 && n >= 10 {
-            9
-        } else {
-            4
-        };
+        let tail = if self.arc_version == 2 && n >= 10 { 9 } else { 4 };
         let url = fields[..n - tail].join(" ");
-        let date =
-            arc_date_to_iso(&fields[n - tail + 1]).or_else(|| Some(fields[n - tail + 1].clone()));
+        let date = arc_date_to_iso(&fields[n - tail + 1]).or_else(|| Some(fields[n - tail + 1].clone()));
         let mime = fields[n - tail + 2].clone();
         let filedesc = url.starts_with("filedesc:");
         let record_type = if filedesc { "filedesc" } else { "arc" }.to_string();
@@ -1023,10 +947,7 @@ impl Parser {
                 record_type: Some(record_type),
                 target_uri: Some(url),
                 reason: "malformed_record".into(),
-                detail: format!(
-                    "invalid ARC record length {:?} (skipped {skipped} bytes)",
-                    fields[n - 1]
-                ),
+                detail: format!("invalid ARC record length {:?} (skipped {skipped} bytes)", fields[n - 1]),
             });
         };
         let (block, block_len, truncated, by_break) = self.read_checked_block(len)?;
@@ -1066,20 +987,13 @@ impl Parser {
 
 /// The value of header `name` (lowercase), first occurrence.
 fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n == name)
-        .map(|(_, v)| v.as_str())
+    headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
 }
 
 /// A URI header value without surrounding angle brackets and whitespace.
 fn clean_uri(v: &str) -> String {
     let v = v.trim();
-    v.strip_prefix('<')
-        .and_then(|v| v.strip_suffix('>'))
-        .unwrap_or(v)
-        .trim()
-        .to_string()
+    v.strip_prefix('<').and_then(|v| v.strip_suffix('>')).unwrap_or(v).trim().to_string()
 }
 
 #[cfg(test)]
@@ -1126,33 +1040,18 @@ mod tests {
                     if r.too_large {
                         kind.push_str("+too_large");
                     }
-                    (
-                        r.offset,
-                        kind,
-                        String::from_utf8_lossy(&r.block).into_owned(),
-                    )
+                    (r.offset, kind, String::from_utf8_lossy(&r.block).into_owned())
                 }
-                ArchiveEvent::Malformed { offset, reason, .. } => {
-                    (*offset, reason.clone(), String::new())
-                }
+                ArchiveEvent::Malformed { offset, reason, .. } => (*offset, reason.clone(), String::new()),
             })
             .collect()
     }
 
     #[test]
     fn arc_dates() {
-        assert_eq!(
-            arc_date_to_iso("20080430204825").as_deref(),
-            Some("2008-04-30T20:48:25Z")
-        );
-        assert_eq!(
-            arc_date_to_iso("200804302048").as_deref(),
-            Some("2008-04-30T20:48:00Z")
-        );
-        assert_eq!(
-            arc_date_to_iso("2008").as_deref(),
-            Some("2008-01-01T00:00:00Z")
-        );
+        assert_eq!(arc_date_to_iso("20080430204825").as_deref(), Some("2008-04-30T20:48:25Z"));
+        assert_eq!(arc_date_to_iso("200804302048").as_deref(), Some("2008-04-30T20:48:00Z"));
+        assert_eq!(arc_date_to_iso("2008").as_deref(), Some("2008-01-01T00:00:00Z"));
         assert_eq!(arc_date_to_iso("null"), None);
         assert_eq!(arc_date_to_iso("201404010000000000"), None);
         assert_eq!(arc_date_to_iso("2008043"), None);
@@ -1161,34 +1060,18 @@ mod tests {
     #[test]
     fn plain_warc_records_and_offsets() {
         let a = warc("warcinfo", "x", "software: test");
-        let b = warc(
-            "response",
-            "<http://e.com/a b>",
-            "HTTP/1.1 200 OK\r\n\r\nhi",
-        );
+        let b = warc("response", "<http://e.com/a b>", "HTTP/1.1 200 OK\r\n\r\nhi");
         let (info, ev) = scan_bytes("plain.warc", format!("{a}{b}").as_bytes(), 1 << 20);
-        assert_eq!(
-            (info.format.as_str(), info.compression.as_str()),
-            ("WARC/1.0", "none")
-        );
+        assert_eq!((info.format.as_str(), info.compression.as_str()), ("WARC/1.0", "none"));
         assert_eq!(
             summary(&ev),
             vec![
                 (0, "warcinfo".into(), "software: test".into()),
-                (
-                    a.len() as u64,
-                    "response".into(),
-                    "HTTP/1.1 200 OK\r\n\r\nhi".into()
-                )
+                (a.len() as u64, "response".into(), "HTTP/1.1 200 OK\r\n\r\nhi".into())
             ]
         );
-        let ArchiveEvent::Record(r) = &ev[1] else {
-            panic!()
-        };
-        assert_eq!(
-            (r.target_uri.as_deref(), r.date.as_deref()),
-            (Some("http://e.com/a b"), Some("null"))
-        );
+        let ArchiveEvent::Record(r) = &ev[1] else { panic!() };
+        assert_eq!((r.target_uri.as_deref(), r.date.as_deref()), (Some("http://e.com/a b"), Some("null")));
     }
 
     #[test]
@@ -1216,10 +1099,7 @@ mod tests {
         let (_, ev) = scan_bytes("long.warc", data.as_bytes(), 1 << 20);
         let s = summary(&ev);
         assert_eq!(s.len(), 2, "{s:?}");
-        assert_eq!(
-            (s[0].1.as_str(), s[1].0, s[1].2.as_str()),
-            ("response", bad.len() as u64, "second")
-        );
+        assert_eq!((s[0].1.as_str(), s[1].0, s[1].2.as_str()), ("response", bad.len() as u64, "second"));
         // Declared length too short: the rest is reported, the next record is read.
         let bad = "WARC/1.0\r\nWARC-Type: request\r\nContent-Length: 3\r\n\r\nabcdef\r\n\r\n";
         let (_, ev) = scan_bytes("short.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
@@ -1236,10 +1116,7 @@ mod tests {
     fn truncated_and_too_large_blocks() {
         let rec = warc("response", "a", "0123456789");
         let (_, ev) = scan_bytes("trunc.warc", &rec.as_bytes()[..rec.len() - 9], 1 << 20);
-        assert_eq!(
-            summary(&ev),
-            vec![(0, "response+truncated".into(), "01234".into())]
-        );
+        assert_eq!(summary(&ev), vec![(0, "response+truncated".into(), "01234".into())]);
         let (_, ev) = scan_bytes("big.warc", format!("{rec}{rec}").as_bytes(), 4);
         let s = summary(&ev);
         assert_eq!(s[0], (0, "response+too_large".into(), "0123".into()));
@@ -1264,11 +1141,7 @@ mod tests {
         assert_eq!(s[2].0, (a.len() + b.len()) as u64);
         // Garbage between members, and a gzip stream cut short.
         let tail = gz(warc("resource", "d", "four").as_bytes());
-        let (_, ev) = scan_bytes(
-            "junk.warc.gz",
-            &[a.clone(), b"junk".to_vec(), tail.clone()].concat(),
-            1 << 20,
-        );
+        let (_, ev) = scan_bytes("junk.warc.gz", &[a.clone(), b"junk".to_vec(), tail.clone()].concat(), 1 << 20);
         let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
         assert_eq!(kinds, ["resource", "bad_gzip", "resource"]);
         // Only the trailer cut: the data is complete. Data cut: truncated record.
@@ -1294,9 +1167,7 @@ mod tests {
         assert_eq!(info.format, "ARC/1");
         let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
         assert_eq!(kinds, ["filedesc", "arc", "malformed_record", "arc"]);
-        let ArchiveEvent::Record(r) = &ev[1] else {
-            panic!()
-        };
+        let ArchiveEvent::Record(r) = &ev[1] else { panic!() };
         assert_eq!(r.target_uri.as_deref(), Some("http://e.com/a b c"));
         assert_eq!(r.date.as_deref(), Some("2008-04-30T20:48:26Z"));
         assert_eq!(r.content_type.as_deref(), Some("text/html"));
@@ -1307,16 +1178,10 @@ mod tests {
     fn unsupported_and_garbage_files() {
         let (info, ev) = scan_bytes("x.lz4", &[0x04, 0x22, 0x4d, 0x18, 1, 2, 3], 100);
         assert_eq!(info.compression, "lz4");
-        assert_eq!(
-            summary(&ev),
-            vec![(0, "unsupported_compression".into(), String::new())]
-        );
+        assert_eq!(summary(&ev), vec![(0, "unsupported_compression".into(), String::new())]);
         let (info, ev) = scan_bytes("junk.bin", b"hello\nworld\n", 100);
         assert_eq!(info.format, "unknown");
-        assert_eq!(
-            summary(&ev),
-            vec![(0, "malformed_record".into(), String::new())]
-        );
+        assert_eq!(summary(&ev), vec![(0, "malformed_record".into(), String::new())]);
         let (_, ev) = scan_bytes("empty.warc", b"", 100);
         assert!(ev.is_empty());
     }

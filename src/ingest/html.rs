@@ -32,10 +32,7 @@ pub enum CharsetSource {
 
 /// Decides the encoding of an HTML payload: BOM, `header_charset` (the HTTP
 /// charset parameter), `<meta>` in the first 4 KB, then detection.
-pub fn decide_charset(
-    payload: &[u8],
-    header_charset: Option<&str>,
-) -> (&'static Encoding, CharsetSource) {
+pub fn decide_charset(payload: &[u8], header_charset: Option<&str>) -> (&'static Encoding, CharsetSource) {
     if let Some((enc, _)) = Encoding::for_bom(payload) {
         return (enc, CharsetSource::Bom);
     }
@@ -47,10 +44,7 @@ pub fn decide_charset(
     }
     let mut det = chardetng::EncodingDetector::new(chardetng::Iso2022JpDetection::Deny);
     det.feed(&payload[..payload.len().min(DETECT_BYTES)], true);
-    (
-        det.guess(None, chardetng::Utf8Detection::Allow),
-        CharsetSource::Detected,
-    )
+    (det.guess(None, chardetng::Utf8Detection::Allow), CharsetSource::Detected)
 }
 
 /// The HTML standard's overrides: a declared UTF-16 in a byte-oriented page
@@ -72,24 +66,16 @@ pub fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
     let mut from = 0;
     while let Some(i) = find(&lower[from..], b"<meta") {
         let start = from + i + 5;
-        let end = lower[start..]
-            .iter()
-            .position(|b| *b == b'>')
-            .map_or(lower.len(), |e| start + e);
+        let end = lower[start..].iter().position(|b| *b == b'>').map_or(lower.len(), |e| start + e);
         let tag = &lower[start..end];
         if let Some(c) = find(tag, b"charset") {
             let rest = &tag[c + 7..];
             let rest = trim_start(rest);
             if let Some(rest) = rest.strip_prefix(b"=") {
                 let rest = trim_start(rest);
-                let rest = rest
-                    .strip_prefix(b"\"")
-                    .or_else(|| rest.strip_prefix(b"'"))
-                    .unwrap_or(rest);
-                let len = rest
-                    .iter()
-                    .position(|b| b.is_ascii_whitespace() || b"\"';/>".contains(b))
-                    .unwrap_or(rest.len());
+                let rest = rest.strip_prefix(b"\"").or_else(|| rest.strip_prefix(b"'")).unwrap_or(rest);
+                let len =
+                    rest.iter().position(|b| b.is_ascii_whitespace() || b"\"';/>".contains(b)).unwrap_or(rest.len());
                 if let Some(enc) = Encoding::for_label(&rest[..len]) {
                     return Some(enc);
                 }
@@ -126,10 +112,7 @@ pub struct Extracted {
 
 /// Elements whose content is not visible text.
 fn is_skipped(name: &str) -> bool {
-    matches!(
-        name,
-        "head" | "script" | "style" | "noscript" | "template" | "title" | "iframe"
-    )
+    matches!(name, "head" | "script" | "style" | "noscript" | "template" | "title" | "iframe")
 }
 
 /// Elements that end a line (before and after them).
@@ -257,10 +240,7 @@ pub fn extract(html: &str) -> Extracted {
         }
     }
     end_line(&mut line, &mut lines);
-    Extracted {
-        title: collapse(&title.unwrap_or_default()),
-        text: lines.join("\n"),
-    }
+    Extracted { title: collapse(&title.unwrap_or_default()), text: lines.join("\n") }
 }
 
 /// Ends the current line: keeps it (whitespace collapsed) unless empty.
@@ -283,10 +263,7 @@ const LANG_SAMPLE_CHARS: usize = 10_000;
 /// ISO 639-1 code of the text's language, or `""` when whatlang is not
 /// confident (short or mixed text) or the language has no 639-1 code.
 pub fn detect_lang(text: &str) -> String {
-    let sample = text
-        .char_indices()
-        .nth(LANG_SAMPLE_CHARS)
-        .map_or(text, |(i, _)| &text[..i]);
+    let sample = text.char_indices().nth(LANG_SAMPLE_CHARS).map_or(text, |(i, _)| &text[..i]);
     match whatlang::detect(sample) {
         Some(info) if info.is_reliable() => iso639_1(info.lang()).to_string(),
         _ => String::new(),
@@ -386,17 +363,10 @@ mod tests {
 
     #[test]
     fn charset_from_meta_forms() {
-        assert_eq!(
-            meta_charset(b"<META CHARSET='Shift_JIS'>").unwrap().name(),
-            "Shift_JIS"
-        );
-        let http_equiv =
-            b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\">";
+        assert_eq!(meta_charset(b"<META CHARSET='Shift_JIS'>").unwrap().name(), "Shift_JIS");
+        let http_equiv = b"<meta http-equiv=\"Content-Type\" content=\"text/html; charset=windows-1252\">";
         assert_eq!(meta_charset(http_equiv).unwrap().name(), "windows-1252");
-        assert_eq!(
-            meta_charset(b"<meta name=x content=y><p>charset=utf-8"),
-            None
-        );
+        assert_eq!(meta_charset(b"<meta name=x content=y><p>charset=utf-8"), None);
         // Declared UTF-16 in an ASCII-compatible page means UTF-8.
         let (enc, _) = decide_charset(b"<meta charset=utf-16><p>x", None);
         assert_eq!(enc, encoding_rs::UTF_8);
@@ -442,10 +412,7 @@ mod tests {
                     <table><tr><td>a</td><td>b</td></tr></table>line<br>break<h1>Head</h1>\
                     <p>  </p><span>inline</span> tail<pre>x  y\nz</pre></body>";
         let ex = extract(html);
-        assert_eq!(
-            ex.text,
-            "Intro bold text\nFirst block\none\ntwo\na\nb\nline\nbreak\nHead\ninline tail\nx y\nz"
-        );
+        assert_eq!(ex.text, "Intro bold text\nFirst block\none\ntwo\na\nb\nline\nbreak\nHead\ninline tail\nx y\nz");
         assert_eq!(ex.title, "");
     }
 

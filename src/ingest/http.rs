@@ -23,10 +23,7 @@ pub struct HttpResponse {
 impl HttpResponse {
     /// The value of the first header named `name` (lowercase).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(n, _)| n == name)
-            .map(|(_, v)| v.as_str())
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 }
 
@@ -67,11 +64,7 @@ pub fn parse_response(block: &[u8]) -> Result<HttpResponse, String> {
         }
     }
     match status {
-        Some(status) => Ok(HttpResponse {
-            status,
-            headers,
-            body_start: pos,
-        }),
+        Some(status) => Ok(HttpResponse { status, headers, body_start: pos }),
         None => Err("empty HTTP message".into()),
     }
 }
@@ -178,10 +171,7 @@ pub fn decode_content(encoding: &str, body: &[u8], limit: u64) -> Result<Vec<u8>
                     Err(_) => return Err(e),
                 },
             },
-            "br" => match read_limited(
-                brotli_decompressor::Decompressor::new(&data[..], 4096),
-                limit,
-            ) {
+            "br" => match read_limited(brotli_decompressor::Decompressor::new(&data[..], 4096), limit) {
                 Ok(d) => d,
                 Err(DecodeError::TooLarge) => return Err(DecodeError::TooLarge),
                 Err(_) if looks_like_markup(&data) => continue,
@@ -196,9 +186,7 @@ pub fn decode_content(encoding: &str, body: &[u8], limit: u64) -> Result<Vec<u8>
 /// Reads a decoder to the end, failing past `limit` bytes of output.
 fn read_limited(r: impl Read, limit: u64) -> Result<Vec<u8>, DecodeError> {
     let mut out = Vec::new();
-    r.take(limit.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| DecodeError::Corrupt(e.to_string()))?;
+    r.take(limit.saturating_add(1)).read_to_end(&mut out).map_err(|e| DecodeError::Corrupt(e.to_string()))?;
     if out.len() as u64 > limit {
         return Err(DecodeError::TooLarge);
     }
@@ -250,10 +238,7 @@ mod tests {
 
     #[test]
     fn chunked_good_bad_and_cut() {
-        assert_eq!(
-            dechunk(b"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\n").unwrap(),
-            b"Wikipedia"
-        );
+        assert_eq!(dechunk(b"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\n").unwrap(), b"Wikipedia");
         assert_eq!(dechunk(b"4\nWiki\n0\n").unwrap(), b"Wiki");
         // Not chunked at all: the caller falls back to the raw body.
         assert_eq!(dechunk(b"<html><body>hi</body></html>"), None);
@@ -275,16 +260,10 @@ mod tests {
         assert_eq!(decode_content("gzip", &gz, 1 << 20).unwrap(), text);
         let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
         z.write_all(&text).unwrap();
-        assert_eq!(
-            decode_content("deflate", &z.finish().unwrap(), 1 << 20).unwrap(),
-            text
-        );
+        assert_eq!(decode_content("deflate", &z.finish().unwrap(), 1 << 20).unwrap(), text);
         let mut d = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
         d.write_all(&text).unwrap();
-        assert_eq!(
-            decode_content("Deflate", &d.finish().unwrap(), 1 << 20).unwrap(),
-            text
-        );
+        assert_eq!(decode_content("Deflate", &d.finish().unwrap(), 1 << 20).unwrap(), text);
         // A tiny brotli stream of "hello": produced by `brotli -c`.
         let br: &[u8] = &[0x0b, 0x02, 0x80, 0x68, 0x65, 0x6c, 0x6c, 0x6f, 0x03];
         assert_eq!(decode_content("br", br, 1 << 20).unwrap(), b"hello");
@@ -294,29 +273,17 @@ mod tests {
     #[test]
     fn stored_decoded_bodies_and_failures() {
         // Header says gzip, body is plain: taken as stored.
-        assert_eq!(
-            decode_content("gzip", b"<html>x</html>", 100).unwrap(),
-            b"<html>x</html>"
-        );
-        assert_eq!(
-            decode_content("br", b"  <html>x</html>", 100).unwrap(),
-            b"  <html>x</html>"
-        );
+        assert_eq!(decode_content("gzip", b"<html>x</html>", 100).unwrap(), b"<html>x</html>");
+        assert_eq!(decode_content("br", b"  <html>x</html>", 100).unwrap(), b"  <html>x</html>");
         // Corrupt gzip data and garbage brotli are errors.
         assert!(matches!(
             decode_content("gzip", &[0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3], 100),
             Err(DecodeError::Corrupt(_))
         ));
-        assert!(matches!(
-            decode_content("br", &[0xff; 20], 100),
-            Err(DecodeError::Corrupt(_))
-        ));
+        assert!(matches!(decode_content("br", &[0xff; 20], 100), Err(DecodeError::Corrupt(_))));
         // Output over the limit.
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
         gz.write_all(&[b'a'; 5000]).unwrap();
-        assert_eq!(
-            decode_content("gzip", &gz.finish().unwrap(), 1000),
-            Err(DecodeError::TooLarge)
-        );
+        assert_eq!(decode_content("gzip", &gz.finish().unwrap(), 1000), Err(DecodeError::TooLarge));
     }
 }

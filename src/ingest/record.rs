@@ -110,14 +110,7 @@ pub struct Reject {
 
 /// Record types that never carry page content (`conversion` does when it is
 /// plain text, see [`process_record`]).
-const NON_CONTENT: &[&str] = &[
-    "warcinfo",
-    "request",
-    "metadata",
-    "conversion",
-    "continuation",
-    "filedesc",
-];
+const NON_CONTENT: &[&str] = &["warcinfo", "request", "metadata", "conversion", "continuation", "filedesc"];
 
 /// Block type of the WET conversion records that hold extracted text.
 const PLAIN_TEXT: &str = "text/plain";
@@ -143,12 +136,9 @@ const GENERIC_TYPES: &[&str] = &[
 /// on where the data lives).
 pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcome {
     let rtype = raw.record_type.as_str();
-    let plain_conversion =
-        rtype == "conversion" && split_content_type(raw.content_type.as_deref()).0 == PLAIN_TEXT;
+    let plain_conversion = rtype == "conversion" && split_content_type(raw.content_type.as_deref()).0 == PLAIN_TEXT;
     if NON_CONTENT.contains(&rtype) && !plain_conversion {
-        return Outcome::Skipped {
-            record_type: raw.record_type.clone(),
-        };
+        return Outcome::Skipped { record_type: raw.record_type.clone() };
     }
     let doc_id = doc_id(raw, file);
     if rtype == "revisit" {
@@ -166,15 +156,9 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
         || (raw.format == ArchiveFormat::Arc && rtype == "arc")
         || plain_conversion;
     if !is_content {
-        return Outcome::Skipped {
-            record_type: raw.record_type.clone(),
-        };
+        return Outcome::Skipped { record_type: raw.record_type.clone() };
     }
-    let page = if plain_conversion {
-        text_page(raw, cfg)
-    } else {
-        page(raw, cfg)
-    };
+    let page = if plain_conversion { text_page(raw, cfg) } else { page(raw, cfg) };
     match page {
         Ok(p) => Outcome::Document(Document {
             doc_id,
@@ -230,13 +214,7 @@ type Rejection = (&'static str, String);
 /// A record cut short or too large is no page, whatever its content.
 fn check_complete(raw: &RawRecord) -> Result<(), Rejection> {
     if raw.truncated {
-        return Err((
-            "truncated",
-            format!(
-                "block has {} bytes, the file ends before its declared end",
-                raw.block_len
-            ),
-        ));
+        return Err(("truncated", format!("block has {} bytes, the file ends before its declared end", raw.block_len)));
     }
     if let Some(why) = &raw.warc_truncated {
         return Err(("truncated", format!("WARC-Truncated: {why}")));
@@ -275,14 +253,9 @@ fn text_page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
 fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     check_complete(raw)?;
     let block = &raw.block[..];
-    let block_type = raw
-        .content_type
-        .as_deref()
-        .unwrap_or("")
-        .to_ascii_lowercase();
+    let block_type = raw.content_type.as_deref().unwrap_or("").to_ascii_lowercase();
     let is_http = block_type.starts_with("application/http")
-        || (block.starts_with(b"HTTP/")
-            && (rtype_may_be_http(&raw.record_type) || block_type.is_empty()));
+        || (block.starts_with(b"HTTP/") && (rtype_may_be_http(&raw.record_type) || block_type.is_empty()));
     let (status, content_type, transfer_enc, content_enc, body) = if is_http {
         let resp = http::parse_response(block).map_err(|e| ("bad_http_header", e))?;
         let body = &block[resp.body_start.min(block.len())..];
@@ -307,10 +280,7 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     }
     let dechunked;
     let mut payload = body;
-    if transfer_enc
-        .as_deref()
-        .is_some_and(|t| t.to_ascii_lowercase().contains("chunked"))
-    {
+    if transfer_enc.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
         if let Some(d) = http::dechunk(body) {
             dechunked = d;
             payload = &dechunked;
@@ -318,29 +288,17 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     }
     let decoded;
     if let Some(enc) = content_enc.as_deref() {
-        decoded =
-            http::decode_content(enc, payload, cfg.max_payload_bytes).map_err(|e| match e {
-                DecodeError::TooLarge => (
-                    "too_large",
-                    format!(
-                        "{enc} payload decodes to more than {} bytes",
-                        cfg.max_payload_bytes
-                    ),
-                ),
-                DecodeError::Corrupt(m) => ("decode_error", format!("Content-Encoding {enc}: {m}")),
-            })?;
+        decoded = http::decode_content(enc, payload, cfg.max_payload_bytes).map_err(|e| match e {
+            DecodeError::TooLarge => {
+                ("too_large", format!("{enc} payload decodes to more than {} bytes", cfg.max_payload_bytes))
+            }
+            DecodeError::Corrupt(m) => ("decode_error", format!("Content-Encoding {enc}: {m}")),
+        })?;
         payload = &decoded;
     }
     if !explicit && !sniff_html(payload) {
-        let shown = if mime.is_empty() {
-            "none"
-        } else {
-            mime.as_str()
-        };
-        return Err((
-            "not_html",
-            format!("content type {shown} and the body does not look like HTML"),
-        ));
+        let shown = if mime.is_empty() { "none" } else { mime.as_str() };
+        return Err(("not_html", format!("content type {shown} and the body does not look like HTML")));
     }
     let (enc, _) = html::decide_charset(payload, header_charset.as_deref());
     let text = html::decode(payload, enc);
@@ -374,9 +332,7 @@ fn split_content_type(ct: Option<&str>) -> (String, Option<String>) {
     let mime = parts.next().unwrap_or("").trim().to_ascii_lowercase();
     let charset = parts.find_map(|p| {
         let (k, v) = p.split_once('=')?;
-        k.trim()
-            .eq_ignore_ascii_case("charset")
-            .then(|| v.trim().trim_matches(['"', '\'']).to_string())
+        k.trim().eq_ignore_ascii_case("charset").then(|| v.trim().trim_matches(['"', '\'']).to_string())
     });
     (mime, charset.filter(|c| !c.is_empty()))
 }
@@ -387,9 +343,7 @@ fn split_content_type(ct: Option<&str>) -> (String, Option<String>) {
 pub fn sniff_html(body: &[u8]) -> bool {
     let head = &body[..body.len().min(1024)];
     let lower = head.to_ascii_lowercase();
-    [&b"<html"[..], b"<!doctype html", b"<head", b"<body"]
-        .iter()
-        .any(|tag| lower.windows(tag.len()).any(|w| w == *tag))
+    [&b"<html"[..], b"<!doctype html", b"<head", b"<body"].iter().any(|tag| lower.windows(tag.len()).any(|w| w == *tag))
 }
 
 /// The date if it is an ISO 8601 date or date-time (a prefix such as
@@ -399,8 +353,7 @@ pub fn valid_date(d: Option<&str>) -> Option<String> {
     let d = d?.trim();
     let b = d.as_bytes();
     let num = |r: std::ops::Range<usize>, lo: u32, hi: u32| -> bool {
-        b.get(r.clone())
-            .is_some_and(|s| s.iter().all(u8::is_ascii_digit))
+        b.get(r.clone()).is_some_and(|s| s.iter().all(u8::is_ascii_digit))
             && d[r].parse::<u32>().is_ok_and(|v| (lo..=hi).contains(&v))
     };
     let ok = num(0..4, 1, 9999)
@@ -428,9 +381,7 @@ fn valid_time(t: &str) -> bool {
         None => (t, ""),
     };
     let two = |s: &str, hi: u32| {
-        s.len() == 2
-            && s.bytes().all(|c| c.is_ascii_digit())
-            && s.parse::<u32>().is_ok_and(|v| v <= hi)
+        s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()) && s.parse::<u32>().is_ok_and(|v| v <= hi)
     };
     let mut parts = clock.splitn(3, ':');
     let (Some(h), Some(m)) = (parts.next(), parts.next()) else {
@@ -489,22 +440,13 @@ mod tests {
     fn html_response_becomes_document() {
         let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n\
                       <html><head><title>T</title></head><body><p>Hello world</p></body></html>";
-        let Outcome::Document(d) = process_record(
-            &raw("response", HTTP, block),
-            "a.warc.gz",
-            &IngestConfig::default(),
-        ) else {
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, block), "a.warc.gz", &IngestConfig::default())
+        else {
             panic!("not a document")
         };
         assert_eq!(d.doc_id, xxh3_64(b"a.warc.gz\n<urn:uuid:1>"));
-        assert_eq!(
-            (d.http_status, d.content_type.as_deref()),
-            (Some(200), Some("text/html"))
-        );
-        assert_eq!(
-            (d.title.as_str(), d.text.as_str(), d.charset.as_str()),
-            ("T", "Hello world", "utf-8")
-        );
+        assert_eq!((d.http_status, d.content_type.as_deref()), (Some(200), Some("text/html")));
+        assert_eq!((d.title.as_str(), d.text.as_str(), d.charset.as_str()), ("T", "Hello world", "utf-8"));
         assert_eq!(d.crawl_date.as_deref(), Some("2014-01-27T17:12:38Z"));
         assert_eq!(d.raw_bytes, 73);
     }
@@ -513,37 +455,27 @@ mod tests {
     fn chunked_and_gzipped_payload() {
         use std::io::Write;
         let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-        gz.write_all(b"<html><body><p>Zipped text</p></body></html>")
-            .unwrap();
+        gz.write_all(b"<html><body><p>Zipped text</p></body></html>").unwrap();
         let gz = gz.finish().unwrap();
         let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n".to_vec();
         block.extend_from_slice(format!("{:x}\r\n", gz.len()).as_bytes());
         block.extend_from_slice(&gz);
         block.extend_from_slice(b"\r\n0\r\n\r\n");
-        let Outcome::Document(d) = process_record(
-            &raw("response", HTTP, &block),
-            "f",
-            &IngestConfig::default(),
-        ) else {
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, &block), "f", &IngestConfig::default()) else {
             panic!("not a document")
         };
         assert_eq!(d.text, "Zipped text");
         // Wrong chunking (body stored de-chunked): the raw body is used.
         let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n<p>plain</p>";
-        let Outcome::Document(d) =
-            process_record(&raw("response", HTTP, block), "f", &IngestConfig::default())
-        else {
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, block), "f", &IngestConfig::default()) else {
             panic!("not a document")
         };
         assert_eq!(d.text, "plain");
         // Corrupt gzip → decode_error.
-        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n\x1f\x8b\x08\x00garbage";
+        let block =
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\n\r\n\x1f\x8b\x08\x00garbage";
         assert_eq!(
-            reject_reason(process_record(
-                &raw("response", HTTP, block),
-                "f",
-                &IngestConfig::default()
-            )),
+            reject_reason(process_record(&raw("response", HTTP, block), "f", &IngestConfig::default())),
             "decode_error"
         );
     }
@@ -552,62 +484,23 @@ mod tests {
     fn rejects_and_skips() {
         let cfg = IngestConfig::default();
         let img = b"HTTP/1.1 200 OK\r\nContent-Type: image/png\r\n\r\n\x89PNG";
+        assert_eq!(reject_reason(process_record(&raw("response", HTTP, img), "f", &cfg)), "not_html");
+        let empty = b"HTTP/1.1 301 Moved\r\nContent-Type: text/html\r\n\r\n<html><body> </body></html>";
+        assert_eq!(reject_reason(process_record(&raw("response", HTTP, empty), "f", &cfg)), "empty_text");
         assert_eq!(
-            reject_reason(process_record(&raw("response", HTTP, img), "f", &cfg)),
-            "not_html"
-        );
-        let empty =
-            b"HTTP/1.1 301 Moved\r\nContent-Type: text/html\r\n\r\n<html><body> </body></html>";
-        assert_eq!(
-            reject_reason(process_record(&raw("response", HTTP, empty), "f", &cfg)),
-            "empty_text"
-        );
-        assert_eq!(
-            reject_reason(process_record(
-                &raw("response", HTTP, b"<html>no status"),
-                "f",
-                &cfg
-            )),
+            reject_reason(process_record(&raw("response", HTTP, b"<html>no status"), "f", &cfg)),
             "bad_http_header"
         );
         let mut t = raw("response", HTTP, b"HTTP/1.1 200 OK\r\n\r\n<html>");
         t.truncated = true;
         assert_eq!(reject_reason(process_record(&t, "f", &cfg)), "truncated");
-        let big = raw(
-            "response",
-            HTTP,
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>0123456789</p>",
-        );
-        let small = IngestConfig {
-            max_payload_bytes: 5,
-            ..IngestConfig::default()
-        };
-        assert_eq!(
-            reject_reason(process_record(&big, "f", &small)),
-            "too_large"
-        );
-        let short = IngestConfig {
-            min_text_chars: 100,
-            ..IngestConfig::default()
-        };
-        assert_eq!(
-            reject_reason(process_record(&big, "f", &short)),
-            "empty_text"
-        );
-        for t in [
-            "warcinfo",
-            "request",
-            "metadata",
-            "conversion",
-            "filedesc",
-            "unknown",
-        ] {
-            assert_eq!(
-                process_record(&raw(t, "x", b""), "f", &cfg),
-                Outcome::Skipped {
-                    record_type: t.into()
-                }
-            );
+        let big = raw("response", HTTP, b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>0123456789</p>");
+        let small = IngestConfig { max_payload_bytes: 5, ..IngestConfig::default() };
+        assert_eq!(reject_reason(process_record(&big, "f", &small)), "too_large");
+        let short = IngestConfig { min_text_chars: 100, ..IngestConfig::default() };
+        assert_eq!(reject_reason(process_record(&big, "f", &short)), "empty_text");
+        for t in ["warcinfo", "request", "metadata", "conversion", "filedesc", "unknown"] {
+            assert_eq!(process_record(&raw(t, "x", b""), "f", &cfg), Outcome::Skipped { record_type: t.into() });
         }
     }
 
@@ -615,34 +508,20 @@ mod tests {
     fn wet_plain_text_conversion_becomes_document() {
         let cfg = IngestConfig::default();
         let block = "Title line\nSecond line caf\u{e9}\r\n\r\n".as_bytes();
-        let Outcome::Document(d) =
-            process_record(&raw("conversion", "text/plain", block), "x.wet", &cfg)
-        else {
+        let Outcome::Document(d) = process_record(&raw("conversion", "text/plain", block), "x.wet", &cfg) else {
             panic!("not a document")
         };
         assert_eq!(d.text, "Title line\nSecond line caf\u{e9}");
-        assert_eq!(
-            (d.http_status, d.content_type.as_deref(), d.title.as_str()),
-            (None, Some("text/plain"), "")
-        );
+        assert_eq!((d.http_status, d.content_type.as_deref(), d.title.as_str()), (None, Some("text/plain"), ""));
         assert_eq!(d.record_id.as_deref(), Some("<urn:uuid:1>"));
         assert_eq!(d.doc_id, xxh3_64(b"x.wet\n<urn:uuid:1>"));
         assert_eq!(d.raw_bytes, block.len() as u64);
         // Invalid UTF-8 is replaced, not rejected.
-        let Outcome::Document(d) =
-            process_record(&raw("conversion", "text/plain", b"ok \xff ok"), "x", &cfg)
-        else {
+        let Outcome::Document(d) = process_record(&raw("conversion", "text/plain", b"ok \xff ok"), "x", &cfg) else {
             panic!("not a document")
         };
         assert_eq!(d.text, "ok \u{fffd} ok");
-        assert_eq!(
-            reject_reason(process_record(
-                &raw("conversion", "text/plain", b" \r\n "),
-                "x",
-                &cfg
-            )),
-            "empty_text"
-        );
+        assert_eq!(reject_reason(process_record(&raw("conversion", "text/plain", b" \r\n "), "x", &cfg)), "empty_text");
         let mut cut = raw("conversion", "text/plain", b"some text");
         cut.truncated = true;
         assert_eq!(reject_reason(process_record(&cut, "x", &cfg)), "truncated");
@@ -652,23 +531,15 @@ mod tests {
     fn sniffing_generic_types_and_plain_blocks() {
         let cfg = IngestConfig::default();
         // No HTTP header: resource record of type text/html.
-        let Outcome::Document(d) =
-            process_record(&raw("resource", "text/html", b"<p>res</p>"), "f", &cfg)
-        else {
+        let Outcome::Document(d) = process_record(&raw("resource", "text/html", b"<p>res</p>"), "f", &cfg) else {
             panic!("not a document")
         };
         assert_eq!((d.text.as_str(), d.http_status), ("res", None));
         // Generic type, HTML body → sniffed as HTML; generic type, other body → not_html.
         let gen = b"HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\n\r\n<!DOCTYPE html><p>x</p>";
-        assert!(matches!(
-            process_record(&raw("response", HTTP, gen), "f", &cfg),
-            Outcome::Document(_)
-        ));
+        assert!(matches!(process_record(&raw("response", HTTP, gen), "f", &cfg), Outcome::Document(_)));
         let none = b"HTTP/1.1 200 OK\r\n\r\nplain words";
-        assert_eq!(
-            reject_reason(process_record(&raw("response", HTTP, none), "f", &cfg)),
-            "not_html"
-        );
+        assert_eq!(reject_reason(process_record(&raw("response", HTTP, none), "f", &cfg)), "not_html");
     }
 
     #[test]
@@ -676,23 +547,12 @@ mod tests {
         let mut r = raw("revisit", HTTP, b"");
         r.refers_to = Some("<urn:uuid:0>".into());
         r.payload_digest = Some("sha1:X".into());
-        let Outcome::Revisit(v) = process_record(&r, "f", &IngestConfig::default()) else {
-            panic!()
-        };
-        assert_eq!(
-            (v.refers_to.as_deref(), v.payload_digest.as_deref()),
-            (Some("<urn:uuid:0>"), Some("sha1:X"))
-        );
-        let mut a = raw(
-            "arc",
-            "text/html",
-            b"HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>arc page</p>",
-        );
+        let Outcome::Revisit(v) = process_record(&r, "f", &IngestConfig::default()) else { panic!() };
+        assert_eq!((v.refers_to.as_deref(), v.payload_digest.as_deref()), (Some("<urn:uuid:0>"), Some("sha1:X")));
+        let mut a = raw("arc", "text/html", b"HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>arc page</p>");
         a.format = ArchiveFormat::Arc;
         a.record_id = None;
-        let Outcome::Document(d) = process_record(&a, "x.arc", &IngestConfig::default()) else {
-            panic!()
-        };
+        let Outcome::Document(d) = process_record(&a, "x.arc", &IngestConfig::default()) else { panic!() };
         assert_eq!(d.doc_id, xxh3_64(b"x.arc:42"));
         assert_eq!(d.text, "arc page");
     }
@@ -708,14 +568,7 @@ mod tests {
         ] {
             assert_eq!(valid_date(Some(ok)).as_deref(), Some(ok), "{ok}");
         }
-        for bad in [
-            "null",
-            "",
-            "2009-03-65T08:43:19-0800",
-            "2008-10-294T05:21:46-0700",
-            "20140127",
-            "2014-13-01",
-        ] {
+        for bad in ["null", "", "2009-03-65T08:43:19-0800", "2008-10-294T05:21:46-0700", "20140127", "2014-13-01"] {
             assert_eq!(valid_date(Some(bad)), None, "{bad}");
         }
         assert_eq!(valid_date(None), None);

@@ -48,39 +48,19 @@ pub struct A12Record {
 /// The a12 records of one document: one per existing sentence signature,
 /// in `ss` order (so 0 to 3 records; none for a document without kept terms).
 pub fn a12_records(doc: &DocView) -> Vec<A12Record> {
-    let mut sentences: Vec<(usize, u32)> = doc
-        .sentences()
-        .filter(|s| !s.is_empty())
-        .map(|s| (s.len(), crc32fast::hash(s.join(" ").as_bytes())))
-        .collect();
+    let mut sentences: Vec<(usize, u32)> =
+        doc.sentences().filter(|s| !s.is_empty()).map(|s| (s.len(), crc32fast::hash(s.join(" ").as_bytes()))).collect();
     sentences.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let ss = top_distinct::<3>(sentences.into_iter().map(|(_, sig)| sig));
 
-    let mut terms: Vec<(usize, u32)> = doc
-        .terms
-        .iter()
-        .map(|t| (t.chars().count(), crc32fast::hash(t.as_bytes())))
-        .collect();
+    let mut terms: Vec<(usize, u32)> =
+        doc.terms.iter().map(|t| (t.chars().count(), crc32fast::hash(t.as_bytes()))).collect();
     terms.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let ws = top_distinct::<5>(terms.into_iter().map(|(_, sig)| sig));
 
-    let len = doc
-        .words
-        .iter()
-        .filter(|w| w.chars().nth(2).is_some())
-        .count() as u32;
+    let len = doc.words.iter().filter(|w| w.chars().nth(2).is_some()).count() as u32;
     let num = doc.sentence_ends.len() as u32;
-    ss.iter()
-        .filter(|&&key| key != 0)
-        .map(|&key| A12Record {
-            doc_id: doc.doc_id,
-            key,
-            len,
-            num,
-            ss,
-            ws,
-        })
-        .collect()
+    ss.iter().filter(|&&key| key != 0).map(|&key| A12Record { doc_id: doc.doc_id, key, len, num, ss, ws }).collect()
 }
 
 /// The first `N` distinct non-zero values of `sigs` (already in rank
@@ -166,22 +146,14 @@ mod tests {
         let terms = strings("alpha beta gamma delta epsilon zeta delta");
         let ends = [3u32, 4, 4, 6, 7];
         let words = strings("the alpha beta gamma is delta ok epsilon zeta of delta");
-        let doc = DocView {
-            doc_id: 42,
-            terms: &terms,
-            sentence_ends: &ends,
-            words: &words,
-        };
+        let doc = DocView { doc_id: 42, terms: &terms, sentence_ends: &ends, words: &words };
         let recs = a12_records(&doc);
 
         let s1 = crc("alpha beta gamma");
         let s2 = crc("epsilon zeta");
         let s3 = crc("delta");
         assert_eq!(recs.len(), 3);
-        assert_eq!(
-            recs.iter().map(|r| r.key).collect::<Vec<_>>(),
-            vec![s1, s2, s3]
-        );
+        assert_eq!(recs.iter().map(|r| r.key).collect::<Vec<_>>(), vec![s1, s2, s3]);
         let r = recs[0];
         assert_eq!(r.doc_id, 42);
         assert_eq!(r.ss, [s1, s2, s3]);
@@ -190,10 +162,8 @@ mod tests {
         assert_eq!(r.num, 5);
         // Distinct terms by length: epsilon (7); alpha, gamma, delta (5);
         // beta, zeta (4), of which only the smaller signature fits.
-        let mut five: Vec<(usize, u32)> = ["epsilon", "alpha", "gamma", "delta"]
-            .iter()
-            .map(|t| (t.len(), crc(t)))
-            .collect();
+        let mut five: Vec<(usize, u32)> =
+            ["epsilon", "alpha", "gamma", "delta"].iter().map(|t| (t.len(), crc(t))).collect();
         five.sort_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
         let mut four: Vec<u32> = vec![crc("beta"), crc("zeta")];
         four.sort();
@@ -206,23 +176,13 @@ mod tests {
     fn short_documents_pad_with_zero() {
         let terms = strings("lonely sentence");
         let ends = [2u32];
-        let doc = DocView {
-            doc_id: 1,
-            terms: &terms,
-            sentence_ends: &ends,
-            words: &terms,
-        };
+        let doc = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: &terms };
         let recs = a12_records(&doc);
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].ss, [crc("lonely sentence"), 0, 0]);
         assert_eq!(recs[0].ws[2..], [0, 0, 0]);
 
-        let empty = DocView {
-            doc_id: 2,
-            terms: &[],
-            sentence_ends: &[0],
-            words: &[],
-        };
+        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[0], words: &[] };
         assert!(a12_records(&empty).is_empty());
     }
 
@@ -230,31 +190,14 @@ mod tests {
     fn sentence_ties_break_by_signature() {
         let terms = strings("aaaa bbbb cccc dddd eeee ffff gggg hhhh");
         let ends = [2u32, 4, 6, 8];
-        let doc = DocView {
-            doc_id: 3,
-            terms: &terms,
-            sentence_ends: &ends,
-            words: &terms,
-        };
-        let mut sigs = [
-            crc("aaaa bbbb"),
-            crc("cccc dddd"),
-            crc("eeee ffff"),
-            crc("gggg hhhh"),
-        ];
+        let doc = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms };
+        let mut sigs = [crc("aaaa bbbb"), crc("cccc dddd"), crc("eeee ffff"), crc("gggg hhhh")];
         sigs.sort();
         assert_eq!(a12_records(&doc)[0].ss, [sigs[0], sigs[1], sigs[2]]);
     }
 
     fn rec(len: u32, num: u32, ss: [u32; 3], ws: [u32; 5]) -> A12Record {
-        A12Record {
-            doc_id: 0,
-            key: ss[0],
-            len,
-            num,
-            ss,
-            ws,
-        }
+        A12Record { doc_id: 0, key: ss[0], len, num, ss, ws }
     }
 
     const R: f64 = 1.15;
@@ -272,41 +215,19 @@ mod tests {
     fn length_and_sentence_count_windows() {
         let ws = [10, 11, 12, 13, 14];
         let a = rec(100, 10, [1, 2, 3], ws);
-        assert!(
-            !a12_pair_matches(&a, &rec(116, 10, [1, 2, 3], ws), R, NR),
-            "len 1.16 > 1.15"
-        );
-        assert!(
-            a12_pair_matches(&a, &rec(115, 12, [1, 2, 3], ws), R, NR),
-            "num 1.2 is allowed"
-        );
-        assert!(
-            !a12_pair_matches(&a, &rec(100, 13, [1, 2, 3], ws), R, NR),
-            "num 1.3 > 1.2"
-        );
+        assert!(!a12_pair_matches(&a, &rec(116, 10, [1, 2, 3], ws), R, NR), "len 1.16 > 1.15");
+        assert!(a12_pair_matches(&a, &rec(115, 12, [1, 2, 3], ws), R, NR), "num 1.2 is allowed");
+        assert!(!a12_pair_matches(&a, &rec(100, 13, [1, 2, 3], ws), R, NR), "num 1.3 > 1.2");
         let zero = rec(0, 1, [1, 0, 0], ws);
-        assert!(
-            a12_pair_matches(&zero, &zero, R, NR),
-            "two zero lengths are equal"
-        );
+        assert!(a12_pair_matches(&zero, &zero, R, NR), "two zero lengths are equal");
         assert!(!a12_pair_matches(&zero, &rec(1, 1, [1, 0, 0], ws), R, NR));
     }
 
     #[test]
     fn needs_two_common_word_signatures() {
         let a = rec(100, 10, [1, 2, 3], [10, 11, 0, 0, 0]);
-        assert!(!a12_pair_matches(
-            &a,
-            &rec(100, 10, [1, 2, 3], [10, 20, 0, 0, 0]),
-            R,
-            NR
-        ));
-        assert!(a12_pair_matches(
-            &a,
-            &rec(100, 10, [1, 2, 3], [11, 10, 0, 0, 0]),
-            R,
-            NR
-        ));
+        assert!(!a12_pair_matches(&a, &rec(100, 10, [1, 2, 3], [10, 20, 0, 0, 0]), R, NR));
+        assert!(a12_pair_matches(&a, &rec(100, 10, [1, 2, 3], [11, 10, 0, 0, 0]), R, NR));
         // Zeros never count as coinciding.
         let z = rec(100, 10, [1, 2, 3], [10, 0, 0, 0, 0]);
         assert!(!a12_pair_matches(&z, &z, R, NR));
@@ -317,22 +238,13 @@ mod tests {
         let ws = [10, 11, 12, 13, 14];
         let a = rec(100, 6, [1, 2, 3], ws);
         let b = rec(100, 6, [9, 3, 2], ws);
-        assert!(
-            a12_pair_matches(&a, &b, R, NR),
-            "ss2, ss3 coincide across positions"
-        );
+        assert!(a12_pair_matches(&a, &b, R, NR), "ss2, ss3 coincide across positions");
         let a5 = rec(100, 5, [1, 2, 3], ws);
         let b5 = rec(100, 6, [9, 3, 2], ws);
         assert!(!a12_pair_matches(&a5, &b5, R, NR), "a has only 5 sentences");
         let c = rec(100, 6, [9, 3, 8], ws);
-        assert!(
-            !a12_pair_matches(&a, &c, R, NR),
-            "one common sentence is not enough"
-        );
+        assert!(!a12_pair_matches(&a, &c, R, NR), "one common sentence is not enough");
         let zeros_a = rec(100, 6, [0, 0, 0], ws);
-        assert!(
-            !a12_pair_matches(&zeros_a, &zeros_a, R, NR),
-            "missing sentences never match"
-        );
+        assert!(!a12_pair_matches(&zeros_a, &zeros_a, R, NR), "missing sentences never match");
     }
 }

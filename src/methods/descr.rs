@@ -34,10 +34,7 @@ fn grid(step: f64) -> Vec<f64> {
     if step <= 0.0 || step.is_nan() {
         return Vec::new();
     }
-    (1..)
-        .map(|j| j as f64 * step)
-        .take_while(|&t| t < 1.0 - EPS)
-        .collect()
+    (1..).map(|j| j as f64 * step).take_while(|&t| t < 1.0 - EPS).collect()
 }
 
 /// Whether relative frequency `r` sets the bit of a word with threshold `theta`.
@@ -68,11 +65,7 @@ struct Histogram {
 
 impl Histogram {
     fn new(grid_len: usize) -> Self {
-        Histogram {
-            docs: 0,
-            near: vec![0; grid_len],
-            above: vec![0; grid_len],
-        }
+        Histogram { docs: 0, near: vec![0; grid_len], above: vec![0; grid_len] }
     }
 
     /// Counts one document where the word has relative frequency `r`.
@@ -106,11 +99,7 @@ impl Histogram {
 
 /// Calls `f(candidate, document index, tf/tf_max)` for every candidate term
 /// of every document, documents in order.
-fn for_each_ratio(
-    docs: &[DocView<'_>],
-    index: &HashMap<&str, usize>,
-    mut f: impl FnMut(usize, u32, f64),
-) {
+fn for_each_ratio(docs: &[DocView<'_>], index: &HashMap<&str, usize>, mut f: impl FnMut(usize, u32, f64)) {
     for (d, doc) in docs.iter().enumerate() {
         let tf = term_frequencies(doc.terms);
         let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
@@ -146,9 +135,7 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
         let mut heap: BinaryHeap<(usize, Reverse<usize>)> = cands
             .iter()
             .enumerate()
-            .filter(|&(i, c)| {
-                !chosen[i] && !banned[i] && c.threshold.precision >= cfg.descr_precision_floor
-            })
+            .filter(|&(i, c)| !chosen[i] && !banned[i] && c.threshold.precision >= cfg.descr_precision_floor)
             .map(|(i, c)| (c.docs.len(), Reverse(i)))
             .collect();
         while size < cfg.descr_max_words {
@@ -158,11 +145,7 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
             if bound == 0 {
                 break;
             }
-            let gain = cands[i]
-                .docs
-                .iter()
-                .filter(|&&d| bits[d as usize] == 0)
-                .count();
+            let gain = cands[i].docs.iter().filter(|&&d| bits[d as usize] == 0).count();
             if gain < bound {
                 heap.push((gain, Reverse(i)));
                 continue;
@@ -178,17 +161,10 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
         let mut order: Vec<usize> = (0..cands.len()).filter(|&i| chosen[i]).collect();
         order.sort_by(|&a, &b| {
             let (ca, cb) = (&cands[a], &cands[b]);
-            ca.threshold
-                .precision
-                .total_cmp(&cb.threshold.precision)
-                .then(ca.term.cmp(cb.term))
+            ca.threshold.precision.total_cmp(&cb.threshold.precision).then(ca.term.cmp(cb.term))
         });
         for i in order {
-            let loss = cands[i]
-                .docs
-                .iter()
-                .filter(|&&d| bits[d as usize] == 1)
-                .count();
+            let loss = cands[i].docs.iter().filter(|&&d| bits[d as usize] == 1).count();
             if ((covered - loss) as f64) < min_covered {
                 break;
             }
@@ -227,13 +203,10 @@ impl DescrWords {
             .collect();
         pool.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         pool.truncate(cfg.descr_candidates);
-        let index: HashMap<&str, usize> =
-            pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
+        let index: HashMap<&str, usize> = pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
 
         let mut hists = vec![Histogram::new(grid.len()); pool.len()];
-        for_each_ratio(docs, &index, |c, _, r| {
-            hists[c].add(r, &grid, cfg.descr_band)
-        });
+        for_each_ratio(docs, &index, |c, _, r| hists[c].add(r, &grid, cfg.descr_band));
         let thresholds: Vec<Option<Threshold>> = hists.iter().map(|h| h.best(&grid)).collect();
         let mut covers: Vec<Vec<u32>> = vec![Vec::new(); pool.len()];
         for_each_ratio(docs, &index, |c, d, r| {
@@ -245,13 +218,7 @@ impl DescrWords {
             .iter()
             .zip(thresholds)
             .zip(covers)
-            .filter_map(|((&(term, _), th), docs)| {
-                th.map(|threshold| Candidate {
-                    term,
-                    threshold,
-                    docs,
-                })
-            })
+            .filter_map(|((&(term, _), th), docs)| th.map(|threshold| Candidate { term, threshold, docs }))
             .collect();
         let thresholds = select(&cands, docs.len(), cfg)
             .into_iter()
@@ -277,34 +244,20 @@ impl SignatureMethod for DescrWords {
         let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
         let mut set: Vec<&str> = tf
             .iter()
-            .filter(|&(t, &n)| {
-                self.thresholds
-                    .get(*t)
-                    .is_some_and(|&th| is_above(n as f64 / tf_max, th))
-            })
+            .filter(|&(t, &n)| self.thresholds.get(*t).is_some_and(|&th| is_above(n as f64 / tf_max, th)))
             .map(|(t, _)| *t)
             .collect();
         if set.is_empty() {
             return;
         }
         set.sort_unstable();
-        out.push(Signature {
-            slot: 0,
-            sig: xxh3_64(set.join(" ").as_bytes()),
-        });
+        out.push(Signature { slot: 0, sig: xxh3_64(set.join(" ").as_bytes()) });
     }
 
     /// Each descriptive word (slot 0) with its threshold θ, by word.
     fn state(&self) -> Vec<StateRow> {
-        let mut rows: Vec<StateRow> = self
-            .thresholds
-            .iter()
-            .map(|(t, &th)| StateRow {
-                slot: 0,
-                term: t.clone(),
-                value: th,
-            })
-            .collect();
+        let mut rows: Vec<StateRow> =
+            self.thresholds.iter().map(|(t, &th)| StateRow { slot: 0, term: t.clone(), value: th }).collect();
         rows.sort_by(|a, b| a.term.cmp(&b.term));
         rows
     }
@@ -337,10 +290,7 @@ mod tests {
         // 0.05 away), except θ = 0.30 and θ = 0.70, which have none: both
         // have precision 1. Coverage: θ=0.30 -> r in {0.35..0.95 without 0.7} (12) + 3 = 15;
         // θ=0.70 -> {0.75..0.95} (5) + 3 = 8. The tie goes to θ = 0.30.
-        let mut r: Vec<f64> = (1..=19)
-            .filter(|&i| i != 6 && i != 14)
-            .map(|i| i as f64 / 20.0)
-            .collect();
+        let mut r: Vec<f64> = (1..=19).filter(|&i| i != 6 && i != 14).map(|i| i as f64 / 20.0).collect();
         r.extend([1.0; 3]);
         let th = hist(&r).unwrap();
         assert!((th.theta - 0.30).abs() < 1e-12);
@@ -383,15 +333,8 @@ mod tests {
     ];
 
     fn corpus() -> (Vec<Vec<String>>, CorpusStats) {
-        let docs: Vec<Vec<String>> = DOCS
-            .iter()
-            .map(|d| d.split_whitespace().map(String::from).collect())
-            .collect();
-        let mut stats = CorpusStats {
-            n_docs: 10,
-            dl_avg: 0.0,
-            terms: HashMap::new(),
-        };
+        let docs: Vec<Vec<String>> = DOCS.iter().map(|d| d.split_whitespace().map(String::from).collect()).collect();
+        let mut stats = CorpusStats { n_docs: 10, dl_avg: 0.0, terms: HashMap::new() };
         for d in &docs {
             for (t, n) in term_frequencies(d) {
                 let st = stats.terms.entry(t.to_string()).or_default();
@@ -405,12 +348,7 @@ mod tests {
     fn views(docs: &[Vec<String>]) -> Vec<DocView<'_>> {
         docs.iter()
             .enumerate()
-            .map(|(i, t)| DocView {
-                doc_id: i as u64,
-                terms: t,
-                sentence_ends: &[],
-                words: t,
-            })
+            .map(|(i, t)| DocView { doc_id: i as u64, terms: t, sentence_ends: &[], words: t })
             .collect()
     }
 
@@ -451,14 +389,7 @@ mod tests {
         let (docs, stats) = corpus();
         let v = views(&docs);
         let m = DescrWords::build(&cfg(0.5, 5000), &stats, &v);
-        assert_eq!(
-            m.state(),
-            vec![StateRow {
-                slot: 0,
-                term: "alpha".into(),
-                value: 0.5
-            }]
-        );
+        assert_eq!(m.state(), vec![StateRow { slot: 0, term: "alpha".into(), value: 0.5 }]);
         let a = Some(xxh3_64(b"alpha"));
         assert_eq!(sigs(&m, &v), [a, a, a, a, a, None, None, None, None, None]);
 
@@ -482,13 +413,8 @@ mod tests {
 
     #[test]
     fn several_bits_hash_the_sorted_words() {
-        let m = DescrWords {
-            thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into(),
-        };
-        let t: Vec<String> = "zeta zeta alpha other"
-            .split(' ')
-            .map(String::from)
-            .collect();
+        let m = DescrWords { thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into() };
+        let t: Vec<String> = "zeta zeta alpha other".split(' ').map(String::from).collect();
         let v = views(std::slice::from_ref(&t));
         // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set.
         assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha zeta"))]);

@@ -49,19 +49,12 @@ pub struct IMatch {
 impl IMatch {
     /// Builds the lexicon from `stats` with the band and minimum of `cfg`.
     pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
-        IMatch {
-            lexicon: build_lexicon(cfg, stats),
-            min_features: cfg.imatch_min_features,
-        }
+        IMatch { lexicon: build_lexicon(cfg, stats), min_features: cfg.imatch_min_features }
     }
 
     /// The document's feature set: its distinct lexicon terms, sorted.
     fn features<'a>(&self, terms: &'a [String]) -> Vec<&'a str> {
-        let mut f: Vec<&str> = terms
-            .iter()
-            .map(String::as_str)
-            .filter(|t| self.lexicon.contains_key(*t))
-            .collect();
+        let mut f: Vec<&str> = terms.iter().map(String::as_str).filter(|t| self.lexicon.contains_key(*t)).collect();
         f.sort_unstable();
         f.dedup();
         f
@@ -69,15 +62,8 @@ impl IMatch {
 
     /// The lexicon as state rows (slot 0, value = normalized IDF), by term.
     fn lexicon_rows(&self) -> Vec<StateRow> {
-        let mut rows: Vec<StateRow> = self
-            .lexicon
-            .iter()
-            .map(|(t, &v)| StateRow {
-                slot: 0,
-                term: t.clone(),
-                value: v,
-            })
-            .collect();
+        let mut rows: Vec<StateRow> =
+            self.lexicon.iter().map(|(t, &v)| StateRow { slot: 0, term: t.clone(), value: v }).collect();
         rows.sort_by(|a, b| a.term.cmp(&b.term));
         rows
     }
@@ -91,10 +77,7 @@ impl SignatureMethod for IMatch {
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
         let f = self.features(doc.terms);
         if f.len() >= self.min_features {
-            out.push(Signature {
-                slot: 0,
-                sig: sha1_sig(&f),
-            });
+            out.push(Signature { slot: 0, sig: sha1_sig(&f) });
         }
     }
 
@@ -126,9 +109,7 @@ impl LexRand {
         let mut state = cfg.lexrand_seed;
         LexRand {
             main: IMatch::new(cfg, stats),
-            extra_seeds: (0..cfg.lexrand_extra_lexicons)
-                .map(|_| splitmix64(&mut state))
-                .collect(),
+            extra_seeds: (0..cfg.lexrand_extra_lexicons).map(|_| splitmix64(&mut state)).collect(),
             drop_fraction: cfg.lexrand_drop_fraction,
         }
     }
@@ -150,22 +131,12 @@ impl SignatureMethod for LexRand {
         let features = self.main.features(doc.terms);
         let min = self.main.min_features;
         if features.len() >= min {
-            out.push(Signature {
-                slot: 0,
-                sig: sha1_sig(&features),
-            });
+            out.push(Signature { slot: 0, sig: sha1_sig(&features) });
         }
         for (i, &seed) in self.extra_seeds.iter().enumerate() {
-            let kept: Vec<&str> = features
-                .iter()
-                .copied()
-                .filter(|t| self.keeps(seed, t))
-                .collect();
+            let kept: Vec<&str> = features.iter().copied().filter(|t| self.keeps(seed, t)).collect();
             if kept.len() >= min {
-                out.push(Signature {
-                    slot: i as u16 + 1,
-                    sig: sha1_sig(&kept),
-                });
+                out.push(Signature { slot: i as u16 + 1, sig: sha1_sig(&kept) });
             }
         }
     }
@@ -186,10 +157,7 @@ mod tests {
         CorpusStats {
             n_docs,
             dl_avg: 10.0,
-            terms: rows
-                .iter()
-                .map(|(t, df)| (t.clone(), TermStats { df: *df, cf: *df }))
-                .collect(),
+            terms: rows.iter().map(|(t, df)| (t.clone(), TermStats { df: *df, cf: *df })).collect(),
         }
     }
 
@@ -204,12 +172,7 @@ mod tests {
 
     fn sign(m: &dyn SignatureMethod, terms: &[String]) -> Vec<Signature> {
         let ends = [terms.len() as u32];
-        let doc = DocView {
-            doc_id: 1,
-            terms,
-            sentence_ends: &ends,
-            words: terms,
-        };
+        let doc = DocView { doc_id: 1, terms, sentence_ends: &ends, words: terms };
         let mut out = Vec::new();
         m.sign(&doc, &mut out);
         out
@@ -224,15 +187,7 @@ mod tests {
         // N = 100, ln N = 4.60517. ln(100/df)/ln(100):
         //   df 1: 1.0 (out), df 2: 3.91202/4.60517 = 0.84949 (in),
         //   df 39: 0.94161/4.60517 = 0.20447 (in), df 40: 0.91629/4.60517 = 0.19897 (out).
-        let s = stats(
-            100,
-            &[
-                ("a".into(), 1),
-                ("b".into(), 2),
-                ("c".into(), 39),
-                ("d".into(), 40),
-            ],
-        );
+        let s = stats(100, &[("a".into(), 1), ("b".into(), 2), ("c".into(), 39), ("d".into(), 40)]);
         let rows = IMatch::new(&MethodsConfig::default(), &s).state();
         let terms: Vec<&str> = rows.iter().map(|r| r.term.as_str()).collect();
         assert_eq!(terms, ["b", "c"]);
@@ -243,39 +198,24 @@ mod tests {
     #[test]
     fn imatch_sorted_unique_lexicon_terms_and_min_features() {
         let m = IMatch::new(&MethodsConfig::default(), &stats30());
-        let doc: Vec<String> = ["w04", "rare", "w01", "w03", "common", "w01", "w02"]
-            .map(String::from)
-            .to_vec();
+        let doc: Vec<String> = ["w04", "rare", "w01", "w03", "common", "w01", "w02"].map(String::from).to_vec();
         // Four distinct lexicon terms: fewer than 5, no signature.
         assert!(sign(&m, &doc).is_empty());
         let mut doc5 = doc.clone();
         doc5.push("w00".into());
         let expected = digest_prefix_u64(&Sha1::digest(b"w00 w01 w02 w03 w04"));
-        assert_eq!(
-            sign(&m, &doc5),
-            vec![Signature {
-                slot: 0,
-                sig: expected
-            }]
-        );
+        assert_eq!(sign(&m, &doc5), vec![Signature { slot: 0, sig: expected }]);
         // Word order and repetition do not matter.
-        let shuffled: Vec<String> = ["w02", "w00", "w04", "w03", "w01", "rare"]
-            .map(String::from)
-            .to_vec();
+        let shuffled: Vec<String> = ["w02", "w00", "w04", "w03", "w01", "rare"].map(String::from).to_vec();
         assert_eq!(sign(&m, &shuffled), sign(&m, &doc5));
     }
 
     #[test]
     fn single_document_corpus_has_empty_lexicon() {
         let s = stats(1, &[("w00".into(), 1)]);
-        let cfg = MethodsConfig {
-            imatch_min_features: 0,
-            ..MethodsConfig::default()
-        };
+        let cfg = MethodsConfig { imatch_min_features: 0, ..MethodsConfig::default() };
         assert!(IMatch::new(&cfg, &s).state().is_empty());
-        assert!(LexRand::new(&MethodsConfig::default(), &s)
-            .state()
-            .is_empty());
+        assert!(LexRand::new(&MethodsConfig::default(), &s).state().is_empty());
         assert!(sign(&LexRand::new(&MethodsConfig::default(), &s), &words(0..1)).is_empty());
     }
 
@@ -285,25 +225,16 @@ mod tests {
         let doc = words(0..20);
         let sigs = sign(&m, &doc);
         assert_eq!(sigs.len(), 11);
-        assert_eq!(
-            sigs.iter().map(|s| s.slot).collect::<Vec<_>>(),
-            (0..=10).collect::<Vec<_>>()
-        );
+        assert_eq!(sigs.iter().map(|s| s.slot).collect::<Vec<_>>(), (0..=10).collect::<Vec<_>>());
         assert_eq!(sigs, sign(&m, &words((0..20).rev())));
         // Slot 0 is plain I-Match.
-        assert_eq!(
-            sigs[0],
-            sign(&IMatch::new(&MethodsConfig::default(), &stats30()), &doc)[0]
-        );
+        assert_eq!(sigs[0], sign(&IMatch::new(&MethodsConfig::default(), &stats30()), &doc)[0]);
 
         let mut changed = doc.clone();
         changed.push("w25".into());
         let changed_sigs = sign(&m, &changed);
         assert_ne!(changed_sigs[0], sigs[0]);
-        let intact = sigs[1..]
-            .iter()
-            .filter(|s| changed_sigs.contains(s))
-            .count();
+        let intact = sigs[1..].iter().filter(|s| changed_sigs.contains(s)).count();
         assert!(intact >= 1, "seed 42: some extra lexicon lacks w25");
         assert!(intact < 10, "some extra lexicon keeps w25");
     }
@@ -313,10 +244,7 @@ mod tests {
         let a = LexRand::new(&MethodsConfig::default(), &stats30());
         // A separately built map iterates in another order: lexicons must not care.
         let b = LexRand::new(&MethodsConfig::default(), &stats30());
-        let other = MethodsConfig {
-            lexrand_seed: 7,
-            ..MethodsConfig::default()
-        };
+        let other = MethodsConfig { lexrand_seed: 7, ..MethodsConfig::default() };
         let c = LexRand::new(&other, &stats30());
         let doc = words(0..30);
         assert_eq!(sign(&a, &doc), sign(&b, &doc));
@@ -336,10 +264,7 @@ mod tests {
             let mut rng = 1000 + n as u64;
             let mut survived = 0;
             for t in 0..trials {
-                let cfg = MethodsConfig {
-                    lexrand_seed: t,
-                    ..MethodsConfig::default()
-                };
+                let cfg = MethodsConfig { lexrand_seed: t, ..MethodsConfig::default() };
                 let m = LexRand::new(&cfg, &stats30());
                 let before = sign(&m, &doc);
                 let mut changed = doc.clone();
@@ -354,10 +279,7 @@ mod tests {
             }
             let share = survived as f64 / trials as f64;
             // Standard error at most sqrt(0.25/3000) = 0.0091: allow about 3.5 of them.
-            assert!(
-                (share - expected).abs() < 0.032,
-                "n={n}: {share} vs {expected}"
-            );
+            assert!((share - expected).abs() < 0.032, "n={n}: {share} vs {expected}");
         }
     }
 }

@@ -215,24 +215,15 @@ mod tests {
 
     #[test]
     fn registry_builds_known_ids_in_order_and_skips_others() {
-        let ids: Vec<String> = [
-            "a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7",
-        ]
-        .iter()
-        .chain(&["a9", "imatch", "slst", "a11", "spotsigs"])
-        .map(|s| s.to_string())
-        .collect();
-        let methods = build_signature_methods(
-            &ids,
-            &MethodsConfig::default(),
-            &CorpusStats::default(),
-            DescrSource::Corpus(&[]),
-        );
+        let ids: Vec<String> = ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"]
+            .iter()
+            .chain(&["a9", "imatch", "slst", "a11", "spotsigs"])
+            .map(|s| s.to_string())
+            .collect();
+        let methods =
+            build_signature_methods(&ids, &MethodsConfig::default(), &CorpusStats::default(), DescrSource::Corpus(&[]));
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
-        assert_eq!(
-            built,
-            ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]
-        );
+        assert_eq!(built, ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
     }
 
     #[test]

@@ -12,10 +12,7 @@ use crate::config::MethodsConfig;
 /// A sentence repeated in the document appears as often as it occurs
 /// (nothing in the study merges them).
 fn sentence_strings<'a>(doc: &DocView<'a>) -> Vec<(String, &'a [String])> {
-    doc.sentences()
-        .filter(|s| !s.is_empty())
-        .map(|s| (s.join(" "), s))
-        .collect()
+    doc.sentences().filter(|s| !s.is_empty()).map(|s| (s.join(" "), s)).collect()
 }
 
 /// Picks the `top` best of `scored` sentences and appends their CRC32
@@ -25,10 +22,7 @@ fn sign_top(scored: &[(String, f64)], top: usize, out: &mut Vec<Signature>) {
         return;
     }
     let items = scored.iter().map(|(s, w)| (s.as_str(), *w)).collect();
-    out.push(Signature {
-        slot: 0,
-        sig: crc32_of_sorted_join(top_by_score(items, top)),
-    });
+    out.push(Signature { slot: 0, sig: crc32_of_sorted_join(top_by_score(items, top)) });
 }
 
 /// a4 LongSent: the `top_sentences` longest sentences (length = number of
@@ -41,9 +35,7 @@ pub struct LongSent {
 impl LongSent {
     /// a4 with `cfg.top_sentences` sentences.
     pub fn new(cfg: &MethodsConfig) -> Self {
-        LongSent {
-            top_sentences: cfg.top_sentences,
-        }
+        LongSent { top_sentences: cfg.top_sentences }
     }
 }
 
@@ -53,10 +45,7 @@ impl SignatureMethod for LongSent {
     }
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        let scored: Vec<(String, f64)> = sentence_strings(doc)
-            .into_iter()
-            .map(|(s, t)| (s, t.len() as f64))
-            .collect();
+        let scored: Vec<(String, f64)> = sentence_strings(doc).into_iter().map(|(s, t)| (s, t.len() as f64)).collect();
         sign_top(&scored, self.top_sentences, out);
     }
 }
@@ -73,10 +62,7 @@ pub struct HeavySent {
 impl HeavySent {
     /// a5 with the a2 weights built from `stats` and `cfg.bm25_k`, `cfg.bm25_b`.
     pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
-        HeavySent {
-            weigher: TermWeigher::new(Weighting::TfIdf, cfg, stats),
-            top_sentences: cfg.top_sentences,
-        }
+        HeavySent { weigher: TermWeigher::new(Weighting::TfIdf, cfg, stats), top_sentences: cfg.top_sentences }
     }
 }
 
@@ -87,10 +73,8 @@ impl SignatureMethod for HeavySent {
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
         let wt = self.weigher.weights(doc.terms);
-        let scored: Vec<(String, f64)> = sentence_strings(doc)
-            .into_iter()
-            .map(|(s, t)| (s, t.iter().map(|term| wt[term.as_str()]).sum()))
-            .collect();
+        let scored: Vec<(String, f64)> =
+            sentence_strings(doc).into_iter().map(|(s, t)| (s, t.iter().map(|term| wt[term.as_str()]).sum())).collect();
         sign_top(&scored, self.top_sentences, out);
     }
 }
@@ -113,22 +97,14 @@ mod tests {
 
     fn sign(m: &dyn SignatureMethod, text: &str) -> Vec<Signature> {
         let (terms, ends) = doc(text);
-        let view = DocView {
-            doc_id: 3,
-            terms: &terms,
-            sentence_ends: &ends,
-            words: &terms,
-        };
+        let view = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms };
         let mut out = Vec::new();
         m.sign(&view, &mut out);
         out
     }
 
     fn expect(joined: &str) -> Vec<Signature> {
-        vec![Signature {
-            slot: 0,
-            sig: crc32fast::hash(joined.as_bytes()) as u64,
-        }]
+        vec![Signature { slot: 0, sig: crc32fast::hash(joined.as_bytes()) as u64 }]
     }
 
     /// Six sentences (one empty), 11 distinct terms each once.
@@ -152,11 +128,7 @@ mod tests {
         ] {
             terms.insert(t.to_string(), TermStats { df, cf: df });
         }
-        CorpusStats {
-            n_docs: 100,
-            dl_avg: 11.0,
-            terms,
-        }
+        CorpusStats { n_docs: 100, dl_avg: 11.0, terms }
     }
 
     #[test]
@@ -166,10 +138,7 @@ mod tests {
         assert_eq!(sign(&m, DOC), expect("cccc dddd eeee zzzz yyyy xxxx"));
         // Three sentences of 3: the tie goes to the two alphabetically first.
         assert_eq!(
-            sign(
-                &m,
-                "tttt uuuu vvvv | mmmm nnnn oooo | bbbb cccc dddd | pppp"
-            ),
+            sign(&m, "tttt uuuu vvvv | mmmm nnnn oooo | bbbb cccc dddd | pppp"),
             expect("bbbb cccc dddd mmmm nnnn oooo")
         );
     }
@@ -192,12 +161,7 @@ mod tests {
         let heavy = HeavySent::new(&MethodsConfig::default(), &stats());
         for m in [&long as &dyn SignatureMethod, &heavy] {
             assert_eq!(sign(m, "hhhh aaaa"), expect("hhhh aaaa"), "{}", m.id());
-            assert_eq!(
-                sign(m, " | hhhh aaaa | "),
-                expect("hhhh aaaa"),
-                "{}",
-                m.id()
-            );
+            assert_eq!(sign(m, " | hhhh aaaa | "), expect("hhhh aaaa"), "{}", m.id());
             assert!(sign(m, "").is_empty(), "{}", m.id());
             assert!(sign(m, " | | ").is_empty(), "{}", m.id());
         }

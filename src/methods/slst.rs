@@ -459,7 +459,10 @@ mod tests {
         third[2] = sentence("other", 4);
         let b = string_of(&third);
         assert_eq!(a.symbols(), b.symbols());
-        assert_eq!(verified_blocks(&a, &b, usize::MAX), vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]);
+        assert_eq!(
+            verified_blocks(&a, &b, usize::MAX),
+            vec![Block { a: 0, b: 0, len: 2 }, Block { a: 3, b: 3, len: 2 }]
+        );
         assert_eq!(matched_sentences(&verified_blocks(&a, &b, usize::MAX), 5, 5), 4);
         // Four sentences, the 2nd and 3rd failing: pieces of 1 and 1, all dropped.
         let four = &five[..4];

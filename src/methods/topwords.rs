@@ -78,20 +78,9 @@ impl TermWeigher {
         let n_docs = stats.n_docs.max(1) as f64;
         let global = match weighting {
             Weighting::Tf => HashMap::new(),
-            _ => stats
-                .terms
-                .iter()
-                .map(|(t, &st)| (t.clone(), weighting.global_factor(n_docs, st)))
-                .collect(),
+            _ => stats.terms.iter().map(|(t, &st)| (t.clone(), weighting.global_factor(n_docs, st))).collect(),
         };
-        TermWeigher {
-            weighting,
-            n_docs,
-            dl_avg: stats.dl_avg,
-            bm25_k: cfg.bm25_k,
-            bm25_b: cfg.bm25_b,
-            global,
-        }
+        TermWeigher { weighting, n_docs, dl_avg: stats.dl_avg, bm25_k: cfg.bm25_k, bm25_b: cfg.bm25_b, global }
     }
 
     /// The weight of each distinct term of `terms` (one document). A term
@@ -103,24 +92,14 @@ impl TermWeigher {
         let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
         let dl = terms.len() as f64;
         // dl/dl_avg; an empty corpus average cannot normalize anything.
-        let rel_len = if self.dl_avg > 0.0 {
-            dl / self.dl_avg
-        } else {
-            1.0
-        };
+        let rel_len = if self.dl_avg > 0.0 { dl / self.dl_avg } else { 1.0 };
         let bm25_norm = self.bm25_k * ((1.0 - self.bm25_b) + self.bm25_b * rel_len);
         tf.drain()
             .map(|(term, f)| {
                 let f = f as f64;
                 let global = || match self.global.get(term) {
                     Some(&g) => g,
-                    None => self.weighting.global_factor(
-                        self.n_docs,
-                        TermStats {
-                            df: 1,
-                            cf: f as u64,
-                        },
-                    ),
+                    None => self.weighting.global_factor(self.n_docs, TermStats { df: 1, cf: f as u64 }),
                 };
                 let w = match self.weighting {
                     Weighting::Tf => f,
@@ -159,10 +138,7 @@ pub struct TopWords {
 impl TopWords {
     /// The top-words method with the given weighting (its id follows from it).
     pub fn new(weighting: Weighting, cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
-        TopWords {
-            weigher: TermWeigher::new(weighting, cfg, stats),
-            top_words: cfg.top_words,
-        }
+        TopWords { weigher: TermWeigher::new(weighting, cfg, stats), top_words: cfg.top_words }
     }
 }
 
@@ -177,10 +153,7 @@ impl SignatureMethod for TopWords {
         }
         let weights = self.weigher.weights(doc.terms).into_iter().collect();
         let top = top_by_score(weights, self.top_words);
-        out.push(Signature {
-            slot: 0,
-            sig: crc32_of_sorted_join(top),
-        });
+        out.push(Signature { slot: 0, sig: crc32_of_sorted_join(top) });
     }
 }
 
@@ -199,10 +172,7 @@ mod tests {
         CorpusStats {
             n_docs,
             dl_avg,
-            terms: rows
-                .iter()
-                .map(|&(t, df, cf)| (t.to_string(), TermStats { df, cf }))
-                .collect(),
+            terms: rows.iter().map(|&(t, df, cf)| (t.to_string(), TermStats { df, cf })).collect(),
         }
     }
 
@@ -227,22 +197,14 @@ mod tests {
     fn sign(m: &dyn SignatureMethod, text: &str) -> Vec<Signature> {
         let t = terms(text);
         let ends = [t.len() as u32];
-        let doc = DocView {
-            doc_id: 7,
-            terms: &t,
-            sentence_ends: &ends,
-            words: &t,
-        };
+        let doc = DocView { doc_id: 7, terms: &t, sentence_ends: &ends, words: &t };
         let mut out = Vec::new();
         m.sign(&doc, &mut out);
         out
     }
 
     fn expect(joined: &str) -> Vec<Signature> {
-        vec![Signature {
-            slot: 0,
-            sig: crc32fast::hash(joined.as_bytes()) as u64,
-        }]
+        vec![Signature { slot: 0, sig: crc32fast::hash(joined.as_bytes()) as u64 }]
     }
 
     #[test]
@@ -329,17 +291,11 @@ mod tests {
         // "yankee" is absent from stats100; it must weigh as if df=1, cf=tf=2.
         let doc = "yankee yankee zulu mike delta echo golf kilo oscar papa";
         let mut with_it = stats100();
-        with_it
-            .terms
-            .insert("yankee".into(), TermStats { df: 1, cf: 2 });
+        with_it.terms.insert("yankee".into(), TermStats { df: 1, cf: 2 });
         for w in [Weighting::TfIdf, Weighting::TfRidf, Weighting::OptFreq] {
             let cfg = MethodsConfig::default();
             let missing = sign(&TopWords::new(w, &cfg, &stats100()), doc);
-            assert_eq!(
-                missing,
-                sign(&TopWords::new(w, &cfg, &with_it), doc),
-                "{w:?}"
-            );
+            assert_eq!(missing, sign(&TopWords::new(w, &cfg, &with_it), doc), "{w:?}");
         }
     }
 }

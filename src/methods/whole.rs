@@ -21,10 +21,7 @@ impl SignatureMethod for WholeMd5 {
             return;
         }
         let digest = Md5::digest(doc.terms.join(" ").as_bytes());
-        out.push(Signature {
-            slot: 0,
-            sig: digest_prefix_u64(&digest),
-        });
+        out.push(Signature { slot: 0, sig: digest_prefix_u64(&digest) });
     }
 }
 
@@ -38,12 +35,7 @@ mod tests {
 
     fn sign(t: &[String]) -> Vec<Signature> {
         let ends = [t.len() as u32];
-        let doc = DocView {
-            doc_id: 1,
-            terms: t,
-            sentence_ends: &ends,
-            words: t,
-        };
+        let doc = DocView { doc_id: 1, terms: t, sentence_ends: &ends, words: t };
         let mut out = Vec::new();
         WholeMd5.sign(&doc, &mut out);
         out
@@ -52,13 +44,7 @@ mod tests {
     #[test]
     fn known_md5_prefix() {
         // md5("hello world") = 5eb63bbbe01eeed093cb22bb8f5acdc3; the first 8 bytes big-endian.
-        assert_eq!(
-            sign(&terms("hello world")),
-            vec![Signature {
-                slot: 0,
-                sig: 0x5eb6_3bbb_e01e_eed0
-            }]
-        );
+        assert_eq!(sign(&terms("hello world")), vec![Signature { slot: 0, sig: 0x5eb6_3bbb_e01e_eed0 }]);
     }
 
     #[test]

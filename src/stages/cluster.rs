@@ -60,10 +60,7 @@ pub fn representative(members: &[Member]) -> u64 {
         .iter()
         .min_by(|a, b| {
             let date = |m: &Member| (m.crawl_date.is_none(), m.crawl_date.clone());
-            date(a)
-                .cmp(&date(b))
-                .then(b.text_chars.cmp(&a.text_chars))
-                .then(a.doc_id.cmp(&b.doc_id))
+            date(a).cmp(&date(b)).then(b.text_chars.cmp(&a.text_chars)).then(a.doc_id.cmp(&b.doc_id))
         })
         .map_or(0, |m| m.doc_id)
 }
@@ -106,11 +103,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     }
     let threshold = ctx.config.verify.threshold;
     let texts: HashMap<u64, String> = if ctx.config.cluster.require_similar_to_representative {
-        load_tokens(&session, "doc_id IN (SELECT doc_a FROM duplicates WHERE verified UNION SELECT doc_b FROM duplicates WHERE verified)")
-            .await?
-            .into_iter()
-            .map(|r| (r.doc_id, r.terms.join(" ")))
-            .collect()
+        load_tokens(
+            &session,
+            "doc_id IN (SELECT doc_a FROM duplicates WHERE verified UNION SELECT doc_b FROM duplicates WHERE verified)",
+        )
+        .await?
+        .into_iter()
+        .map(|r| (r.doc_id, r.terms.join(" ")))
+        .collect()
     } else {
         HashMap::new()
     };
@@ -164,10 +164,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
     report.rows.insert("clusters".into(), writer.commit()?);
     report.counters.insert("detached_from_representative".into(), detached);
-    report.counters.insert(
-        "clusters_with_duplicates".into(),
-        rows.iter().filter(|r| r.3 && r.2 > 1).count() as u64,
-    );
+    report.counters.insert("clusters_with_duplicates".into(), rows.iter().filter(|r| r.3 && r.2 > 1).count() as u64);
     Ok(report)
 }
 
@@ -219,7 +216,10 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                     writeln!(text, "  representative (kept) of cluster {rep} with {size} documents")?;
                 } else {
                     let s = if sim.is_null(0) { "?".to_string() } else { format!("{:.4}", sim.value(0)) };
-                    writeln!(text, "  removed: cluster {rep} of {size} documents, representative {url} (similarity {s})")?;
+                    writeln!(
+                        text,
+                        "  removed: cluster {rep} of {size} documents, representative {url} (similarity {s})"
+                    )?;
                 }
             }
         }

@@ -69,8 +69,7 @@ impl Stage for Ingest {
         if all_files.is_empty() && problems.is_empty() {
             problems.push(format!("no archive or corpus files found in {:?}", ctx.inputs));
         }
-        let sizes: Vec<u64> =
-            all_files.iter().map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len())).collect();
+        let sizes: Vec<u64> = all_files.iter().map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len())).collect();
         let owners = Shard::assign_files(&sizes, ctx.shard.count);
         // (index in the whole listing, which names the part files; the file)
         let files: Vec<(usize, &InputFile)> =
@@ -239,11 +238,8 @@ fn file_name(p: &Path) -> String {
 fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
     let path = &input.path;
     let part = format!("{i:06}");
-    let mut writers: Vec<PartWriter> = dirs
-        .iter()
-        .zip(TABLES)
-        .map(|(d, t)| d.part(&part, arrow_schema(t)))
-        .collect::<Result<_>>()?;
+    let mut writers: Vec<PartWriter> =
+        dirs.iter().zip(TABLES).map(|(d, t)| d.part(&part, arrow_schema(t))).collect::<Result<_>>()?;
     let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
     let file_label = path.display().to_string();
     let mut write_error: Option<anyhow::Error> = None;

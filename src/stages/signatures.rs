@@ -64,11 +64,16 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
 
     // Exact-match signature methods.
-    let sig_methods =
-        methods::build_signature_methods(&config.methods.enabled, &config.methods, &stats, DescrSource::State(&a9_state));
+    let sig_methods = methods::build_signature_methods(
+        &config.methods.enabled,
+        &config.methods,
+        &stats,
+        DescrSource::State(&a9_state),
+    );
     let mut sigs = TableWriter::for_shard(&ctx.out, "signatures", ctx.shard)?;
     let mut sb = BatchBuilder::new("signatures");
-    let progress = crate::progress::counter(ctx.progress, (docs.len() * sig_methods.len()) as u64, "signatures", "docs");
+    let progress =
+        crate::progress::counter(ctx.progress, (docs.len() * sig_methods.len()) as u64, "signatures", "docs");
     for method in &sig_methods {
         let started = std::time::Instant::now();
         let per_doc: Vec<Vec<Signature>> = docs

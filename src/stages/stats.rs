@@ -44,10 +44,9 @@ impl Stage for Stats {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
     let session = crate::sql::session_over(&ctx.out).await?;
-    for (table, sql) in [
-        ("df", include_str!("../../jobs/df.sql")),
-        ("corpus_stats", include_str!("../../jobs/corpus_stats.sql")),
-    ] {
+    for (table, sql) in
+        [("df", include_str!("../../jobs/df.sql")), ("corpus_stats", include_str!("../../jobs/corpus_stats.sql"))]
+    {
         let rows = crate::sql::run_into_table(&session, &ctx.out, table, sql).await?;
         report.rows.insert(table.into(), rows);
     }
@@ -95,10 +94,9 @@ pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) ->
         let df = b.column(1).as_primitive::<Int64Type>();
         let cf = b.column(2).as_primitive::<Int64Type>();
         for i in 0..b.num_rows() {
-            stats.terms.insert(
-                terms.value(i).to_string(),
-                TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 },
-            );
+            stats
+                .terms
+                .insert(terms.value(i).to_string(), TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 });
         }
     }
     Ok(stats)

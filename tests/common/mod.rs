@@ -40,10 +40,8 @@ pub fn read_table(out: &Path, table: &str) -> Vec<RecordBatch> {
     parts.sort();
     let mut batches = Vec::new();
     for p in parts {
-        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap())
-            .unwrap()
-            .build()
-            .unwrap();
+        let reader =
+            ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&p).unwrap()).unwrap().build().unwrap();
         batches.extend(reader.map(|b| b.unwrap()));
     }
     batches
