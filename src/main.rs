@@ -82,6 +82,11 @@ struct RunArgs {
     /// spill to DIR/_spill beyond it (default: no limit).
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
+    /// Where the SQL stages (stats, candidates, evaluate) run: `embedded`
+    /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
+    /// Ballista 55 scheduler whose executors see the same --out folder).
+    #[arg(long, default_value = "embedded")]
+    engine: neardup::sql::Engine,
 }
 
 #[derive(clap::Args)]
@@ -199,6 +204,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
     }
     neardup::sql::set_memory_limit(args.memory_limit);
+    neardup::sql::set_engine(args.engine.clone());
     let inputs = if args.input.is_empty() { vec!["sample-data".to_string()] } else { args.input.clone() };
     let all = stages::all();
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {

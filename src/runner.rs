@@ -83,6 +83,12 @@ pub trait Stage {
     fn shardable(&self) -> bool {
         false
     }
+    /// True for the SQL stages whose queries go to the engine of
+    /// `--engine` (embedded DataFusion or a Ballista cluster, see
+    /// [`crate::sql::sql_stage_session`]); their manifests record it.
+    fn runs_sql_on_engine(&self) -> bool {
+        false
+    }
     /// Does the work.
     fn run(&self, ctx: &RunContext) -> Result<StageReport>;
 }
@@ -95,6 +101,10 @@ pub struct Manifest {
     #[serde(default = "whole_shard_text")]
     pub shard: String,
     pub program_version: String,
+    /// Where the stage's SQL ran (`embedded`, `ballista://HOST:PORT`); not
+    /// part of the fingerprint, since the engine never changes the result.
+    #[serde(default = "embedded_engine_text")]
+    pub engine: String,
     /// Hash of everything below except timings and report.
     pub fingerprint: String,
     /// Fingerprints of the manifests of the stages that made the inputs.
@@ -110,6 +120,10 @@ pub struct Manifest {
 /// Folder of the manifests.
 pub fn manifest_dir(out: &Path) -> PathBuf {
     out.join("_manifests")
+}
+
+fn embedded_engine_text() -> String {
+    crate::sql::Engine::Embedded.to_string()
 }
 
 fn whole_shard_text() -> String {
@@ -315,6 +329,8 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         stage: stage.name().into(),
         shard: shard.to_string(),
         program_version: env!("CARGO_PKG_VERSION").into(),
+        engine: if stage.runs_sql_on_engine() { crate::sql::engine() } else { crate::sql::Engine::Embedded }
+            .to_string(),
         fingerprint,
         inputs,
         external_inputs: external,

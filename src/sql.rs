@@ -7,10 +7,12 @@
 
 use anyhow::{Context, Result};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::path::Path;
+use std::str::FromStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 /// Folder under the output folder where DataFusion spills sorts,
 /// aggregations and joins that exceed the memory limit. It sits next to the
@@ -69,6 +71,94 @@ pub fn parse_memory_size(text: &str) -> Result<usize, String> {
     Ok(bytes as usize)
 }
 
+/// Where the SQL stages (`stats`, `candidates`, `evaluate`) run their SQL.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Engine {
+    /// DataFusion inside this process.
+    #[default]
+    Embedded,
+    /// An Apache Ballista cluster, through its scheduler at `host:port`.
+    /// Its executors read the tables' Parquet files by the same absolute
+    /// paths as this process (a shared file system) and run stock
+    /// DataFusion: the jobs are plain SQL, without functions of our own.
+    Ballista { host: String, port: u16 },
+}
+
+impl FromStr for Engine {
+    type Err = String;
+
+    /// `embedded`, or `ballista://HOST:PORT`.
+    fn from_str(text: &str) -> Result<Engine, String> {
+        if text == "embedded" {
+            return Ok(Engine::Embedded);
+        }
+        let bad = || format!("`{text}`: the engine is `embedded` or `ballista://HOST:PORT`");
+        let address = text.strip_prefix("ballista://").ok_or_else(bad)?.trim_end_matches('/');
+        let (host, port) = address.rsplit_once(':').ok_or_else(bad)?;
+        let port: u16 = port.parse().map_err(|_| bad())?;
+        if host.is_empty() {
+            return Err(bad());
+        }
+        Ok(Engine::Ballista { host: host.to_string(), port })
+    }
+}
+
+impl std::fmt::Display for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Engine::Embedded => f.write_str("embedded"),
+            Engine::Ballista { host, port } => write!(f, "ballista://{host}:{port}"),
+        }
+    }
+}
+
+/// The engine of the SQL stages, set once by `pipeline run --engine`.
+static ENGINE: RwLock<Engine> = RwLock::new(Engine::Embedded);
+
+/// Sets where [`sql_stage_session`] runs SQL. Process-wide for the same
+/// reason as the memory limit: it belongs to the machine or cluster running
+/// the job and changes how queries run, never what they return, so it is in
+/// no stage's config or fingerprint (a manifest records it for the record).
+pub fn set_engine(engine: Engine) {
+    *ENGINE.write().unwrap_or_else(|e| e.into_inner()) = engine;
+}
+
+/// The engine set by [`set_engine`].
+pub fn engine() -> Engine {
+    ENGINE.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// A session for the SQL stages: [`session_over`] when the engine is
+/// embedded; otherwise a client of the Ballista scheduler with the same
+/// tables registered by absolute path, whose queries run on the cluster's
+/// executors (the memory limit is then the executors' own).
+pub async fn sql_stage_session(out: &Path) -> Result<SessionContext> {
+    match engine() {
+        Engine::Embedded => session_over(out).await,
+        Engine::Ballista { host, port } => {
+            use ballista::prelude::{SessionConfigExt, SessionContextExt};
+            let config = SessionConfig::new_with_ballista()
+                .set_bool("datafusion.execution.parquet.schema_force_view_types", false)
+                // Dynamic filters (TopK, join) lose their wiring when the
+                // scheduler ships plan fragments to executors: seen as a
+                // failed assertion in DataFusion 55's TopK on the executors.
+                .set_bool("datafusion.optimizer.enable_dynamic_filter_pushdown", false)
+                // Ballista 55's adaptive planner resubmitted the stages of
+                // one evaluate job without end ("stages to be cancelled but
+                // its not implemented"); the static planner runs them once.
+                .set_bool("ballista.planner.adaptive.enabled", false);
+            let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+            let url = format!("df://{host}:{port}");
+            let ctx = SessionContext::remote_with_state(&url, state)
+                .await
+                .with_context(|| format!("cannot reach the Ballista scheduler at {host}:{port}"))?;
+            let out = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?;
+            register_tables(&ctx, &out).await?;
+            Ok(ctx)
+        }
+    }
+}
+
 /// A SessionContext with every published table under `out` registered by
 /// its folder name (hidden and `_` folders skipped), under the process-wide
 /// memory limit of [`set_memory_limit`].
@@ -105,6 +195,13 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
     }
     let runtime = runtime.build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&runtime));
+    register_tables(&ctx, out).await?;
+    Ok(ctx)
+}
+
+/// Registers every published table under `out` by its folder name (hidden
+/// and `_` folders skipped).
+async fn register_tables(ctx: &SessionContext, out: &Path) -> Result<()> {
     if let Ok(entries) = std::fs::read_dir(out) {
         let mut names: Vec<String> = entries
             .filter_map(|e| e.ok())
@@ -120,7 +217,7 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
                 .with_context(|| format!("cannot register table {name} at {}", path.display()))?;
         }
     }
-    Ok(ctx)
+    Ok(())
 }
 
 /// Replaces `${name}` placeholders in a SQL job with values.
@@ -155,6 +252,17 @@ mod tests {
     use arrow::array::{RecordBatch, StringArray, UInt64Array};
     use arrow::datatypes::{DataType, Field, Schema};
     use datafusion::physical_plan::{collect, ExecutionPlan};
+
+    #[test]
+    fn engines_parse() {
+        assert_eq!("embedded".parse::<Engine>(), Ok(Engine::Embedded));
+        let ballista = Engine::Ballista { host: "10.0.0.5".into(), port: 50050 };
+        assert_eq!("ballista://10.0.0.5:50050".parse::<Engine>(), Ok(ballista.clone()));
+        assert_eq!(ballista.to_string(), "ballista://10.0.0.5:50050");
+        for bad in ["", "ballista://", "ballista://host", "ballista://:1", "ballista://h:99999", "df://h:1", "spark"] {
+            assert!(bad.parse::<Engine>().is_err(), "`{bad}` must be rejected");
+        }
+    }
 
     #[test]
     fn memory_sizes_parse_with_binary_units() {

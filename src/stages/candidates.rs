@@ -40,6 +40,9 @@ impl Stage for Candidates {
             "a12_num_ratio": config.methods.a12_num_ratio,
         })
     }
+    fn runs_sql_on_engine(&self) -> bool {
+        true
+    }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
     }
@@ -56,7 +59,7 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let params = sql_params(&ctx.config);
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = crate::sql::sql_stage_session(&ctx.out).await?;
     for (view, sql) in [
         ("exact_pairs", include_str!("../../jobs/candidates_exact.sql")),
         ("a11_pairs", include_str!("../../jobs/a11.sql")),

@@ -36,6 +36,9 @@ impl Stage for Stats {
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})
     }
+    fn runs_sql_on_engine(&self) -> bool {
+        true
+    }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
     }
@@ -43,7 +46,7 @@ impl Stage for Stats {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = crate::sql::sql_stage_session(&ctx.out).await?;
     for (table, sql) in
         [("df", include_str!("../../jobs/df.sql")), ("corpus_stats", include_str!("../../jobs/corpus_stats.sql"))]
     {

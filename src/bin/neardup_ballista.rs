@@ -1,0 +1,156 @@
+//! `neardup-ballista`: starts a stock Apache Ballista scheduler or executor
+//! on this machine, for `pipeline run --engine ballista://HOST:PORT`.
+//!
+//! The SQL stages are plain SQL over Parquet, so any Ballista 55 cluster
+//! runs them (the stock `ballista-scheduler` and `ballista-executor`
+//! binaries included); this binary only spares a separate install of those,
+//! and the tests use it to start a cluster of processes on loopback. It adds
+//! no code of ours to the nodes: no functions, codecs or table providers.
+//!
+//! One difference from a stock executor: Ballista 55's executors know only
+//! DataFusion's core scalar functions, not its array functions
+//! (`datafusion::functions_nested`), although its scheduler plans with them.
+//! The A12 job (`jobs/a12.sql`) compares word lists with `array_intersect`
+//! and `cardinality`, so these executors register DataFusion's own array
+//! functions too; a stock executor rejects A12's tasks ("PhysicalExtensionCodec
+//! is not provided for scalar function cardinality").
+
+use anyhow::{Context, Result};
+use ballista_core::config::TaskSchedulingPolicy;
+use ballista_core::registry::BallistaFunctionRegistry;
+use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::start_server;
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "neardup-ballista",
+    version,
+    about = "Start a Ballista scheduler or executor for the pipeline's SQL stages"
+)]
+struct Cli {
+    #[command(subcommand)]
+    role: Role,
+}
+
+#[derive(Subcommand)]
+enum Role {
+    /// A scheduler: accepts the SQL stages' jobs and hands their tasks to
+    /// executors. Health at http://HOST:PORT/healthz, readiness (enough
+    /// executors registered) at /readyz.
+    Scheduler {
+        /// Address to listen on and advertise.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        #[arg(long, default_value_t = 50050)]
+        port: u16,
+        /// Executors that must be registered before /readyz answers 200.
+        #[arg(long, default_value_t = 1)]
+        min_executors: usize,
+    },
+    /// An executor: registers with the scheduler and runs its tasks. It
+    /// reads the tables' Parquet files by the paths the client registered,
+    /// so it needs the same file system as the pipeline.
+    Executor {
+        /// Address to listen on and advertise.
+        #[arg(long, default_value = "127.0.0.1")]
+        host: String,
+        /// Arrow Flight port (results and shuffle data are fetched here).
+        #[arg(long, default_value_t = 50051)]
+        port: u16,
+        /// gRPC port (the scheduler pushes tasks here).
+        #[arg(long, default_value_t = 50052)]
+        grpc_port: u16,
+        #[arg(long, default_value = "127.0.0.1")]
+        scheduler_host: String,
+        #[arg(long, default_value_t = 50050)]
+        scheduler_port: u16,
+        /// Tasks run at once (default: the cores of this machine).
+        #[arg(long)]
+        concurrent_tasks: Option<usize>,
+        /// Memory for the tasks, e.g. 8G (default: Ballista's, 70% of the
+        /// machine's memory per executor; set it when several executors
+        /// share a machine).
+        #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+        memory: Option<usize>,
+        /// Folder for shuffle files.
+        #[arg(long)]
+        work_dir: PathBuf,
+    },
+}
+
+fn main() -> Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    // Ballista's own binaries run their planners on 32 MiB stacks: deep
+    // plans recurse.
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().thread_stack_size(32 << 20).build()?;
+    runtime.block_on(async move {
+        match cli.role {
+            Role::Scheduler { host, port, min_executors } => {
+                let mut config = SchedulerConfig::default()
+                    .with_hostname(host.clone())
+                    .with_port(port)
+                    .with_scheduler_policy(TaskSchedulingPolicy::PushStaged);
+                config.min_ready_executors = min_executors;
+                let address = format!("{host}:{port}").parse().with_context(|| format!("address {host}:{port}"))?;
+                let cluster = BallistaCluster::new_from_config(&config).await?;
+                start_server(cluster, address, Arc::new(config)).await?;
+            }
+            Role::Executor {
+                host,
+                port,
+                grpc_port,
+                scheduler_host,
+                scheduler_port,
+                concurrent_tasks,
+                memory,
+                work_dir,
+            } => {
+                std::fs::create_dir_all(&work_dir)
+                    .with_context(|| format!("cannot create work folder {}", work_dir.display()))?;
+                let vcores =
+                    concurrent_tasks.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()));
+                let config = ExecutorProcessConfig {
+                    bind_host: host.clone(),
+                    external_host: Some(host),
+                    port,
+                    grpc_port,
+                    scheduler_host,
+                    scheduler_port,
+                    // Keep retrying while the scheduler starts.
+                    scheduler_connect_timeout_seconds: 60,
+                    vcores,
+                    memory_pool_size: memory.map(|bytes| bytes as u64),
+                    work_dir: Some(work_dir.to_string_lossy().into_owned()),
+                    override_function_registry: Some(Arc::new(with_array_functions())),
+                    task_scheduling_policy: TaskSchedulingPolicy::PushStaged,
+                    print_thread_info: false,
+                    ..Default::default()
+                };
+                start_executor_process(Arc::new(config)).await?;
+            }
+        }
+        Ok(())
+    })
+}
+
+/// Ballista's default function registry plus DataFusion's array functions
+/// (see the module documentation).
+fn with_array_functions() -> BallistaFunctionRegistry {
+    let mut registry = BallistaFunctionRegistry::default();
+    for function in datafusion::functions_nested::all_default_nested_functions() {
+        registry.scalar_functions.entry(function.name().to_string()).or_insert(function);
+    }
+    registry
+}

@@ -1,0 +1,155 @@
+//! The SQL stages on an Apache Ballista cluster: a scheduler and two
+//! executors started as processes on loopback (`neardup-ballista`), the
+//! pipeline run with `--engine ballista://127.0.0.1:PORT`, and every table
+//! compared row for row with an embedded run.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{canonical_rows, run_ok, temp_dir};
+
+/// The cluster's processes, killed when the test ends however it ends.
+struct Cluster {
+    nodes: Vec<Child>,
+    scheduler_port: u16,
+    logs: Vec<PathBuf>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+    }
+}
+
+/// Ports free right now (the OS picks them; they are released at once).
+fn free_ports(n: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..n).map(|_| TcpListener::bind("127.0.0.1:0").unwrap()).collect();
+    listeners.iter().map(|l| l.local_addr().unwrap().port()).collect()
+}
+
+fn node(dir: &Path, log: &str, args: &[String]) -> (Child, PathBuf) {
+    let log = dir.join(log);
+    let child = Command::new(env!("CARGO_BIN_EXE_neardup-ballista"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    (child, log)
+}
+
+/// The scheduler's /readyz answer, if it answers.
+fn readiness(port: u16) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(stream, "GET /readyz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    Some(answer)
+}
+
+/// Starts a scheduler and two executors and waits until both executors are
+/// registered.
+fn start_cluster(dir: &Path) -> Cluster {
+    let ports = free_ports(5);
+    let (scheduler, log) = node(
+        dir,
+        "scheduler.log",
+        &["scheduler".into(), "--port".into(), ports[0].to_string(), "--min-executors".into(), "2".into()],
+    );
+    let mut cluster = Cluster { nodes: vec![scheduler], scheduler_port: ports[0], logs: vec![log] };
+    for (i, pair) in ports[1..].chunks(2).enumerate() {
+        let (executor, log) = node(
+            dir,
+            &format!("executor-{i}.log"),
+            &[
+                "executor".into(),
+                "--port".into(),
+                pair[0].to_string(),
+                "--grpc-port".into(),
+                pair[1].to_string(),
+                "--scheduler-port".into(),
+                ports[0].to_string(),
+                "--concurrent-tasks".into(),
+                "2".into(),
+                "--memory".into(),
+                "1G".into(),
+                "--work-dir".into(),
+                dir.join(format!("executor-{i}")).display().to_string(),
+            ],
+        );
+        cluster.nodes.push(executor);
+        cluster.logs.push(log);
+    }
+    let started = Instant::now();
+    loop {
+        if readiness(cluster.scheduler_port).is_some_and(|a| a.starts_with("HTTP/1.1 200")) {
+            return cluster;
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "the Ballista cluster did not get ready in 60 s");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+fn manifest(out: &Path, stage: &str) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(out.join(format!("_manifests/{stage}.json"))).unwrap()).unwrap()
+}
+
+#[test]
+fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
+    let dir = temp_dir("ballista");
+    let cluster = start_cluster(&dir);
+    let engine = format!("ballista://127.0.0.1:{}", cluster.scheduler_port);
+
+    let embedded = dir.join("embedded");
+    run_ok(&["--quiet", "run", "--out", embedded.to_str().unwrap()]);
+    let remote = dir.join("ballista");
+    run_ok(&["--quiet", "run", "--out", remote.to_str().unwrap(), "--engine", &engine]);
+
+    let tables: Vec<String> =
+        ["df", "corpus_stats", "candidates", "hot_signatures", "method_quality", "method_overlap"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain(
+                std::fs::read_dir(&embedded)
+                    .unwrap()
+                    .map(|e| e.unwrap())
+                    .filter(|e| e.path().is_dir())
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .filter(|n| !n.starts_with('_') && !n.starts_with('.')),
+            )
+            .collect();
+    for table in &tables {
+        let (a, b) = (canonical_rows(&embedded, table), canonical_rows(&remote, table));
+        assert_eq!(a.len(), b.len(), "rows of table {table}");
+        assert!(a == b, "table {table} differs between the embedded and the Ballista run");
+    }
+    assert!(!canonical_rows(&remote, "candidates").is_empty());
+
+    // The SQL stages say where they ran, and both executors did work.
+    for stage in ["stats", "candidates", "evaluate"] {
+        assert_eq!(manifest(&remote, stage)["engine"], engine.as_str(), "stage {stage}");
+        assert_eq!(manifest(&embedded, stage)["engine"], "embedded", "stage {stage}");
+        eprintln!(
+            "stage {stage}: embedded {:.2} s, Ballista {:.2} s",
+            manifest(&embedded, stage)["wall_seconds"].as_f64().unwrap(),
+            manifest(&remote, stage)["wall_seconds"].as_f64().unwrap()
+        );
+    }
+    assert_eq!(manifest(&remote, "signatures")["engine"], "embedded", "map stages run in the pipeline's process");
+    for log in &cluster.logs[1..] {
+        let text = std::fs::read_to_string(log).unwrap();
+        assert!(text.contains("Execute task"), "{} ran no task", log.display());
+        assert!(!text.contains("panicked"), "{}:\n{text}", log.display());
+    }
+
+    drop(cluster);
+    let _ = std::fs::remove_dir_all(&dir);
+}
