@@ -82,7 +82,7 @@ struct RunArgs {
     /// spill to DIR/_spill beyond it (default: no limit).
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
-    /// Where the SQL stages (stats, candidates, evaluate) run: `embedded`
+    /// Where the SQL stages (stats, candidates) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
     /// Ballista 55 scheduler whose executors see the same --out folder).
     #[arg(long, default_value = "embedded")]

@@ -71,7 +71,7 @@ pub fn parse_memory_size(text: &str) -> Result<usize, String> {
     Ok(bytes as usize)
 }
 
-/// Where the SQL stages (`stats`, `candidates`, `evaluate`) run their SQL.
+/// Where the SQL stages (`stats`, `candidates`) run their SQL.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Engine {
     /// DataFusion inside this process.
