@@ -114,16 +114,19 @@ pub struct Block {
 /// inside the last run found on its diagonal is skipped, so every run is
 /// walked once.
 pub fn verified_blocks(x: &SentenceString, y: &SentenceString, max_repeats: usize) -> Vec<Block> {
-    let mut in_x: HashMap<(u8, u64), Vec<usize>> = HashMap::new();
+    // Called for every candidate pair of documents: the per-diagonal ends
+    // are a plain array rather than a map.
+    let mut in_x: HashMap<(u8, u64), Vec<usize>> = HashMap::with_capacity(x.len());
     for i in 0..x.len() {
         in_x.entry((x.symbols[i], x.keys[i])).or_default().push(i);
     }
-    let mut count_y: HashMap<(u8, u64), usize> = HashMap::new();
+    let mut count_y: HashMap<(u8, u64), usize> = HashMap::with_capacity(y.len());
     for j in 0..y.len() {
         *count_y.entry((y.symbols[j], y.keys[j])).or_default() += 1;
     }
-    // Per diagonal (j - i, offset by |x|), the end in y of the last run found.
-    let mut run_end: HashMap<usize, usize> = HashMap::new();
+    // Per diagonal (j - i, offset by |x|), the end in y of the last run
+    // found; 0 (no run) never exceeds a position.
+    let mut run_end = vec![0usize; x.len() + y.len() + 1];
     let mut blocks = Vec::new();
     for j in 0..y.len() {
         let class = (y.symbols[j], y.keys[j]);
@@ -135,7 +138,7 @@ pub fn verified_blocks(x: &SentenceString, y: &SentenceString, max_repeats: usiz
         }
         for &i in starts {
             let diagonal = j + x.len() - i;
-            if run_end.get(&diagonal).is_some_and(|&end| j < end) {
+            if j < run_end[diagonal] {
                 continue; // inside a run already found
             }
             let (mut a, mut b) = (i, j);
@@ -147,7 +150,7 @@ pub fn verified_blocks(x: &SentenceString, y: &SentenceString, max_repeats: usiz
             while a + len < x.len() && b + len < y.len() && x.verifies(a + len, y, b + len) {
                 len += 1;
             }
-            run_end.insert(diagonal, b + len);
+            run_end[diagonal] = b + len;
             if len >= 2 {
                 blocks.push(Block { a, b, len });
             }
