@@ -173,6 +173,13 @@ pub const ALL_METHODS: &[&str] = &[
     "slst",
 ];
 
+impl MethodsConfig {
+    /// True when method `id` is switched on (`--methods`, `[methods] enabled`).
+    pub fn is_enabled(&self, id: &str) -> bool {
+        self.enabled.iter().any(|m| m == id)
+    }
+}
+
 impl Default for MethodsConfig {
     fn default() -> Self {
         MethodsConfig {

@@ -13,7 +13,6 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::methods::{self, DocView, PairMethod};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::signatures::enabled;
 use crate::stages::tokens::load_tokens;
 use crate::table::{BatchBuilder, TableWriter};
 
@@ -40,10 +39,10 @@ impl Stage for Search {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut searches: Vec<Box<dyn PairMethod>> = Vec::new();
-    if enabled(&ctx.config, "spotsigs") {
+    if ctx.config.methods.is_enabled("spotsigs") {
         searches.push(Box::new(methods::spotsigs::SpotSigs::new(&ctx.config.methods)));
     }
-    if enabled(&ctx.config, "slst") {
+    if ctx.config.methods.is_enabled("slst") {
         searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods)));
     }
     let rows = if searches.is_empty() {

@@ -48,11 +48,6 @@ impl Stage for Signatures {
     }
 }
 
-/// True when method `id` is switched on (`--methods`, `[methods] enabled`).
-pub fn enabled(config: &Config, id: &str) -> bool {
-    config.methods.enabled.iter().any(|m| m == id)
-}
-
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
     let session = crate::sql::session_over(&ctx.out).await?;
@@ -127,7 +122,7 @@ async fn load_method_state(session: &datafusion::prelude::SessionContext, method
 /// Min-hash sketches, for scoring minhash candidates.
 fn write_sketches(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
     let mut w = TableWriter::for_shard(&ctx.out, "sketches", ctx.shard)?;
-    if enabled(&ctx.config, "minhash") {
+    if ctx.config.methods.is_enabled("minhash") {
         let hasher = methods::shingles::MinHash::new(&ctx.config.methods);
         let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| hasher.sketch(d.terms)).collect();
         let mut b = BatchBuilder::new("sketches");
@@ -148,7 +143,7 @@ fn write_sketches(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
 /// Distinct shingles per document, the records of a11's chains.
 fn write_shingles(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
     let mut w = TableWriter::for_shard(&ctx.out, "shingles", ctx.shard)?;
-    if enabled(&ctx.config, "a11") {
+    if ctx.config.methods.is_enabled("a11") {
         let width = ctx.config.methods.shingle_width;
         let per_doc: Vec<Vec<u64>> =
             docs.par_iter().map(|d| methods::shingles::distinct_shingles(d.terms, width)).collect();
@@ -169,7 +164,7 @@ fn write_shingles(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
 /// A12 records (up to 3 per document).
 fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
     let mut w = TableWriter::for_shard(&ctx.out, "a12_records", ctx.shard)?;
-    if enabled(&ctx.config, "a12") {
+    if ctx.config.methods.is_enabled("a12") {
         let per_doc: Vec<Vec<methods::a12::A12Record>> = docs.par_iter().map(methods::a12::a12_records).collect();
         let mut b = BatchBuilder::new("a12_records");
         for r in per_doc.iter().flatten() {
@@ -193,7 +188,7 @@ fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
 /// SpotSigs multisets.
 fn write_spotsigs(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
     let mut w = TableWriter::for_shard(&ctx.out, "spotsigs", ctx.shard)?;
-    if enabled(&ctx.config, "spotsigs") {
+    if ctx.config.methods.is_enabled("spotsigs") {
         let spot = methods::spotsigs::SpotSigs::new(&ctx.config.methods);
         let per_doc: Vec<Vec<(String, u32)>> = docs.par_iter().map(|d| spot.spot_signatures(d.words)).collect();
         let mut b = BatchBuilder::new("spotsigs");

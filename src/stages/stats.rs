@@ -16,7 +16,6 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::methods::{self, CorpusStats, DescrSource, DocView, TermStats};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::signatures::enabled;
 use crate::stages::tokens::load_tokens;
 use crate::table::{BatchBuilder, TableWriter};
 
@@ -57,7 +56,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = crate::sql::session_over(&ctx.out).await?;
     let stats = load_corpus_stats(&session).await?;
     // Only a9 reads the documents themselves.
-    let rows = if enabled(&ctx.config, "a9") { load_tokens(&session, "").await? } else { Vec::new() };
+    let rows = if ctx.config.methods.is_enabled("a9") { load_tokens(&session, "").await? } else { Vec::new() };
     drop(session);
     let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
     let config = &ctx.config.methods;
