@@ -5,13 +5,15 @@
 //! `evaluate`), each reading and writing Parquet tables under one output
 //! folder; see `README.md`. The map stages (`ingest`, `tokens`,
 //! `signatures`, `verify`) can run as N independent tasks (`shard`). `report`
-//! renders a finished run as one HTML page.
+//! renders a finished run as one HTML page. Inputs and the output folder
+//! may live in an object store (`store`, `remote`).
 
 pub mod config;
 pub mod gold;
 pub mod ingest;
 pub mod methods;
 pub mod progress;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub mod schema;
@@ -19,6 +21,7 @@ pub mod shard;
 pub mod similarity;
 pub mod sql;
 pub mod stages;
+pub mod store;
 pub mod table;
 pub mod text;
 pub mod union_find;

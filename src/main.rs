@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use neardup::config::{Config, ALL_METHODS};
+use neardup::remote::RemoteOut;
 use neardup::runner::{run_stage, MissingInput, RunContext, StageOutcome};
 use neardup::shard::Shard;
 use neardup::stages;
@@ -56,12 +57,16 @@ struct RunArgs {
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
     /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
-    /// (read recursively) or globs. Default: sample-data/.
+    /// (read recursively), globs, or object-store URLs of objects or prefixes
+    /// (`s3://bucket/crawl/`, `file:///data/crawl`). Default: sample-data/.
     #[arg(long, num_args = 1..)]
     input: Vec<String>,
-    /// Output folder for the tables.
+    /// Output folder for the tables: a local path, or an object-store URL
+    /// (`s3://bucket/run`, `file:///path`) mirrored by a local --cache folder.
     #[arg(long, default_value = "out")]
-    out: PathBuf,
+    out: String,
+    #[command(flatten)]
+    cache: CacheArg,
     /// Job config (TOML); defaults are those of jobs/default.toml.
     #[arg(long)]
     config: Option<PathBuf>,
@@ -84,16 +89,19 @@ struct RunArgs {
     memory_limit: Option<usize>,
     /// Where the SQL stages (stats, candidates) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
-    /// Ballista 55 scheduler whose executors see the same --out folder).
+    /// Ballista 55 scheduler whose executors see the same --out folder, or
+    /// the same --cache folder for an object-store output).
     #[arg(long, default_value = "embedded")]
     engine: neardup::sql::Engine,
 }
 
 #[derive(clap::Args)]
 struct QueryArgs {
-    /// Output folder whose tables are registered by name.
+    /// Output folder (or object-store URL) whose tables are registered by name.
     #[arg(long, default_value = "out")]
-    out: PathBuf,
+    out: String,
+    #[command(flatten)]
+    cache: CacheArg,
     /// Result format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -103,18 +111,53 @@ struct QueryArgs {
 
 #[derive(clap::Args)]
 struct ExplainArgs {
-    /// Output folder of a finished run.
+    /// Output folder (or object-store URL) of a finished run.
     #[arg(long, default_value = "out")]
-    out: PathBuf,
+    out: String,
+    #[command(flatten)]
+    cache: CacheArg,
     /// A doc_id or a URL.
     document: String,
 }
 
 #[derive(clap::Args)]
 struct ReportArgs {
-    /// Output folder of a run; the report is written into it as report.html.
+    /// Output folder (or object-store URL) of a run; the report is written
+    /// into it as report.html.
     #[arg(long, default_value = "out")]
-    out: PathBuf,
+    out: String,
+    #[command(flatten)]
+    cache: CacheArg,
+}
+
+#[derive(clap::Args)]
+struct CacheArg {
+    /// Local folder mirroring an object-store --out (default: one per URL
+    /// under $XDG_CACHE_HOME/neardup or ~/.cache/neardup). Stages read and
+    /// write here; each stage's tables are committed to the store when it ends.
+    #[arg(long, value_name = "DIR")]
+    cache: Option<PathBuf>,
+}
+
+/// The local folder holding the tables of `out`: the path itself, or the
+/// cache of an object-store URL, with the store's handle.
+fn local_out(out: &str, cache: &CacheArg) -> Result<(PathBuf, Option<RemoteOut>)> {
+    if !neardup::store::is_url(out) {
+        return Ok((PathBuf::from(out), None));
+    }
+    let remote = RemoteOut::open(out, cache.cache.clone()).map_err(|e| UsageError(format!("--out {out}: {e:#}")))?;
+    Ok((remote.cache_dir().to_path_buf(), Some(remote)))
+}
+
+/// [`local_out`] for a command that reads a finished run: every committed
+/// table is pulled into the cache first.
+fn finished_out(out: &str, cache: &CacheArg) -> Result<(PathBuf, Option<RemoteOut>)> {
+    let (dir, remote) = local_out(out, cache)?;
+    if let Some(r) = &remote {
+        let n = r.pull_all()?;
+        tracing::info!(objects = n, cache = %dir.display(), "pulled {}", r.url());
+    }
+    Ok((dir, remote))
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -233,10 +276,17 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             .into());
         }
     }
-    std::fs::create_dir_all(&args.out)?;
+    let (out, remote) = local_out(&args.out, &args.cache)?;
+    std::fs::create_dir_all(&out)?;
+    if remote.is_some() && args.engine != neardup::sql::Engine::Embedded {
+        tracing::warn!(
+            cache = %out.display(),
+            "the Ballista executors read the tables from the local cache folder, which they must see at the same path"
+        );
+    }
     let ctx = RunContext {
         shard,
-        out: args.out.clone(),
+        out,
         config,
         inputs,
         runtime: tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
@@ -244,13 +294,28 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     };
     let mut input_errors = Vec::new();
     for stage in selected {
+        let writes = stage.outputs(&ctx.config);
+        if let Some(r) = &remote {
+            let n = r.pull(stage.inputs(), stage.name(), &writes, shard)?;
+            tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());
+        }
         if let StageOutcome::Ran(report) = run_stage(stage, &all, &ctx, args.force)? {
             input_errors.extend(report.input_errors);
+            if let Some(r) = &remote {
+                let n = r.push(stage.name(), &writes, shard)?;
+                tracing::info!(stage = stage.name(), objects = n, "committed to {}", r.url());
+            }
         }
     }
     // The report sums up the whole run, so it follows the last stage.
     if args.stage == "all" || args.stage == "evaluate" {
+        if let Some(r) = &remote {
+            r.pull_all()?;
+        }
         let path = neardup::report::write_report(&ctx.out, &ctx.runtime)?;
+        if let Some(r) = &remote {
+            r.push_file(neardup::report::REPORT_FILE)?;
+        }
         tracing::info!(path = %path.display(), "report written");
     }
     if !input_errors.is_empty() {
@@ -264,8 +329,9 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
 
 fn query(args: QueryArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let (out, _) = finished_out(&args.out, &args.cache)?;
     rt.block_on(async {
-        let ctx = neardup::sql::session_over(&args.out).await?;
+        let ctx = neardup::sql::session_over(&out).await?;
         let batches = ctx.sql(&args.sql).await?.collect().await?;
         let stdout = std::io::stdout();
         match args.format {
@@ -289,23 +355,30 @@ fn query(args: QueryArgs) -> Result<()> {
 }
 
 fn report(args: ReportArgs) -> Result<()> {
-    if !args.out.is_dir() {
+    let (out, remote) = finished_out(&args.out, &args.cache)?;
+    if !out.is_dir() {
         return Err(UsageError(format!(
             "{} is not an output folder; run `pipeline run --out {}` first",
-            args.out.display(),
-            args.out.display()
+            args.out, args.out
         ))
         .into());
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let path = neardup::report::write_report(&args.out, &rt)?;
-    println!("{}", path.display());
+    let path = neardup::report::write_report(&out, &rt)?;
+    match remote {
+        Some(r) => {
+            r.push_file(neardup::report::REPORT_FILE)?;
+            println!("{}/{}", r.url(), neardup::report::REPORT_FILE);
+        }
+        None => println!("{}", path.display()),
+    }
     Ok(())
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let text = rt.block_on(neardup::stages::cluster::explain(&args.out, &args.document))?;
+    let (out, _) = finished_out(&args.out, &args.cache)?;
+    let text = rt.block_on(neardup::stages::cluster::explain(&out, &args.document))?;
     print!("{text}");
     Ok(())
 }

@@ -115,6 +115,12 @@ pub struct Manifest {
     pub started_at_unix: u64,
     pub wall_seconds: f64,
     pub cpu_seconds: f64,
+    /// For an output folder in an object store: the objects of each table
+    /// this task committed (file names inside `<table>/`). Written with the
+    /// manifest by [`crate::remote`], which makes the manifest the commit
+    /// record: readers take these objects and no others.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub objects: BTreeMap<String, Vec<String>>,
 }
 
 /// Folder of the manifests.
@@ -130,17 +136,40 @@ fn whole_shard_text() -> String {
     Shard::WHOLE.to_string()
 }
 
-/// The manifest file of one task of `stage` (the only task when unsharded).
-fn manifest_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
-    let name = if shard.is_whole() {
+/// The manifest file name of one task of `stage` (the only task when
+/// unsharded).
+pub fn manifest_file_name(stage: &str, shard: Shard) -> String {
+    if shard.is_whole() {
         format!("{stage}.json")
     } else {
         format!("{stage}.shard-{}-of-{}.json", shard.index, shard.count)
-    };
-    manifest_dir(out).join(name)
+    }
 }
 
-fn read_manifest_file(path: &Path) -> Option<Manifest> {
+/// The manifest file of one task of `stage` (the only task when unsharded).
+pub fn manifest_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
+    manifest_dir(out).join(manifest_file_name(stage, shard))
+}
+
+/// The task of `stage` whose manifest file is `file_name`, if it is one.
+fn manifest_task(file_name: &str, stage: &str) -> Option<Shard> {
+    let rest = file_name.strip_prefix(stage)?;
+    if rest == ".json" {
+        return Some(Shard::WHOLE);
+    }
+    rest.strip_prefix(".shard-")?.strip_suffix(".json")?.replacen("-of-", "/", 1).parse().ok()
+}
+
+/// True when a run of task `shard` of `stage` makes the manifest file
+/// `file_name` stale: an unsharded run replaces every task's output; a task
+/// replaces its own earlier output and every output of another layout.
+pub fn manifest_replaced_by(file_name: &str, stage: &str, shard: Shard) -> bool {
+    manifest_task(file_name, stage)
+        .is_some_and(|task| shard.is_whole() || task.is_whole() || task.count != shard.count || task == shard)
+}
+
+/// Reads a manifest file; `None` when it is missing or unreadable.
+pub fn read_manifest_file(path: &Path) -> Option<Manifest> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
@@ -153,12 +182,10 @@ pub fn read_manifest(out: &Path, stage: &str) -> Option<Manifest> {
 /// task index.
 fn shard_manifests(out: &Path, stage: &str) -> BTreeMap<u32, Vec<(Shard, PathBuf)>> {
     let mut by_count: BTreeMap<u32, Vec<(Shard, PathBuf)>> = BTreeMap::new();
-    let prefix = format!("{stage}.shard-");
     let Ok(entries) = std::fs::read_dir(manifest_dir(out)) else { return by_count };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(spec) = name.strip_prefix(&prefix).and_then(|r| r.strip_suffix(".json")) else { continue };
-        if let Ok(shard) = spec.replacen("-of-", "/", 1).parse::<Shard>() {
+        if let Some(shard) = manifest_task(&name, stage).filter(|s| !s.is_whole()) {
             by_count.entry(shard.count).or_default().push((shard, entry.path()));
         }
     }
@@ -231,20 +258,17 @@ pub fn finished_manifest(out: &Path, stage: &str) -> Option<Manifest> {
     }
 }
 
-/// Removes manifests of `stage` that this task's run makes stale: an
-/// unsharded run replaces every task's output; a task replaces its own
-/// earlier output and every output of another layout.
+/// Removes manifests of `stage` that this task's run makes stale (see
+/// [`manifest_replaced_by`]).
 fn remove_stale_manifests(out: &Path, stage: &str, shard: Shard) -> Result<()> {
-    let mut stale = vec![manifest_path(out, stage, Shard::WHOLE)];
-    for (count, tasks) in shard_manifests(out, stage) {
-        stale.extend(
-            tasks.into_iter().filter(|(s, _)| shard.is_whole() || count != shard.count || *s == shard).map(|(_, p)| p),
-        );
-    }
-    for path in stale {
-        match std::fs::remove_file(&path) {
+    let Ok(entries) = std::fs::read_dir(manifest_dir(out)) else { return Ok(()) };
+    for entry in entries.flatten() {
+        if !manifest_replaced_by(&entry.file_name().to_string_lossy(), stage, shard) {
+            continue;
+        }
+        match std::fs::remove_file(entry.path()) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                return Err(e).with_context(|| format!("cannot remove {}", path.display()))
+                return Err(e).with_context(|| format!("cannot remove {}", entry.path().display()))
             }
             _ => {}
         }
@@ -339,6 +363,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         started_at_unix,
         wall_seconds: t0.elapsed().as_secs_f64(),
         cpu_seconds: process_cpu_seconds() - cpu_before,
+        objects: BTreeMap::new(),
     };
     write_manifest(&manifest_path(&ctx.out, stage.name(), shard), &manifest)?;
     tracing::info!(
@@ -351,7 +376,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
 }
 
 /// Writes a manifest atomically (temporary file, then rename).
-fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
+pub fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let dir = path.parent().context("a manifest path has a folder")?;
     std::fs::create_dir_all(dir)?;
     let tmp = path.with_extension("json.tmp");

@@ -159,9 +159,7 @@ impl TableDir {
             .with_context(|| format!("cannot create {}", self.final_dir.display()))?;
         for entry in std::fs::read_dir(&self.final_dir)? {
             let entry = entry?;
-            let keep = part_shard(&entry.file_name().to_string_lossy())
-                .is_some_and(|s| s.count == self.shard.count && s.index != self.shard.index);
-            if !keep {
+            if part_replaced_by(&entry.file_name().to_string_lossy(), self.shard) {
                 match std::fs::remove_file(entry.path()) {
                     // Another task of the new layout may have removed it first.
                     Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -180,6 +178,13 @@ impl TableDir {
         std::fs::remove_dir(&self.tmp_dir)?;
         Ok(())
     }
+}
+
+/// True when task `shard`'s new version of a table replaces the part file
+/// `file_name`: its own earlier parts and every part of another layout (all
+/// parts, for an unsharded run); the other tasks' parts of the same N stay.
+pub fn part_replaced_by(file_name: &str, shard: Shard) -> bool {
+    !part_shard(file_name).is_some_and(|s| s.count == shard.count && s.index != shard.index)
 }
 
 /// The task a part file belongs to, from its name `part-I-of-N-*`.

@@ -5,6 +5,7 @@
 
 use neardup::config::IngestConfig;
 use neardup::ingest::record::{Document, Outcome, Reject};
+use neardup::ingest::source::Source;
 use neardup::ingest::{ingest_file, FileSummary};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -86,8 +87,9 @@ fn ingest_all() -> BTreeMap<String, Ingested> {
         .map(|f| {
             let mut outcomes = Vec::new();
             let label = f.file_name().unwrap().to_string_lossy().into_owned();
-            let summary = ingest_file(f, &label, &IngestConfig::default(), &mut |o| outcomes.push(o))
-                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let summary =
+                ingest_file(&Source::File(f.clone()), &label, &IngestConfig::default(), &mut |o| outcomes.push(o))
+                    .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             let rel = f.strip_prefix(DATA).unwrap().to_string_lossy().into_owned();
             (rel, Ingested { summary, outcomes })
         })

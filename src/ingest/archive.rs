@@ -28,8 +28,8 @@
 //! This module does not interpret the block (HTTP, HTML, charsets): that is
 //! [`super::record`]'s job, which is pure and can run in parallel.
 
+use super::source::{ReadSeek, Source as Input};
 use flate2::bufread::GzDecoder;
-use std::fs::File;
 use std::io::{self, BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
@@ -131,9 +131,17 @@ pub struct ArchiveInfo {
 /// `too_large`). Returns `Err` only when the file cannot be opened or read at
 /// all (I/O error); damaged content is reported through `Malformed` events.
 pub fn scan_archive(path: &Path, max_block_bytes: u64, sink: &mut dyn FnMut(ArchiveEvent)) -> io::Result<ArchiveInfo> {
-    let file = File::open(path)?;
-    let file_len = file.metadata()?.len();
-    let mut raw = RawReader::new(file);
+    scan_archive_source(&Input::File(path.to_path_buf()), max_block_bytes, sink)
+}
+
+/// [`scan_archive`] for a file or an object in a store.
+pub fn scan_archive_source(
+    source: &Input,
+    max_block_bytes: u64,
+    sink: &mut dyn FnMut(ArchiveEvent),
+) -> io::Result<ArchiveInfo> {
+    let file_len = source.len()?;
+    let mut raw = RawReader::new(source.open()?);
     let head = raw.peek(6)?.to_vec();
     if let Some(name) = unsupported_compression(&head) {
         sink(ArchiveEvent::Malformed {
@@ -200,7 +208,7 @@ fn unsupported_compression(head: &[u8]) -> Option<&'static str> {
 /// A buffered reader of the raw file that can peek a few bytes ahead across
 /// buffer refills (to recognize gzip magic) and knows its file position.
 struct RawReader {
-    file: File,
+    file: Box<dyn ReadSeek>,
     buf: Vec<u8>,
     start: usize,
     end: usize,
@@ -209,7 +217,7 @@ struct RawReader {
 }
 
 impl RawReader {
-    fn new(file: File) -> RawReader {
+    fn new(file: Box<dyn ReadSeek>) -> RawReader {
         RawReader { file, buf: vec![0; CHUNK], start: 0, end: 0, pos: 0 }
     }
 

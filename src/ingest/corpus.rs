@@ -20,6 +20,7 @@
 
 use super::html;
 use super::record::{Document, Outcome, Reject};
+use super::source::{RandomAccess, Source};
 use super::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
 use crate::config::IngestConfig;
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
@@ -28,7 +29,6 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 use serde_json::Value;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
@@ -134,15 +134,15 @@ type Parsed = Result<Fields, (&'static str, String)>;
 /// Returns `Err` only when the file cannot be opened, or is a Parquet file
 /// that cannot be read as one or lacks the `id` and `text`/`html` columns.
 pub fn ingest_corpus(
-    path: &Path,
+    source: &Source,
     file: &str,
     cfg: &IngestConfig,
     sink: &mut dyn FnMut(Outcome),
 ) -> io::Result<FileSummary> {
-    let format =
-        corpus_format(path).ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a corpus file name"))?;
+    let format = corpus_format(&source.name_path())
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a corpus file name"))?;
     let mut summary = FileSummary::new(file);
-    summary.bytes = std::fs::metadata(path)?.len();
+    summary.bytes = source.len()?;
     let mut emit = |outcome: Outcome, summary: &mut FileSummary| {
         summary.count(&outcome);
         sink(outcome);
@@ -151,7 +151,7 @@ pub fn ingest_corpus(
         CorpusFormat::Jsonl(compression) => {
             summary.format = "jsonl".into();
             summary.compression = compression.name().into();
-            let raw = File::open(path)?;
+            let raw = source.open()?;
             let reader: Box<dyn Read> = match compression {
                 Compression::None => Box::new(raw),
                 Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
@@ -162,7 +162,10 @@ pub fn ingest_corpus(
         }
         CorpusFormat::Parquet => {
             summary.format = "parquet".into();
-            read_parquet(path, file, cfg, &mut summary, &mut emit)?;
+            match source.random_access()? {
+                RandomAccess::File(f) => read_parquet(f, file, cfg, &mut summary, &mut emit)?,
+                RandomAccess::Bytes(b) => read_parquet(b, file, cfg, &mut summary, &mut emit)?,
+            }
         }
     }
     Ok(summary)
@@ -298,15 +301,15 @@ fn json_kind(v: &Value) -> &'static str {
 }
 
 /// Reads a Parquet corpus batch by batch (only the four columns it needs).
-fn read_parquet(
-    path: &Path,
+fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
+    input: R,
     file: &str,
     cfg: &IngestConfig,
     summary: &mut FileSummary,
     emit: &mut dyn FnMut(Outcome, &mut FileSummary),
 ) -> io::Result<()> {
     let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidData, e);
-    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path)?)
+    let builder = ParquetRecordBatchReaderBuilder::try_new(input)
         .map_err(|e| invalid(format!("not a readable Parquet file: {e}")))?;
     let metadata = builder.metadata().clone();
     summary.compression = metadata
@@ -452,7 +455,7 @@ mod tests {
         let path = dir.join(name);
         std::fs::write(&path, content).unwrap();
         let mut outcomes = Vec::new();
-        let summary = ingest_corpus(&path, name, cfg, &mut |o| outcomes.push(o)).unwrap();
+        let summary = ingest_corpus(&Source::File(path.clone()), name, cfg, &mut |o| outcomes.push(o)).unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
         (summary, outcomes)
     }
@@ -615,7 +618,8 @@ mod tests {
         let garbage = dir.join("garbage.parquet");
         std::fs::write(&garbage, b"PAR1 this is not parquet").unwrap();
         for p in [&no_text, &garbage] {
-            let err = ingest_corpus(p, "x", &IngestConfig::default(), &mut |_| {}).unwrap_err();
+            let err =
+                ingest_corpus(&Source::File(p.to_path_buf()), "x", &IngestConfig::default(), &mut |_| {}).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{}", p.display());
         }
         std::fs::remove_dir_all(&dir).unwrap();

@@ -13,12 +13,13 @@ pub mod corpus;
 pub mod html;
 pub mod http;
 pub mod record;
+pub mod source;
 
 use crate::config::IngestConfig;
-use archive::{scan_archive, ArchiveEvent};
+use archive::{scan_archive_source, ArchiveEvent};
 use rayon::prelude::*;
 use record::{process_record, Outcome, Reject};
-use std::path::Path;
+use source::Source;
 
 /// Counts for one ingested file. `records == documents + revisits + rejects
 /// + skipped` always holds (a malformed region counts as one record).
@@ -88,13 +89,13 @@ const HEADER_ALLOWANCE: u64 = 1 << 20;
 /// Files named like text corpora ([`corpus::is_corpus_file`]) are read by
 /// [`corpus::ingest_corpus`].
 pub fn ingest_file(
-    path: &Path,
+    source: &Source,
     file: &str,
     cfg: &IngestConfig,
     sink: &mut dyn FnMut(Outcome),
 ) -> std::io::Result<FileSummary> {
-    if corpus::is_corpus_file(path) {
-        return corpus::ingest_corpus(path, file, cfg, sink);
+    if corpus::is_corpus_file(&source.name_path()) {
+        return corpus::ingest_corpus(source, file, cfg, sink);
     }
     let mut summary = FileSummary::new(file);
     let file = file.to_string();
@@ -112,7 +113,7 @@ pub fn ingest_file(
         }
     };
     let max_block = cfg.max_payload_bytes.saturating_add(HEADER_ALLOWANCE);
-    let info = scan_archive(path, max_block, &mut |ev| {
+    let info = scan_archive_source(source, max_block, &mut |ev| {
         if let ArchiveEvent::Record(r) = &ev {
             batch_bytes += r.block.len();
         }

@@ -16,15 +16,17 @@ use arrow::array::{StringBuilder, UInt16Builder, UInt64Builder};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
 use crate::ingest::record::{Document, Outcome, Reject, Revisit};
+use crate::ingest::source::Source;
 use crate::ingest::{corpus, ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::schema::arrow_schema;
 use crate::shard::Shard;
+use crate::store;
 use crate::table::{BatchBuilder, PartWriter, TableDir};
 
 /// The ingest stage.
@@ -52,15 +54,7 @@ impl Stage for Ingest {
         let (files, problems) = expand_inputs(&ctx.inputs);
         let files: Vec<Value> = files
             .iter()
-            .map(|InputFile { path: f, label }| {
-                let meta = std::fs::metadata(f).ok();
-                let mtime = meta
-                    .as_ref()
-                    .and_then(|m| m.modified().ok())
-                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                    .map(|d| d.as_nanos() as u64);
-                json!({"path": f.display().to_string(), "label": label, "size": meta.map(|m| m.len()), "mtime_ns": mtime})
-            })
+            .map(|InputFile { source, label }| json!({"path": source.name(), "label": label, "version": source.version()}))
             .collect();
         Ok(json!({"files": files, "problems": problems}))
     }
@@ -69,7 +63,7 @@ impl Stage for Ingest {
         if all_files.is_empty() && problems.is_empty() {
             problems.push(format!("no archive or corpus files found in {:?}", ctx.inputs));
         }
-        let sizes: Vec<u64> = all_files.iter().map(|f| std::fs::metadata(&f.path).map_or(0, |m| m.len())).collect();
+        let sizes: Vec<u64> = all_files.iter().map(|f| f.source.len().unwrap_or(0)).collect();
         let owners = Shard::assign_files(&sizes, ctx.shard.count);
         // (index in the whole listing, which names the part files; the file)
         let files: Vec<(usize, &InputFile)> =
@@ -85,7 +79,7 @@ impl Stage for Ingest {
                 let r = ingest_one(input, i, &dirs, &ctx.config);
                 let size = sizes[i];
                 progress.set_position(done_bytes.fetch_add(size, Ordering::Relaxed) + size);
-                r.map_err(|e| format!("{}: {e:#}", input.path.display()))
+                r.map_err(|e| format!("{}: {e:#}", input.source.name()))
             })
             .collect();
         progress.finish_and_clear();
@@ -100,7 +94,7 @@ impl Stage for Ingest {
         let mut list = BatchBuilder::new("ingest_files");
         let mut totals: BTreeMap<&str, u64> = BTreeMap::new();
         for ((_, input), summary) in files.iter().zip(&summaries) {
-            list.col::<StringBuilder>(0).append_value(input.path.display().to_string());
+            list.col::<StringBuilder>(0).append_value(input.source.name());
             match summary {
                 Ok(s) => {
                     list.col::<StringBuilder>(1).append_value(&s.format);
@@ -151,15 +145,21 @@ impl Stage for Ingest {
 /// read recursively and contribute files whose names look like archives
 /// (`.warc`, `.arc`, `.wet`, `.wat`, optionally compressed) or text corpora
 /// (`.jsonl`, `.parquet`, ...: see [`corpus::is_corpus_file`]); a path given
-/// explicitly is always taken. Two files with the same name would give the
-/// same document ids, so the second one is reported instead of read.
+/// explicitly is always taken. An object-store URL (`s3://bucket/crawl/`,
+/// `file:///data/crawl`) is an object or, like a folder, a prefix listed
+/// recursively. Two files with the same name would give the same document
+/// ids, so the second one is reported instead of read.
 pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     for input in inputs {
         let path = Path::new(input);
-        if path.is_file() {
-            files.push(InputFile { path: path.to_path_buf(), label: file_name(path) });
+        if store::is_url(input) {
+            if let Err(e) = list_objects(input, &mut files) {
+                problems.push(format!("{input}: {e:#}"));
+            }
+        } else if path.is_file() {
+            files.push(InputFile { source: Source::File(path.to_path_buf()), label: file_name(path) });
         } else if path.is_dir() {
             walk(path, path, &mut files);
         } else if input.contains(['*', '?', '[']) {
@@ -168,7 +168,7 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
                     let before = files.len();
                     for p in paths.flatten() {
                         if p.is_file() {
-                            files.push(InputFile { label: file_name(&p), path: p });
+                            files.push(InputFile { label: file_name(&p), source: Source::File(p) });
                         } else if p.is_dir() {
                             walk(&p, &p, &mut files);
                         }
@@ -183,20 +183,20 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
             problems.push(format!("{input}: no such file or folder"));
         }
     }
-    files.sort_by(|a, b| a.path.cmp(&b.path));
-    files.dedup_by(|a, b| a.path == b.path);
-    let mut seen: BTreeMap<String, PathBuf> = BTreeMap::new();
+    files.sort_by_key(|f| f.source.name());
+    files.dedup_by(|a, b| a.source.name() == b.source.name());
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
     files.retain(|f| {
         if let Some(first) = seen.get(&f.label) {
             problems.push(format!(
                 "{}: goes by the same name `{}` as {}; skipped (its document ids would collide)",
-                f.path.display(),
+                f.source.name(),
                 f.label,
-                first.display()
+                first
             ));
             false
         } else {
-            seen.insert(f.label.clone(), f.path.clone());
+            seen.insert(f.label.clone(), f.source.name());
             true
         }
     });
@@ -204,12 +204,38 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
 }
 
 /// An archive to read and the name it goes by in document ids: its path
-/// relative to the folder given as input (or its file name when given
-/// directly), so ids stay the same when the crawl is moved.
-#[derive(Debug, Clone, PartialEq)]
+/// relative to the folder (or object prefix) given as input, or its file
+/// name when given directly, so ids stay the same when the crawl is moved.
+#[derive(Debug, Clone)]
 pub struct InputFile {
-    pub path: PathBuf,
+    pub source: Source,
     pub label: String,
+}
+
+/// Adds the object `url` names or, when it names none, the archives and
+/// corpora listed under it as a prefix.
+fn list_objects(url: &str, files: &mut Vec<InputFile>) -> Result<()> {
+    let root = store::Location::parse(url)?;
+    let object = |location: store::Location, meta: &object_store::ObjectMeta| Source::Object {
+        location,
+        size: meta.size,
+        e_tag: meta.e_tag.clone(),
+        last_modified_unix: meta.last_modified.timestamp(),
+    };
+    if let Some(meta) = root.head()? {
+        let source = object(root.clone(), &meta);
+        files.push(InputFile { label: source.file_name(), source });
+        return Ok(());
+    }
+    let before = files.len();
+    for meta in root.list()? {
+        let Some(label) = store::relative_path(&root.path, &meta.location) else { continue };
+        if looks_like_archive(Path::new(&label)) {
+            files.push(InputFile { source: object(root.child(&label), &meta), label });
+        }
+    }
+    anyhow::ensure!(files.len() > before, "no archive or corpus object found under this URL");
+    Ok(())
 }
 
 fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) {
@@ -220,7 +246,7 @@ fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) {
             walk(root, &p, files);
         } else if looks_like_archive(&p) {
             let label = p.strip_prefix(root).map_or_else(|_| file_name(&p), |r| r.to_string_lossy().into_owned());
-            files.push(InputFile { path: p, label });
+            files.push(InputFile { source: Source::File(p), label });
         }
     }
 }
@@ -236,17 +262,18 @@ fn file_name(p: &Path) -> String {
 
 /// Reads one archive or corpus file into part `i` of each table.
 fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
-    let path = &input.path;
+    let source = &input.source;
     let part = format!("{i:06}");
     let mut writers: Vec<PartWriter> =
         dirs.iter().zip(TABLES).map(|(d, t)| d.part(&part, arrow_schema(t))).collect::<Result<_>>()?;
     let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
-    let file_label = path.display().to_string();
+    let file_label = source.name();
     let mut write_error: Option<anyhow::Error> = None;
-    let duplicate_type = if corpus::is_corpus_file(path) { corpus::record_type(path) } else { "response" };
+    let name = source.name_path();
+    let duplicate_type = if corpus::is_corpus_file(&name) { corpus::record_type(&name) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
-    let read = ingest_file(path, &input.label, &config.ingest, &mut |mut outcome| {
+    let read = ingest_file(source, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
         }

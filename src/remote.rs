@@ -1,0 +1,308 @@
+//! An output folder in an object store (`--out s3://bucket/run`), mirrored
+//! by a local cache folder.
+//!
+//! The stages write their tables as local files: atomic renames, part files
+//! written by many threads at once, DataFusion spilling next to them. An
+//! object store has none of that, so a run against `s3://bucket/run` works in
+//! a local cache folder (`--cache`) and keeps it in step with the store:
+//!
+//! - before a stage, [`RemoteOut::pull`] copies the manifests and the
+//!   committed objects of the tables the stage reads (and of the tables this
+//!   task wrote before, so an up-to-date stage is skipped as it is locally);
+//! - after a stage, [`RemoteOut::push`] commits what it wrote.
+//!
+//! The commit protocol: a task uploads its part files under names no
+//! earlier version used (`<part>.<token>.parquet`), then writes its
+//! manifest listing those objects (`Manifest::objects`); a single PUT is
+//! atomic, so that write is the commit. Only then are the objects and
+//! manifests it replaced removed (the same rules as for a local folder:
+//! [`table::part_replaced_by`], [`runner::manifest_replaced_by`]). Readers
+//! take exactly the objects the manifests list, so a task that dies midway
+//! leaves the previous version readable and at worst some unlisted objects,
+//! which the next commit of that task removes. Tasks on other machines
+//! share nothing but the store.
+
+use anyhow::{Context, Result};
+use bytes::Bytes;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use crate::runner::{self, Manifest};
+use crate::shard::Shard;
+use crate::store::{self, Location};
+use crate::table;
+
+/// Folder of the manifests, as in a local output folder.
+const MANIFESTS: &str = "_manifests";
+
+/// An output folder in an object store and its local cache.
+pub struct RemoteOut {
+    root: Location,
+    cache: PathBuf,
+}
+
+impl RemoteOut {
+    /// Opens the output `url`, cached in `cache` (default: a folder for this
+    /// URL under the user's cache folder, see [`default_cache`]).
+    pub fn open(url: &str, cache: Option<PathBuf>) -> Result<RemoteOut> {
+        let root = Location::parse(url)?;
+        let cache = cache.unwrap_or_else(|| default_cache(&root.url));
+        std::fs::create_dir_all(&cache).with_context(|| format!("cannot create cache folder {}", cache.display()))?;
+        Ok(RemoteOut { root, cache })
+    }
+
+    /// The local folder the stages read and write.
+    pub fn cache_dir(&self) -> &Path {
+        &self.cache
+    }
+
+    /// The URL of the output folder.
+    pub fn url(&self) -> &str {
+        &self.root.url
+    }
+
+    /// Brings the cache up to date for one task of a stage: every manifest,
+    /// the tables in `reads` as committed by all tasks, and the tables in
+    /// `writes` as committed by task `shard` of `stage` (its own earlier
+    /// output). Returns the number of objects downloaded.
+    pub fn pull(&self, reads: &[&str], stage: &str, writes: &[&str], shard: Shard) -> Result<usize> {
+        let manifests = self.pull_manifests()?;
+        let own = runner::manifest_file_name(stage, shard);
+        let mut downloaded = 0;
+        for table in reads {
+            downloaded += self.pull_table(table, &manifests, None)?;
+        }
+        for table in writes.iter().filter(|t| !reads.contains(t)) {
+            downloaded += self.pull_table(table, &manifests, Some((&own, shard)))?;
+        }
+        Ok(downloaded)
+    }
+
+    /// Pulls every manifest and every table they list (for `query`,
+    /// `explain` and `report` over an object-store output).
+    pub fn pull_all(&self) -> Result<usize> {
+        let manifests = self.pull_manifests()?;
+        let tables: BTreeSet<&String> = manifests.values().flat_map(|m| m.objects.keys()).collect();
+        let mut downloaded = 0;
+        for table in tables {
+            downloaded += self.pull_table(table, &manifests, None)?;
+        }
+        Ok(downloaded)
+    }
+
+    /// Commits what task `shard` of `stage` just wrote into the cache: the
+    /// files of its parts of `tables`, then its manifest, then removes what
+    /// that replaced (see the module doc). Returns the objects uploaded.
+    pub fn push(&self, stage: &str, tables: &[&str], shard: Shard) -> Result<usize> {
+        let manifest_path = runner::manifest_path(&self.cache, stage, shard);
+        let mut manifest = runner::read_manifest_file(&manifest_path)
+            .with_context(|| format!("stage {stage} left no manifest at {}", manifest_path.display()))?;
+        let token = commit_token(&manifest);
+        manifest.objects.clear();
+        let mut uploaded = 0;
+        for table in tables {
+            let dir = self.cache.join(table);
+            let mut names = Vec::new();
+            for file in own_files(&dir, shard)? {
+                let object = if is_committed_name(&file) { file.clone() } else { committed_name(&file, &token) };
+                if object != file {
+                    self.root.child(&format!("{table}/{object}")).upload(&dir.join(&file))?;
+                    std::fs::rename(dir.join(&file), dir.join(&object))?;
+                    uploaded += 1;
+                }
+                names.push(object);
+            }
+            names.sort();
+            manifest.objects.insert(table.to_string(), names);
+        }
+        let text = serde_json::to_string_pretty(&manifest)? + "\n";
+        self.root.child(&format!("{MANIFESTS}/{}", runner::manifest_file_name(stage, shard))).put(Bytes::from(text))?;
+        runner::write_manifest(&manifest_path, &manifest)?;
+        self.remove_replaced(stage, &manifest, shard)?;
+        Ok(uploaded)
+    }
+
+    /// Uploads one file of the cache folder (`report.html`) as it is.
+    pub fn push_file(&self, name: &str) -> Result<()> {
+        self.root.child(name).upload(&self.cache.join(name))
+    }
+
+    /// Removes the objects and manifests that the commit of `manifest`
+    /// replaced.
+    fn remove_replaced(&self, stage: &str, manifest: &Manifest, shard: Shard) -> Result<()> {
+        for (table, kept) in &manifest.objects {
+            let folder = self.root.child(table);
+            for meta in folder.list()? {
+                let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+                if !kept.contains(&name) && table::part_replaced_by(&name, shard) {
+                    folder.child(&name).delete()?;
+                }
+            }
+        }
+        let own = runner::manifest_file_name(stage, shard);
+        let folder = self.root.child(MANIFESTS);
+        for meta in folder.list()? {
+            let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+            if name != own && runner::manifest_replaced_by(&name, stage, shard) {
+                folder.child(&name).delete()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Makes the cache's manifest folder a copy of the store's; returns the
+    /// manifests by file name.
+    fn pull_manifests(&self) -> Result<BTreeMap<String, Manifest>> {
+        let local = self.cache.join(MANIFESTS);
+        std::fs::create_dir_all(&local)?;
+        let folder = self.root.child(MANIFESTS);
+        let mut manifests = BTreeMap::new();
+        for meta in folder.list()? {
+            let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+            if !name.ends_with(".json") || name.contains('/') {
+                continue;
+            }
+            let bytes = folder.child(&name).get()?;
+            let manifest: Manifest =
+                serde_json::from_slice(&bytes).with_context(|| format!("{}/{name} is not a manifest", folder.url))?;
+            write_atomically(&local.join(&name), &bytes)?;
+            manifests.insert(name, manifest);
+        }
+        for entry in std::fs::read_dir(&local)?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.ends_with(".json") && !manifests.contains_key(&name) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        Ok(manifests)
+    }
+
+    /// Makes the cache's folder of `table` hold exactly the objects the
+    /// manifests list for it; with `task` (a manifest file name and its
+    /// task), only the objects of that one manifest, leaving the parts of
+    /// the other tasks alone. A table no manifest lists is removed from the
+    /// cache (the store has no committed version of it), unless narrowed to
+    /// a task. Returns the objects downloaded.
+    fn pull_table(
+        &self,
+        table: &str,
+        manifests: &BTreeMap<String, Manifest>,
+        task: Option<(&str, Shard)>,
+    ) -> Result<usize> {
+        let listing: Vec<&Vec<String>> = manifests
+            .iter()
+            .filter(|(name, _)| task.is_none_or(|(own, _)| name.as_str() == own))
+            .filter_map(|(_, m)| m.objects.get(table))
+            .collect();
+        let dir = self.cache.join(table);
+        if listing.is_empty() {
+            if task.is_none() && dir.exists() {
+                std::fs::remove_dir_all(&dir)?;
+            }
+            return Ok(0);
+        }
+        let objects: BTreeSet<&String> = listing.into_iter().flatten().collect();
+        std::fs::create_dir_all(&dir)?;
+        for entry in std::fs::read_dir(&dir)?.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let ours = task.is_none_or(|(_, shard)| table::part_replaced_by(&name, shard));
+            if ours && !objects.contains(&name) {
+                std::fs::remove_file(entry.path())?;
+            }
+        }
+        let mut downloaded = 0;
+        for name in objects {
+            let path = dir.join(name);
+            if path.exists() {
+                continue;
+            }
+            let bytes = self.root.child(&format!("{table}/{name}")).get().with_context(|| {
+                format!("table {table} changed in the store while it was read (a task committed meanwhile); run again")
+            })?;
+            write_atomically(&path, &bytes)?;
+            downloaded += 1;
+        }
+        Ok(downloaded)
+    }
+}
+
+/// The default cache folder of output `url`: under `$XDG_CACHE_HOME` (or
+/// `~/.cache`) rather than the system temp folder, which is often a small
+/// RAM-backed tmpfs, named after the URL so runs against it reuse it.
+pub fn default_cache(url: &str) -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let name: String =
+        url.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    base.join("neardup").join(name)
+}
+
+/// The files of task `shard`'s parts in a table folder of the cache (all
+/// files for an unsharded run), sorted.
+fn own_files(dir: &Path, shard: Shard) -> Result<Vec<String>> {
+    let mut files: Vec<String> = std::fs::read_dir(dir)
+        .with_context(|| format!("stage output {} is missing", dir.display()))?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| shard.is_whole() || table::part_shard(name) == Some(shard))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Object name of a new part file: `part-0-of-1-0.parquet` committed with
+/// token `t` is `part-0-of-1-0.t.parquet`.
+fn committed_name(file: &str, token: &str) -> String {
+    match file.strip_suffix(".parquet") {
+        Some(stem) => format!("{stem}.{token}.parquet"),
+        None => format!("{file}.{token}"),
+    }
+}
+
+/// True for a file that came from the store (its name carries a token).
+fn is_committed_name(file: &str) -> bool {
+    let stem = file.strip_suffix(".parquet").unwrap_or(file);
+    stem.rsplit_once('.')
+        .is_some_and(|(_, token)| token.len() == TOKEN_HEX && token.bytes().all(|b| b.is_ascii_hexdigit()))
+}
+
+/// Hex digits of a commit token.
+const TOKEN_HEX: usize = 16;
+
+/// A token no earlier commit used: from the manifest's fingerprint, start
+/// time and this process, so two runs never upload over each other's
+/// objects (an object being read is never overwritten).
+fn commit_token(manifest: &Manifest) -> String {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let seed = format!("{}\n{}\n{}\n{nanos}", manifest.fingerprint, manifest.started_at_unix, std::process::id());
+    format!("{:0width$x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()), width = TOKEN_HEX)
+}
+
+/// Writes a file of the cache by a rename, so a crash never leaves half a
+/// file under the final name.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let tmp = path.with_file_name(format!(
+        ".{}.pull-{}",
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn committed_names_carry_a_token_and_keep_the_task() {
+        let name = committed_name("part-1-of-3-000002.parquet", "0123456789abcdef");
+        assert_eq!(name, "part-1-of-3-000002.0123456789abcdef.parquet");
+        assert!(is_committed_name(&name));
+        assert!(!is_committed_name("part-1-of-3-000002.parquet"));
+        assert_eq!(table::part_shard(&name), Some("1/3".parse().unwrap()));
+    }
+}

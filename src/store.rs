@@ -1,0 +1,314 @@
+//! Object-store locations: `s3://bucket/prefix` and `file:///path`, through
+//! the `object_store` crate that DataFusion uses.
+//!
+//! This module opens stores and moves bytes; what is read and written where
+//! is decided by the ingest sources ([`crate::ingest::source`]) and by the
+//! mirror of an object-store output folder ([`crate::remote`]).
+//!
+//! S3 settings come from the usual `AWS_*` environment variables
+//! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,
+//! `AWS_ENDPOINT` for an S3-compatible server, `AWS_ALLOW_HTTP=true` for one
+//! without TLS), as every other S3 tool reads them.
+//!
+//! The stages are synchronous code on rayon threads, while `object_store`
+//! is async. Its requests run on a small runtime of their own
+//! ([`block_on`]), never on the DataFusion runtime of the stage, so a rayon
+//! thread can wait for a download without an async context of its own.
+
+use anyhow::{bail, Context, Result};
+use bytes::Bytes;
+use futures::stream::BoxStream;
+use futures::StreamExt;
+use object_store::path::Path as ObjectPath;
+use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::sync::{Arc, OnceLock};
+
+/// True when `text` names an object-store location rather than a local path.
+pub fn is_url(text: &str) -> bool {
+    text.starts_with("s3://") || text.starts_with("file://")
+}
+
+/// A store and the path inside it that a URL names.
+#[derive(Clone)]
+pub struct Location {
+    pub store: Arc<dyn ObjectStore>,
+    pub path: ObjectPath,
+    /// The URL as given (without a trailing `/`), for messages and row values.
+    pub url: String,
+}
+
+impl std::fmt::Debug for Location {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.url)
+    }
+}
+
+impl Location {
+    /// Opens the store of `text` (`s3://bucket/prefix` or `file:///path`).
+    pub fn parse(text: &str) -> Result<Location> {
+        let url = url::Url::parse(text).with_context(|| format!("`{text}` is not a valid URL"))?;
+        let store: Arc<dyn ObjectStore> = match url.scheme() {
+            "s3" => {
+                let bucket = url.host_str().filter(|b| !b.is_empty()).context("an s3:// URL needs a bucket")?;
+                Arc::new(
+                    object_store::aws::AmazonS3Builder::from_env()
+                        .with_bucket_name(bucket)
+                        .build()
+                        .with_context(|| format!("cannot set up S3 access for {text}"))?,
+                )
+            }
+            "file" => Arc::new(object_store::local::LocalFileSystem::new()),
+            other => bail!("`{text}`: unsupported URL scheme `{other}` (use s3:// or file://)"),
+        };
+        let path = ObjectPath::from_url_path(url.path()).with_context(|| format!("`{text}`: bad object path"))?;
+        Ok(Location { store, path, url: text.trim_end_matches('/').to_string() })
+    }
+
+    /// The location of `relative` (`a/b`) under this one.
+    pub fn child(&self, relative: &str) -> Location {
+        let mut path = self.path.clone();
+        for part in relative.split('/').filter(|p| !p.is_empty()) {
+            path = path.clone().join(part);
+        }
+        Location { store: Arc::clone(&self.store), path, url: format!("{}/{relative}", self.url) }
+    }
+
+    /// Every object under this location (recursively), sorted by path.
+    pub fn list(&self) -> Result<Vec<ObjectMeta>> {
+        let mut all: Vec<ObjectMeta> = block_on(self.store.list(Some(&self.path)).collect::<Vec<_>>())
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("cannot list {}", self.url))?;
+        all.sort_by(|a, b| a.location.cmp(&b.location));
+        Ok(all)
+    }
+
+    /// The object at this location, `None` when there is none.
+    pub fn head(&self) -> Result<Option<ObjectMeta>> {
+        match block_on(self.store.head(&self.path)) {
+            Ok(meta) => Ok(Some(meta)),
+            Err(object_store::Error::NotFound { .. }) => Ok(None),
+            // A local folder is no object; listing it is the caller's next step.
+            Err(_) if self.url.starts_with("file://") => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", self.url)),
+        }
+    }
+
+    /// The whole object.
+    pub fn get(&self) -> Result<Bytes> {
+        block_on(async { self.store.get(&self.path).await?.bytes().await })
+            .with_context(|| format!("cannot read {}", self.url))
+    }
+
+    /// Stores `bytes` as this object (one PUT: the object appears whole or
+    /// not at all).
+    pub fn put(&self, bytes: Bytes) -> Result<()> {
+        block_on(self.store.put(&self.path, bytes.into())).with_context(|| format!("cannot write {}", self.url))?;
+        Ok(())
+    }
+
+    /// Uploads a local file as this object: one PUT when small, a multipart
+    /// upload (completed only after the last part, so again all or nothing)
+    /// when large, never holding more than a few parts in memory.
+    pub fn upload(&self, file: &std::path::Path) -> Result<()> {
+        const SINGLE_PUT_BYTES: u64 = 32 << 20;
+        const PART_BYTES: usize = 16 << 20;
+        let size = std::fs::metadata(file).with_context(|| format!("cannot read {}", file.display()))?.len();
+        if size <= SINGLE_PUT_BYTES {
+            return self.put(Bytes::from(std::fs::read(file)?));
+        }
+        block_on(async {
+            let upload = self.store.put_multipart(&self.path).await?;
+            let mut writer = object_store::WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+            let mut f = std::fs::File::open(file).map_err(|e| anyhow::anyhow!(e))?;
+            let mut buf = vec![0u8; PART_BYTES];
+            loop {
+                let n = f.read(&mut buf)?;
+                if n == 0 {
+                    break;
+                }
+                writer.wait_for_capacity(4).await?;
+                writer.write(&buf[..n]);
+            }
+            writer.finish().await?;
+            anyhow::Ok(())
+        })
+        .with_context(|| format!("cannot upload {} to {}", file.display(), self.url))
+    }
+
+    /// Removes this object; one that is already gone is no error (another
+    /// task may have removed it first).
+    pub fn delete(&self) -> Result<()> {
+        match block_on(self.store.delete(&self.path)) {
+            Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(e).with_context(|| format!("cannot remove {}", self.url)),
+        }
+    }
+
+    /// A reader of this object of `size` bytes that streams it and can seek.
+    pub fn reader(&self, size: u64) -> ObjectReader {
+        ObjectReader { location: self.clone(), size, pos: 0, body: None, chunk: Bytes::new() }
+    }
+}
+
+/// The path of `object` relative to `root` (`a/b.warc.gz`), if under it.
+pub fn relative_path(root: &ObjectPath, object: &ObjectPath) -> Option<String> {
+    let parts: Vec<String> = object.prefix_match(root)?.map(|p| p.as_ref().to_string()).collect();
+    Some(parts.join("/"))
+}
+
+/// Runs an object-store request to completion on the I/O runtime. Must not
+/// be called from inside an async task.
+pub fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .thread_name("neardup-io")
+                .enable_all()
+                .build()
+                .expect("cannot start the object-store I/O runtime")
+        })
+        .block_on(future)
+}
+
+/// Streams an object with ranged GETs: reading continues one open response,
+/// seeking drops it and the next read opens a new one at the new offset, so
+/// a reader that seeks rarely (the archive reader, on a damaged gzip member)
+/// costs one request per seek and no local copy.
+pub struct ObjectReader {
+    location: Location,
+    size: u64,
+    /// Offset of the next byte `read` returns (the first byte of `chunk`).
+    pos: u64,
+    body: Option<BoxStream<'static, object_store::Result<Bytes>>>,
+    chunk: Bytes,
+}
+
+/// Times a broken download is resumed from where it stopped before the
+/// read fails (each request has its own retries inside `object_store`).
+const RESUMES: usize = 3;
+
+impl ObjectReader {
+    fn next_chunk(&mut self) -> io::Result<Option<Bytes>> {
+        let mut resumes = 0;
+        loop {
+            if self.body.is_none() {
+                let options =
+                    GetOptions { range: Some(GetRange::Bounded(self.pos..self.size)), ..GetOptions::default() };
+                let store = Arc::clone(&self.location.store);
+                let path = self.location.path.clone();
+                let result = block_on(async move { store.get_opts(&path, options).await }).map_err(io::Error::other)?;
+                self.body = Some(result.into_stream());
+            }
+            let body = self.body.as_mut().expect("opened above");
+            match block_on(body.next()) {
+                Some(Ok(bytes)) => return Ok(Some(bytes)),
+                None => return Ok(None),
+                Some(Err(e)) => {
+                    self.body = None;
+                    resumes += 1;
+                    if resumes > RESUMES {
+                        return Err(io::Error::other(e));
+                    }
+                    tracing::warn!("{}: download broke at byte {} ({e}); resuming", self.location.url, self.pos);
+                }
+            }
+        }
+    }
+}
+
+impl Read for ObjectReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.chunk.is_empty() {
+            if self.pos >= self.size {
+                return Ok(0);
+            }
+            match self.next_chunk()? {
+                Some(bytes) => self.chunk = bytes,
+                None => return Ok(0),
+            }
+        }
+        let n = self.chunk.len().min(out.len());
+        out[..n].copy_from_slice(&self.chunk[..n]);
+        self.chunk = self.chunk.slice(n..);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for ObjectReader {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => self.size.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the object"))?;
+        if target != self.pos {
+            self.body = None;
+            self.chunk = Bytes::new();
+            self.pos = target;
+        }
+        Ok(target)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn object_reader_reads_and_seeks_like_a_file() {
+        let dir = std::env::temp_dir().join(format!("neardup-store-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("data.bin");
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&file, &data).unwrap();
+        let url = url::Url::from_file_path(&file).unwrap().to_string();
+        let location = Location::parse(&url).unwrap();
+        let meta = location.head().unwrap().expect("the object exists");
+        assert_eq!(meta.size, data.len() as u64);
+
+        let mut reader = location.reader(meta.size);
+        let mut all = Vec::new();
+        reader.read_to_end(&mut all).unwrap();
+        assert_eq!(all, data);
+
+        reader.seek(SeekFrom::Start(150_000)).unwrap();
+        let mut part = vec![0u8; 10];
+        reader.read_exact(&mut part).unwrap();
+        assert_eq!(part, data[150_000..150_010]);
+        assert_eq!(reader.seek(SeekFrom::Current(-5)).unwrap(), 150_005);
+        reader.read_exact(&mut part).unwrap();
+        assert_eq!(part, data[150_005..150_015]);
+        assert_eq!(reader.seek(SeekFrom::End(-3)).unwrap(), data.len() as u64 - 3);
+        let mut tail = Vec::new();
+        reader.read_to_end(&mut tail).unwrap();
+        assert_eq!(tail, data[data.len() - 3..]);
+        assert!(reader.seek(SeekFrom::Current(-1_000_000)).is_err());
+
+        let listed = Location::parse(url::Url::from_directory_path(&dir).unwrap().as_str()).unwrap().list().unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(
+            relative_path(
+                &Location::parse(url::Url::from_directory_path(&dir).unwrap().as_str()).unwrap().path,
+                &listed[0].location
+            )
+            .as_deref(),
+            Some("data.bin")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_s3_and_file_urls_are_locations() {
+        assert!(is_url("s3://bucket/crawl/"));
+        assert!(is_url("file:///data/crawl"));
+        assert!(!is_url("crawl/s3://x"));
+        assert!(Location::parse("http://example.com/x").is_err());
+        assert!(Location::parse("s3:///no-bucket").is_err());
+    }
+}

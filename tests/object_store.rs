@@ -1,0 +1,288 @@
+//! Inputs and outputs in an object store: `file://` URLs, and `s3://` on a
+//! local S3-compatible server (moto) on loopback. A run against the store
+//! writes the same tables, row for row, as a run on local folders; the
+//! store holds exactly the objects its manifests list (the commit
+//! protocol of `neardup::remote`); tasks on "different machines" (separate
+//! cache folders) share nothing but the store.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+mod common;
+use common::{canonical_rows, pipeline, temp_dir};
+
+/// Tables of a local run of the sample, the reference for every store run
+/// (input given by absolute path, so `warc_file` values differ from the
+/// store's only by their URL prefix).
+fn reference_run(name: &str) -> (PathBuf, String) {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data").display().to_string();
+    let out = temp_dir(name);
+    let o = pipeline().args(["--quiet", "run", "--input", &sample, "--out", out.to_str().unwrap()]).output().unwrap();
+    assert!(o.status.success(), "reference run: {}", String::from_utf8_lossy(&o.stderr));
+    (out, sample)
+}
+
+fn tables(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('_') && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Asserts that the tables under `got` are those of the reference run, with
+/// the input location `got_input` written where the reference has `input`.
+fn assert_same_tables(reference: &Path, input: &str, got: &Path, got_input: &str) {
+    assert_eq!(tables(reference), tables(got), "tables under {}", got.display());
+    for table in tables(reference) {
+        let expected = canonical_rows(reference, &table);
+        let mut actual: Vec<String> =
+            canonical_rows(got, &table).into_iter().map(|r| r.replace(got_input, input)).collect();
+        actual.sort();
+        assert_eq!(expected.len(), actual.len(), "rows of table {table}");
+        assert!(expected == actual, "table {table} differs from the local run");
+    }
+    assert!(!canonical_rows(got, "duplicates").is_empty(), "the comparison must cover verified pairs");
+}
+
+/// The objects each table folder of a `file://` output holds, and those its
+/// manifests list: the two must be the same (nothing uncommitted is left
+/// behind, nothing committed is missing).
+fn assert_store_holds_what_manifests_list(store: &Path) {
+    let mut listed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for entry in std::fs::read_dir(store.join("_manifests")).unwrap() {
+        let m: neardup::runner::Manifest =
+            serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
+        assert!(!m.objects.is_empty(), "manifest of {} lists no objects", m.stage);
+        for (table, names) in m.objects {
+            listed.entry(table).or_default().extend(names);
+        }
+    }
+    for table in tables(store) {
+        let held: BTreeSet<String> = std::fs::read_dir(store.join(&table))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(Some(&held), listed.get(&table), "objects of table {table}");
+    }
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let o = pipeline().arg("--quiet").args(args).output().unwrap();
+    (o.status.code().unwrap_or(-1), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
+    let (reference, sample) = reference_run("store-reference");
+    let scratch = temp_dir("store-file");
+    let store = scratch.join("bucket/run");
+    std::fs::create_dir_all(&store).unwrap();
+    let out_url = format!("file://{}", store.display());
+    let in_url = format!("file://{sample}");
+    // Every task runs with a cache of its own, as on separate machines.
+    let mut caches = 0;
+    let mut task = |args: &[&str]| {
+        caches += 1;
+        let cache = scratch.join(format!("cache-{caches}"));
+        let mut all = vec!["run", "--out", &out_url, "--cache", cache.to_str().unwrap()];
+        all.extend_from_slice(args);
+        let (code, err) = run(&all);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    };
+    for stage in ["ingest", "tokens"] {
+        for shard in ["1/2", "0/2"] {
+            let mut args = vec!["--stage", stage, "--shard", shard];
+            if stage == "ingest" {
+                args.extend(["--input", &in_url]);
+            }
+            task(&args);
+        }
+    }
+    for stage in ["stats", "signatures", "search", "candidates", "verify", "cluster", "evaluate"] {
+        task(&["--stage", stage]);
+    }
+    assert_same_tables(&reference, &sample, &store, &in_url);
+    assert_store_holds_what_manifests_list(&store);
+    assert!(store.join("report.html").is_file());
+
+    // A task rerun from a fresh cache replaces its own objects only.
+    let before: BTreeSet<String> = std::fs::read_dir(store.join("tokens"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    task(&["--stage", "tokens", "--shard", "1/2", "--force"]);
+    let after: BTreeSet<String> = std::fs::read_dir(store.join("tokens"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let own = |names: &BTreeSet<String>| -> BTreeSet<String> {
+        names.iter().filter(|n| n.starts_with("part-1-of-2-")).cloned().collect()
+    };
+    let others = |names: &BTreeSet<String>| -> BTreeSet<String> {
+        names.iter().filter(|n| !n.starts_with("part-1-of-2-")).cloned().collect()
+    };
+    assert_eq!(others(&before), others(&after), "the other task's objects stay");
+    assert!(!own(&after).is_empty() && own(&before).is_disjoint(&own(&after)), "{before:?} -> {after:?}");
+    assert_store_holds_what_manifests_list(&store);
+
+    // Analysts query the store through a cache of their own.
+    let cache = scratch.join("cache-query");
+    let o = pipeline()
+        .args(["query", "--out", &out_url, "--cache", cache.to_str().unwrap(), "--format", "csv"])
+        .arg("SELECT COUNT(*) AS n FROM tokens")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let expected = canonical_rows(&reference, "tokens").len();
+    assert_eq!(String::from_utf8_lossy(&o.stdout), format!("n\n{expected}\n"));
+
+    let _ = std::fs::remove_dir_all(&reference);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// A moto S3 server on a free loopback port, stopped on drop.
+struct S3Server {
+    child: Child,
+    endpoint: String,
+}
+
+impl Drop for S3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `moto_server` when it is installed (`pip install 'moto[server]'`;
+/// `.ci/run` installs it). Without it the S3 test is skipped, unless
+/// `NEARDUP_REQUIRE_S3` is set (CI), where that is a failure.
+fn start_s3() -> Option<S3Server> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let child = match Command::new("moto_server")
+        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => {
+            assert!(std::env::var_os("NEARDUP_REQUIRE_S3").is_none(), "NEARDUP_REQUIRE_S3 is set but moto_server: {e}");
+            eprintln!("skipping the S3 test: cannot start moto_server ({e}); pip install 'moto[server]'");
+            return None;
+        }
+    };
+    let server = S3Server { child, endpoint: format!("http://127.0.0.1:{port}") };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "moto_server did not start listening on port {port}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Some(server)
+}
+
+/// Sends one bodiless HTTP request and returns the status line (bucket
+/// creation, which `object_store` does not do).
+fn http(endpoint: &str, method: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let addr = endpoint.trim_start_matches("http://");
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    write!(s, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
+    let mut response = String::new();
+    s.read_to_string(&mut response).unwrap();
+    response.lines().next().unwrap_or_default().to_string()
+}
+
+#[test]
+fn s3_on_a_local_server_gives_the_local_tables() {
+    let Some(server) = start_s3() else { return };
+    let status = http(&server.endpoint, "PUT", "/neardup");
+    assert!(status.contains(" 200"), "create bucket: {status}");
+    let env = [
+        ("AWS_ENDPOINT", server.endpoint.as_str()),
+        ("AWS_ALLOW_HTTP", "true"),
+        ("AWS_ACCESS_KEY_ID", "test"),
+        ("AWS_SECRET_ACCESS_KEY", "test"),
+        ("AWS_REGION", "us-east-1"),
+    ];
+    let s3 = |args: &[&str]| {
+        let mut cmd = pipeline();
+        cmd.arg("--quiet").args(args).envs(env);
+        cmd.output().unwrap()
+    };
+
+    // The crawl goes into the bucket through the crate's own S3 client.
+    let store = object_store::aws::AmazonS3Builder::new()
+        .with_endpoint(&server.endpoint)
+        .with_allow_http(true)
+        .with_access_key_id("test")
+        .with_secret_access_key("test")
+        .with_region("us-east-1")
+        .with_bucket_name("neardup")
+        .build()
+        .unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+    for entry in std::fs::read_dir(&sample).unwrap() {
+        let path = entry.unwrap().path();
+        let key = format!("crawl/{}", path.file_name().unwrap().to_string_lossy());
+        let bytes = std::fs::read(&path).unwrap();
+        neardup::store::block_on(object_store::ObjectStoreExt::put(&store, &key.as_str().into(), bytes.into()))
+            .unwrap();
+    }
+
+    let (reference, sample_text) = reference_run("s3-reference");
+    let scratch = temp_dir("store-s3");
+    let cache = scratch.join("cache");
+    let o =
+        s3(&["run", "--input", "s3://neardup/crawl/", "--out", "s3://neardup/run", "--cache", cache.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    // What the store holds, read back through a fresh cache.
+    let fresh = scratch.join("fresh");
+    let o = s3(&["query", "--out", "s3://neardup/run", "--cache", fresh.to_str().unwrap(), "SELECT 1"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_same_tables(&reference, &sample_text, &fresh, "s3://neardup/crawl");
+
+    // The store holds exactly the objects the manifests list, and the report.
+    let objects: Vec<String> = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(
+        object_store::ObjectStore::list(&store, Some(&"run".into())),
+    ))
+    .unwrap()
+    .into_iter()
+    .map(|m| m.location.to_string())
+    .collect();
+    assert!(objects.contains(&"run/report.html".to_string()), "{objects:?}");
+    let mut listed = BTreeSet::new();
+    for name in objects.iter().filter(|o| o.starts_with("run/_manifests/")) {
+        let bytes = std::fs::read(fresh.join("_manifests").join(name.trim_start_matches("run/_manifests/"))).unwrap();
+        let m: neardup::runner::Manifest = serde_json::from_slice(&bytes).unwrap();
+        for (table, names) in m.objects {
+            listed.extend(names.into_iter().map(|n| format!("run/{table}/{n}")));
+        }
+    }
+    let held: BTreeSet<String> =
+        objects.iter().filter(|o| !o.starts_with("run/_manifests/") && *o != "run/report.html").cloned().collect();
+    assert_eq!(held, listed);
+
+    // A second run is up to date: nothing is uploaded again.
+    let o =
+        s3(&["run", "--input", "s3://neardup/crawl/", "--out", "s3://neardup/run", "--cache", cache.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let again: Vec<String> = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(
+        object_store::ObjectStore::list(&store, Some(&"run".into())),
+    ))
+    .unwrap()
+    .into_iter()
+    .map(|m| m.location.to_string())
+    .collect();
+    assert_eq!(objects, again);
+
+    let _ = std::fs::remove_dir_all(&reference);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
