@@ -74,6 +74,12 @@ impl Location {
         Location { store: Arc::clone(&self.store), path, url: format!("{}/{relative}", self.url) }
     }
 
+    /// The object `path` (as listed under this location), named in URLs by
+    /// its `relative` path.
+    pub fn at(&self, path: ObjectPath, relative: &str) -> Location {
+        Location { store: Arc::clone(&self.store), path, url: format!("{}/{relative}", self.url) }
+    }
+
     /// Every object under this location (recursively), sorted by path.
     pub fn list(&self) -> Result<Vec<ObjectMeta>> {
         let mut all: Vec<ObjectMeta> = block_on(self.store.list(Some(&self.path)).collect::<Vec<_>>())
@@ -152,9 +158,14 @@ impl Location {
     }
 }
 
-/// The path of `object` relative to `root` (`a/b.warc.gz`), if under it.
+/// The path of `object` relative to `root` (`a/b.warc.gz`), if under it,
+/// as the file or key names it: `object_store` percent-encodes characters
+/// such as `~` inside its paths, and this decodes them again.
 pub fn relative_path(root: &ObjectPath, object: &ObjectPath) -> Option<String> {
-    let parts: Vec<String> = object.prefix_match(root)?.map(|p| p.as_ref().to_string()).collect();
+    let parts: Vec<String> = object
+        .prefix_match(root)?
+        .map(|p| percent_encoding::percent_decode_str(p.as_ref()).decode_utf8_lossy().into_owned())
+        .collect();
     Some(parts.join("/"))
 }
 

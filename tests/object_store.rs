@@ -147,6 +147,40 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
+/// The real crawl files (damaged gzip members the reader seeks around,
+/// file names with `~`, ARC, revisits) read through `file://` URLs give the
+/// ingest tables of a local read.
+#[test]
+fn real_crawl_files_read_through_urls_as_from_disk() {
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/warc");
+    let Ok(data) = data.canonicalize() else {
+        eprintln!("skipping: ../shared/data/warc is not here");
+        return;
+    };
+    let data = data.display().to_string();
+    let scratch = temp_dir("store-real");
+    let local = scratch.join("local");
+    let store = scratch.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let (local_code, err) = run(&["run", "--stage", "ingest", "--input", &data, "--out", local.to_str().unwrap()]);
+    assert!(local_code == 0 || local_code == 3, "{err}");
+    let in_url = format!("file://{data}");
+    let out_url = format!("file://{}", store.display());
+    let cache = scratch.join("cache");
+    let (code, err) =
+        run(&["run", "--stage", "ingest", "--input", &in_url, "--out", &out_url, "--cache", cache.to_str().unwrap()]);
+    assert_eq!(code, local_code, "{err}");
+    for table in ["documents", "revisits", "rejects", "ingest_files"] {
+        let expected = canonical_rows(&local, table);
+        let mut actual: Vec<String> =
+            canonical_rows(&store, table).into_iter().map(|r| r.replace(&in_url, &data)).collect();
+        actual.sort();
+        assert!(expected.len() > 10, "{table} has rows");
+        assert!(expected == actual, "table {table} differs between local and file:// reads");
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
 /// A moto S3 server on a free loopback port, stopped on drop.
 struct S3Server {
     child: Child,

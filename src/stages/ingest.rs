@@ -231,7 +231,7 @@ fn list_objects(url: &str, files: &mut Vec<InputFile>) -> Result<()> {
     for meta in root.list()? {
         let Some(label) = store::relative_path(&root.path, &meta.location) else { continue };
         if looks_like_archive(Path::new(&label)) {
-            files.push(InputFile { source: object(root.child(&label), &meta), label });
+            files.push(InputFile { source: object(root.at(meta.location.clone(), &label), &meta), label });
         }
     }
     anyhow::ensure!(files.len() > before, "no archive or corpus object found under this URL");
