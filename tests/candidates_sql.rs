@@ -3,7 +3,7 @@
 //! generated tables: exact-signature grouping with the group cap, A11 chains
 //! and A12 "3+5" with `a12_pair_matches` as the pair rule.
 
-use arrow::array::{ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
+use arrow::array::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use neardup::config::Config;
 use neardup::methods::a12::{a12_pair_matches, A12Record};
 use neardup::methods::splitmix64;
@@ -158,6 +158,29 @@ fn a12_sql_equals_reference_rule() {
             records.push(A12Record { doc_id: doc + 1000, key: *key, len, num, ss, ws });
         }
     }
+    // Signatures that coincide across positions ("any order"): distinct
+    // non-zero values per record, as `a12_records` makes them, drawn from
+    // small pools, with zeros anywhere.
+    for doc in 0..150u64 {
+        let len = [40, 45, 46, 60, 100, 115][pick(6) as usize];
+        let num = [3, 5, 6, 7, 8][pick(5) as usize];
+        let mut ss = [0u32; 3];
+        let mut ws = [0u32; 5];
+        for (sigs, pool) in [(&mut ss[..], 6), (&mut ws[..], 8)] {
+            for i in 0..sigs.len() {
+                let sig = loop {
+                    let sig = 101 + pick(pool) as u32;
+                    if !sigs[..i].contains(&sig) {
+                        break sig;
+                    }
+                };
+                sigs[i] = if i > 0 && pick(4) == 0 { 0 } else { sig };
+            }
+        }
+        for key in ss.iter().filter(|&&k| k != 0) {
+            records.push(A12Record { doc_id: doc + 2000, key: *key, len, num, ss, ws });
+        }
+    }
     let mut w = TableWriter::for_table(&out, "a12_records").unwrap();
     let mut b = BatchBuilder::new("a12_records");
     for r in &records {
@@ -168,9 +191,9 @@ fn a12_sql_equals_reference_rule() {
         for (i, s) in r.ss.iter().enumerate() {
             b.col::<UInt32Builder>(4 + i).append_value(*s);
         }
-        let l = b.col::<ListBuilder<UInt32Builder>>(7);
-        l.values().append_slice(&r.ws);
-        l.append(true);
+        for (i, w) in r.ws.iter().enumerate() {
+            b.col::<UInt32Builder>(7 + i).append_value(*w);
+        }
     }
     w.write_rest(&mut b).unwrap();
     w.commit().unwrap();

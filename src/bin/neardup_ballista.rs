@@ -6,18 +6,12 @@
 //! binaries included); this binary only spares a separate install of those,
 //! and the tests use it to start a cluster of processes on loopback. It adds
 //! no code of ours to the nodes: no functions, codecs or table providers.
-//!
-//! One difference from a stock executor: Ballista 55's executors know only
-//! DataFusion's core scalar functions, not its array functions
-//! (`datafusion::functions_nested`), although its scheduler plans with them.
-//! The A12 job (`jobs/a12.sql`) compares word lists with `array_intersect`
-//! and `cardinality`, so these executors register DataFusion's own array
-//! functions too; a stock executor rejects A12's tasks ("PhysicalExtensionCodec
-//! is not provided for scalar function cardinality").
+//! (Ballista 55's executors know DataFusion's core scalar functions but not
+//! its array functions, `datafusion::functions_nested`; the SQL stage jobs
+//! use none of them, so the executors need nothing added.)
 
 use anyhow::{Context, Result};
 use ballista_core::config::TaskSchedulingPolicy;
-use ballista_core::registry::BallistaFunctionRegistry;
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
@@ -133,7 +127,6 @@ fn main() -> Result<()> {
                     vcores,
                     memory_pool_size: memory.map(|bytes| bytes as u64),
                     work_dir: Some(work_dir.to_string_lossy().into_owned()),
-                    override_function_registry: Some(Arc::new(with_array_functions())),
                     task_scheduling_policy: TaskSchedulingPolicy::PushStaged,
                     print_thread_info: false,
                     ..Default::default()
@@ -143,14 +136,4 @@ fn main() -> Result<()> {
         }
         Ok(())
     })
-}
-
-/// Ballista's default function registry plus DataFusion's array functions
-/// (see the module documentation).
-fn with_array_functions() -> BallistaFunctionRegistry {
-    let mut registry = BallistaFunctionRegistry::default();
-    for function in datafusion::functions_nested::all_default_nested_functions() {
-        registry.scalar_functions.entry(function.name().to_string()).or_insert(function);
-    }
-    registry
 }

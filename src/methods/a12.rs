@@ -5,6 +5,11 @@
 //! This file builds the records and states the pair rule as a plain
 //! function; the chaining and windowing over all records happens in SQL,
 //! and [`a12_pair_matches`] is the reference that SQL is tested against.
+//! The table `a12_records` stores `ss` and `ws` as scalar columns
+//! `ss1..ss3` and `ws1..ws5`, and `jobs/a12.sql` counts common signatures
+//! with `IN` lists rather than array functions (which stock Ballista
+//! executors lack); that count is right only because the non-zero values of
+//! one record's `ss` and of its `ws` are distinct (`top_distinct`).
 //!
 //! Choices the spec leaves open, made here:
 //! - Sentence and word signatures are CRC32 of UTF-8 bytes; a sentence is
@@ -38,10 +43,12 @@ pub struct A12Record {
     /// Number of sentences.
     pub num: u32,
     /// CRC32 of the 3 longest distinct sentences (most kept terms first,
-    /// ties by signature ascending); 0 where the document has fewer.
+    /// ties by signature ascending); 0 where the document has fewer. The
+    /// non-zero values are distinct. Columns `ss1..ss3`.
     pub ss: [u32; 3],
     /// CRC32 of the 5 longest distinct kept terms (most chars first, ties by
-    /// signature ascending); 0 where the document has fewer.
+    /// signature ascending); 0 where the document has fewer. The non-zero
+    /// values are distinct. Columns `ws1..ws5`.
     pub ws: [u32; 5],
 }
 
@@ -64,7 +71,8 @@ pub fn a12_records(doc: &DocView) -> Vec<A12Record> {
 }
 
 /// The first `N` distinct non-zero values of `sigs` (already in rank
-/// order), padded with 0.
+/// order), padded with 0. Distinct by signature, not by text, so two texts
+/// with the same CRC32 take one place; `jobs/a12.sql` relies on it.
 fn top_distinct<const N: usize>(sigs: impl Iterator<Item = u32>) -> [u32; N] {
     let mut out = [0u32; N];
     let mut n = 0;
@@ -184,6 +192,19 @@ mod tests {
 
         let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[0], words: &[] };
         assert!(a12_records(&empty).is_empty());
+    }
+
+    #[test]
+    fn signatures_of_a_record_are_distinct() {
+        // Repeated sentences and terms take one place each; what SQL's
+        // spelled-out IN counts rely on.
+        let terms = strings("longword longword longword longword longword longword other other other");
+        let ends = [3u32, 6, 8, 9];
+        let doc = DocView { doc_id: 4, terms: &terms, sentence_ends: &ends, words: &terms };
+        let r = a12_records(&doc)[0];
+        assert_eq!(r.ss, [crc("longword longword longword"), crc("other other"), crc("other")]);
+        assert_eq!(r.ws, [crc("longword"), crc("other"), 0, 0, 0]);
+        assert_eq!(top_distinct::<3>([0, 7, 7, 0, 9, 7, 4, 5].into_iter()), [7, 9, 4]);
     }
 
     #[test]

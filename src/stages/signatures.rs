@@ -175,9 +175,9 @@ fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
             for (i, ss) in r.ss.iter().enumerate() {
                 b.col::<UInt32Builder>(4 + i).append_value(*ss);
             }
-            let ws = b.col::<ListBuilder<UInt32Builder>>(7);
-            ws.values().append_slice(&r.ws);
-            ws.append(true);
+            for (i, ws) in r.ws.iter().enumerate() {
+                b.col::<UInt32Builder>(7 + i).append_value(*ws);
+            }
             w.write_if_full(&mut b)?;
         }
         w.write_rest(&mut b)?;
