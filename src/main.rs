@@ -132,27 +132,29 @@ struct ReportArgs {
 
 #[derive(clap::Args)]
 struct CacheArg {
-    /// Local folder mirroring an object-store --out (default: one per URL
-    /// under $XDG_CACHE_HOME/neardup or ~/.cache/neardup). Stages read and
-    /// write here; each stage's tables are committed to the store when it ends.
+    /// Local folder mirroring an object-store --out (default: one per URL and
+    /// task under $XDG_CACHE_HOME/neardup or ~/.cache/neardup). Stages read
+    /// and write here; each stage's tables are committed to the store when it
+    /// ends. Tasks running at the same time need caches of their own.
     #[arg(long, value_name = "DIR")]
     cache: Option<PathBuf>,
 }
 
 /// The local folder holding the tables of `out`: the path itself, or the
 /// cache of an object-store URL, with the store's handle.
-fn local_out(out: &str, cache: &CacheArg) -> Result<(PathBuf, Option<RemoteOut>)> {
+fn local_out(out: &str, cache: &CacheArg, shard: Shard) -> Result<(PathBuf, Option<RemoteOut>)> {
     if !neardup::store::is_url(out) {
         return Ok((PathBuf::from(out), None));
     }
-    let remote = RemoteOut::open(out, cache.cache.clone()).map_err(|e| UsageError(format!("--out {out}: {e:#}")))?;
+    let remote =
+        RemoteOut::open(out, cache.cache.clone(), shard).map_err(|e| UsageError(format!("--out {out}: {e:#}")))?;
     Ok((remote.cache_dir().to_path_buf(), Some(remote)))
 }
 
 /// [`local_out`] for a command that reads a finished run: every committed
 /// table is pulled into the cache first.
 fn finished_out(out: &str, cache: &CacheArg) -> Result<(PathBuf, Option<RemoteOut>)> {
-    let (dir, remote) = local_out(out, cache)?;
+    let (dir, remote) = local_out(out, cache, Shard::WHOLE)?;
     if let Some(r) = &remote {
         let n = r.pull_all()?;
         tracing::info!(objects = n, cache = %dir.display(), "pulled {}", r.url());
@@ -276,7 +278,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             .into());
         }
     }
-    let (out, remote) = local_out(&args.out, &args.cache)?;
+    let (out, remote) = local_out(&args.out, &args.cache, shard)?;
     std::fs::create_dir_all(&out)?;
     if remote.is_some() && args.engine != neardup::sql::Engine::Embedded {
         tracing::warn!(

@@ -42,11 +42,12 @@ pub struct RemoteOut {
 }
 
 impl RemoteOut {
-    /// Opens the output `url`, cached in `cache` (default: a folder for this
-    /// URL under the user's cache folder, see [`default_cache`]).
-    pub fn open(url: &str, cache: Option<PathBuf>) -> Result<RemoteOut> {
+    /// Opens the output `url` for task `shard`, cached in `cache` (default:
+    /// a folder for this URL and task under the user's cache folder, see
+    /// [`default_cache`]).
+    pub fn open(url: &str, cache: Option<PathBuf>, shard: Shard) -> Result<RemoteOut> {
         let root = Location::parse(url)?;
-        let cache = cache.unwrap_or_else(|| default_cache(&root.url));
+        let cache = cache.unwrap_or_else(|| default_cache(&root.url, shard));
         std::fs::create_dir_all(&cache).with_context(|| format!("cannot create cache folder {}", cache.display()))?;
         Ok(RemoteOut { root, cache })
     }
@@ -226,17 +227,21 @@ impl RemoteOut {
     }
 }
 
-/// The default cache folder of output `url`: under `$XDG_CACHE_HOME` (or
-/// `~/.cache`) rather than the system temp folder, which is often a small
-/// RAM-backed tmpfs, named after the URL so runs against it reuse it.
-pub fn default_cache(url: &str) -> PathBuf {
+/// The default cache folder of task `shard` of a run into `url`: under
+/// `$XDG_CACHE_HOME` (or `~/.cache`) rather than the system temp folder,
+/// which is often a small RAM-backed tmpfs, named after the URL so runs
+/// against it reuse it, and after the task, because tasks running side by
+/// side on one machine must not share a cache (a pull mirrors the store's
+/// manifests and would remove a task's manifest before it is committed).
+pub fn default_cache(url: &str, shard: Shard) -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
         .unwrap_or_else(std::env::temp_dir);
     let name: String =
         url.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    base.join("neardup").join(name)
+    let task = if shard.is_whole() { "all".to_string() } else { format!("task-{}-of-{}", shard.index, shard.count) };
+    base.join("neardup").join(name).join(task)
 }
 
 /// The files of task `shard`'s parts in a table folder of the cache (all
