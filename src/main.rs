@@ -87,7 +87,7 @@ struct RunArgs {
     /// spill to DIR/_spill beyond it (default: no limit).
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
-    /// Where the SQL stages (stats, candidates) run: `embedded`
+    /// Where the SQL stages (stats, candidates, evaluate) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
     /// Ballista 55 scheduler whose executors see the same --out folder, or
     /// the same --cache folder for an object-store output).

@@ -200,12 +200,18 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
 }
 
 /// Registers every published table under `out` by its folder name (hidden
-/// and `_` folders skipped).
+/// and `_` folders skipped, and folders without a Parquet file, which are
+/// no tables: a user's stray folder must not break every query).
 async fn register_tables(ctx: &SessionContext, out: &Path) -> Result<()> {
+    let holds_parquet = |dir: &Path| {
+        std::fs::read_dir(dir).is_ok_and(|mut files| {
+            files.any(|f| f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".parquet")))
+        })
+    };
     if let Ok(entries) = std::fs::read_dir(out) {
         let mut names: Vec<String> = entries
             .filter_map(|e| e.ok())
-            .filter(|e| e.path().is_dir())
+            .filter(|e| e.path().is_dir() && holds_parquet(&e.path()))
             .map(|e| e.file_name().to_string_lossy().into_owned())
             .filter(|n| !n.starts_with('.') && !n.starts_with('_'))
             .collect();
@@ -316,6 +322,22 @@ mod tests {
         let plan = ctx.sql(sql).await?.create_physical_plan().await?;
         let batches = collect(Arc::clone(&plan), ctx.task_ctx()).await?;
         Ok((batches, spills(&plan)))
+    }
+
+    #[test]
+    fn folders_without_parquet_files_are_no_tables() {
+        let out = std::env::temp_dir().join(format!("neardup-stray-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        write_table(&out, 10);
+        std::fs::create_dir_all(out.join("stray")).unwrap();
+        std::fs::write(out.join("stray/notes.txt"), "not a table").unwrap();
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let names = rt.block_on(async {
+            let ctx = session_over(&out).await.unwrap();
+            ctx.catalog("datafusion").unwrap().schema("public").unwrap().table_names()
+        });
+        assert_eq!(names, ["t"]);
+        std::fs::remove_dir_all(&out).unwrap();
     }
 
     #[test]

@@ -157,7 +157,7 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
     assert!(!canonical_rows(&remote, "candidates").is_empty());
 
     // The SQL stages say where they ran, and both executors did work.
-    for stage in ["stats", "candidates"] {
+    for stage in ["stats", "candidates", "evaluate"] {
         assert_eq!(manifest(&remote, stage)["engine"], engine.as_str(), "stage {stage}");
         assert_eq!(manifest(&embedded, stage)["engine"], "embedded", "stage {stage}");
         eprintln!(
@@ -166,9 +166,44 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
             manifest(&remote, stage)["wall_seconds"].as_f64().unwrap()
         );
     }
-    for stage in ["signatures", "evaluate"] {
-        assert_eq!(manifest(&remote, stage)["engine"], "embedded", "stage {stage} runs in the pipeline's process");
-    }
+    assert_eq!(manifest(&remote, "signatures")["engine"], "embedded", "signatures runs in the pipeline's process");
+
+    // Scoring against gold labels (joins over small tables, which stalled
+    // stock Ballista 55 nodes; see src/bin/neardup_ballista.rs): labels for
+    // some of the run's pairs by URL, verified ones positive.
+    let labels = common::pipeline()
+        .args(["--quiet", "query", "--format", "json", "--out", embedded.to_str().unwrap()])
+        .arg(
+            "SELECT a.url AS url_a, b.url AS url_b, CASE WHEN d.verified THEN 3 ELSE 0 END AS label \
+             FROM duplicates d JOIN documents a ON a.doc_id = d.doc_a JOIN documents b ON b.doc_id = d.doc_b \
+             ORDER BY d.doc_a, d.doc_b LIMIT 80",
+        )
+        .output()
+        .unwrap();
+    assert!(labels.status.success(), "{}", String::from_utf8_lossy(&labels.stderr));
+    let gold = dir.join("gold.jsonl");
+    std::fs::write(&gold, &labels.stdout).unwrap();
+    let gold = gold.to_str().unwrap();
+    run_ok(&["--quiet", "run", "--stage", "evaluate", "--out", embedded.to_str().unwrap(), "--gold", gold]);
+    run_with_deadline(
+        &[
+            "--quiet",
+            "run",
+            "--stage",
+            "evaluate",
+            "--out",
+            remote.to_str().unwrap(),
+            "--gold",
+            gold,
+            "--engine",
+            &engine,
+        ],
+        &cluster,
+    );
+    let scores = canonical_rows(&embedded, "gold_quality");
+    assert!(scores.len() > 2, "{scores:?}");
+    assert!(scores == canonical_rows(&remote, "gold_quality"), "gold scores differ on Ballista");
+
     for log in &cluster.logs[1..] {
         let text = std::fs::read_to_string(log).unwrap();
         assert!(text.contains("Execute task"), "{} ran no task", log.display());
