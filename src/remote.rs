@@ -245,12 +245,14 @@ pub fn default_cache(url: &str, shard: Shard) -> PathBuf {
 }
 
 /// The files of task `shard`'s parts in a table folder of the cache (all
-/// files for an unsharded run), sorted.
+/// part files for an unsharded run), sorted.
 fn own_files(dir: &Path, shard: Shard) -> Result<Vec<String>> {
     let mut files: Vec<String> = std::fs::read_dir(dir)
         .with_context(|| format!("stage output {} is missing", dir.display()))?
         .flatten()
         .map(|e| e.file_name().to_string_lossy().into_owned())
+        // Hidden files are a crashed pull's leftovers, never table data.
+        .filter(|name| !name.starts_with('.'))
         .filter(|name| shard.is_whole() || table::part_shard(name) == Some(shard))
         .collect();
     files.sort();
