@@ -24,9 +24,15 @@ use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt
 use std::io::{self, Read, Seek, SeekFrom};
 use std::sync::{Arc, OnceLock};
 
-/// True when `text` names an object-store location rather than a local path.
+/// True when `text` is a URL (`scheme://…`) rather than a local path. Every
+/// scheme counts, so that `gs://…` is refused as unsupported by
+/// [`Location::parse`] instead of becoming a local folder named `gs:`.
 pub fn is_url(text: &str) -> bool {
-    text.starts_with("s3://") || text.starts_with("file://")
+    text.split_once("://").is_some_and(|(scheme, _)| {
+        scheme.len() > 1
+            && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+            && scheme.chars().all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+    })
 }
 
 /// A store and the path inside it that a URL names.
@@ -319,6 +325,9 @@ mod tests {
         assert!(is_url("s3://bucket/crawl/"));
         assert!(is_url("file:///data/crawl"));
         assert!(!is_url("crawl/s3://x"));
+        assert!(!is_url("C://data"), "a one-letter scheme is a drive, not a URL");
+        assert!(is_url("gs://bucket/run"), "unsupported schemes are URLs, refused by Location::parse");
+        assert!(Location::parse("gs://bucket/run").unwrap_err().to_string().contains("unsupported URL scheme"));
         assert!(Location::parse("http://example.com/x").is_err());
         assert!(Location::parse("s3:///no-bucket").is_err());
     }
