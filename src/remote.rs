@@ -27,13 +27,10 @@ use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::runner::{self, Manifest};
+use crate::runner::{self, Manifest, MANIFEST_DIR};
 use crate::shard::Shard;
 use crate::store::{self, Location};
 use crate::table;
-
-/// Folder of the manifests, as in a local output folder.
-const MANIFESTS: &str = "_manifests";
 
 /// An output folder in an object store and its local cache.
 pub struct RemoteOut {
@@ -105,20 +102,24 @@ impl RemoteOut {
             let dir = self.cache.join(table);
             let mut names = Vec::new();
             for file in own_files(&dir, shard)? {
-                let object = if is_committed_name(&file) { file.clone() } else { committed_name(&file, &token) };
-                if object != file {
-                    self.root.child(&format!("{table}/{object}")).upload(&dir.join(&file))?;
-                    std::fs::rename(dir.join(&file), dir.join(&object))?;
-                    uploaded += 1;
+                if is_committed_name(&file) {
+                    names.push(file);
+                    continue;
                 }
+                let object = committed_name(&file, &token);
+                self.root.child(&format!("{table}/{object}")).upload(&dir.join(&file))?;
+                std::fs::rename(dir.join(&file), dir.join(&object))?;
+                uploaded += 1;
                 names.push(object);
             }
             names.sort();
             manifest.objects.insert(table.to_string(), names);
         }
-        let text = serde_json::to_string_pretty(&manifest)? + "\n";
-        self.root.child(&format!("{MANIFESTS}/{}", runner::manifest_file_name(stage, shard))).put(Bytes::from(text))?;
-        runner::write_manifest(&manifest_path, &manifest)?;
+        let text = runner::manifest_text(&manifest)?;
+        self.root
+            .child(&format!("{MANIFEST_DIR}/{}", runner::manifest_file_name(stage, shard)))
+            .put(Bytes::from(text.clone()))?;
+        table::write_file_atomically(&manifest_path, text.as_bytes())?;
         self.remove_replaced(stage, &manifest, shard)?;
         Ok(uploaded)
     }
@@ -141,7 +142,7 @@ impl RemoteOut {
             }
         }
         let own = runner::manifest_file_name(stage, shard);
-        let folder = self.root.child(MANIFESTS);
+        let folder = self.root.child(MANIFEST_DIR);
         for meta in folder.list()? {
             let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
             if name != own && runner::manifest_replaced_by(&name, stage, shard) {
@@ -154,9 +155,9 @@ impl RemoteOut {
     /// Makes the cache's manifest folder a copy of the store's; returns the
     /// manifests by file name.
     fn pull_manifests(&self) -> Result<BTreeMap<String, Manifest>> {
-        let local = self.cache.join(MANIFESTS);
+        let local = self.cache.join(MANIFEST_DIR);
         std::fs::create_dir_all(&local)?;
-        let folder = self.root.child(MANIFESTS);
+        let folder = self.root.child(MANIFEST_DIR);
         let mut manifests = BTreeMap::new();
         for meta in folder.list()? {
             let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
@@ -166,7 +167,7 @@ impl RemoteOut {
             let bytes = folder.child(&name).get()?;
             let manifest: Manifest =
                 serde_json::from_slice(&bytes).with_context(|| format!("{}/{name} is not a manifest", folder.url))?;
-            write_atomically(&local.join(&name), &bytes)?;
+            table::write_file_atomically(&local.join(&name), &bytes)?;
             manifests.insert(name, manifest);
         }
         for entry in std::fs::read_dir(&local)?.flatten() {
@@ -220,7 +221,7 @@ impl RemoteOut {
             let bytes = self.root.child(&format!("{table}/{name}")).get().with_context(|| {
                 format!("table {table} changed in the store while it was read (a task committed meanwhile); run again")
             })?;
-            write_atomically(&path, &bytes)?;
+            table::write_file_atomically(&path, &bytes)?;
             downloaded += 1;
         }
         Ok(downloaded)
@@ -285,19 +286,6 @@ fn commit_token(manifest: &Manifest) -> String {
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let seed = format!("{}\n{}\n{}\n{nanos}", manifest.fingerprint, manifest.started_at_unix, std::process::id());
     format!("{:0width$x}", xxhash_rust::xxh3::xxh3_64(seed.as_bytes()), width = TOKEN_HEX)
-}
-
-/// Writes a file of the cache by a rename, so a crash never leaves half a
-/// file under the final name.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let tmp = path.with_file_name(format!(
-        ".{}.pull-{}",
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(),
-        std::process::id()
-    ));
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -123,9 +123,12 @@ pub struct Manifest {
     pub objects: BTreeMap<String, Vec<String>>,
 }
 
+/// Name of the folder of the manifests inside an output folder (or store).
+pub const MANIFEST_DIR: &str = "_manifests";
+
 /// Folder of the manifests.
 pub fn manifest_dir(out: &Path) -> PathBuf {
-    out.join("_manifests")
+    out.join(MANIFEST_DIR)
 }
 
 fn embedded_engine_text() -> String {
@@ -375,14 +378,16 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     Ok(StageOutcome::Ran(report))
 }
 
+/// A manifest as its file holds it.
+pub fn manifest_text(manifest: &Manifest) -> Result<String> {
+    Ok(serde_json::to_string_pretty(manifest)? + "\n")
+}
+
 /// Writes a manifest atomically (temporary file, then rename).
 pub fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let dir = path.parent().context("a manifest path has a folder")?;
     std::fs::create_dir_all(dir)?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, serde_json::to_string_pretty(manifest)? + "\n")?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
+    crate::table::write_file_atomically(path, manifest_text(manifest)?.as_bytes())
 }
 
 /// A stable hex fingerprint of JSON values (serde_json maps are sorted, so

@@ -96,13 +96,13 @@ impl Location {
         Ok(all)
     }
 
-    /// The object at this location, `None` when there is none.
+    /// The object at this location, `None` when there is none (a prefix or
+    /// a folder, which the caller lists instead).
     pub fn head(&self) -> Result<Option<ObjectMeta>> {
         match block_on(self.store.head(&self.path)) {
             Ok(meta) => Ok(Some(meta)),
+            // Also what `file://` answers for a folder.
             Err(object_store::Error::NotFound { .. }) => Ok(None),
-            // A local folder is no object; listing it is the caller's next step.
-            Err(_) if self.url.starts_with("file://") => Ok(None),
             Err(e) => Err(e).with_context(|| format!("cannot read {}", self.url)),
         }
     }

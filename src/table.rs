@@ -304,6 +304,17 @@ pub async fn write_stream(out_dir: &Path, table: &str, mut stream: SendableRecor
     writer.commit()
 }
 
+/// Writes a whole file by a rename: the content goes to a hidden temporary
+/// file next to `path` first, so a reader or a crash never sees half a file
+/// under the final name (manifests, the report, files pulled from a store).
+pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot publish {}", path.display()))?;
+    Ok(())
+}
+
 /// True when `DIR/<table>/` holds a published table.
 pub fn table_exists(out_dir: &Path, table: &str) -> bool {
     out_dir.join(table).is_dir()

@@ -140,14 +140,7 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
         ["df", "corpus_stats", "candidates", "hot_signatures", "method_quality", "method_overlap"]
             .iter()
             .map(|s| s.to_string())
-            .chain(
-                std::fs::read_dir(&embedded)
-                    .unwrap()
-                    .map(|e| e.unwrap())
-                    .filter(|e| e.path().is_dir())
-                    .map(|e| e.file_name().to_string_lossy().into_owned())
-                    .filter(|n| !n.starts_with('_') && !n.starts_with('.')),
-            )
+            .chain(common::table_names(&embedded))
             .collect();
     for table in &tables {
         let (a, b) = (canonical_rows(&embedded, table), canonical_rows(&remote, table));

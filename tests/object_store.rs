@@ -11,7 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{canonical_rows, pipeline, temp_dir};
+use common::{canonical_rows, pipeline, table_names, temp_dir};
 
 /// Tables of a local run of the sample, the reference for every store run
 /// (input given by absolute path, so `warc_file` values differ from the
@@ -24,23 +24,11 @@ fn reference_run(name: &str) -> (PathBuf, String) {
     (out, sample)
 }
 
-fn tables(out: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('_') && !n.starts_with('.'))
-        .collect();
-    names.sort();
-    names
-}
-
 /// Asserts that the tables under `got` are those of the reference run, with
 /// the input location `got_input` written where the reference has `input`.
 fn assert_same_tables(reference: &Path, input: &str, got: &Path, got_input: &str) {
-    assert_eq!(tables(reference), tables(got), "tables under {}", got.display());
-    for table in tables(reference) {
+    assert_eq!(table_names(reference), table_names(got), "tables under {}", got.display());
+    for table in table_names(reference) {
         let expected = canonical_rows(reference, &table);
         let mut actual: Vec<String> =
             canonical_rows(got, &table).into_iter().map(|r| r.replace(got_input, input)).collect();
@@ -64,7 +52,7 @@ fn assert_store_holds_what_manifests_list(store: &Path) {
             listed.entry(table).or_default().extend(names);
         }
     }
-    for table in tables(store) {
+    for table in table_names(store) {
         let held: BTreeSet<String> = std::fs::read_dir(store.join(&table))
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -233,6 +221,15 @@ fn http(endpoint: &str, method: &str, path: &str) -> String {
     response.lines().next().unwrap_or_default().to_string()
 }
 
+/// The keys of every object under `prefix`, sorted.
+fn keys_under(store: &dyn object_store::ObjectStore, prefix: &str) -> Vec<String> {
+    let listing = store.list(Some(&prefix.into()));
+    let metas = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(listing)).unwrap();
+    let mut keys: Vec<String> = metas.into_iter().map(|m| m.location.to_string()).collect();
+    keys.sort();
+    keys
+}
+
 #[test]
 fn s3_on_a_local_server_gives_the_local_tables() {
     let Some(server) = start_s3() else { return };
@@ -284,13 +281,7 @@ fn s3_on_a_local_server_gives_the_local_tables() {
     assert_same_tables(&reference, &sample_text, &fresh, "s3://neardup/crawl");
 
     // The store holds exactly the objects the manifests list, and the report.
-    let objects: Vec<String> = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(
-        object_store::ObjectStore::list(&store, Some(&"run".into())),
-    ))
-    .unwrap()
-    .into_iter()
-    .map(|m| m.location.to_string())
-    .collect();
+    let objects = keys_under(&store, "run");
     assert!(objects.contains(&"run/report.html".to_string()), "{objects:?}");
     let mut listed = BTreeSet::new();
     for name in objects.iter().filter(|o| o.starts_with("run/_manifests/")) {
@@ -308,13 +299,7 @@ fn s3_on_a_local_server_gives_the_local_tables() {
     let o =
         s3(&["run", "--input", "s3://neardup/crawl/", "--out", "s3://neardup/run", "--cache", cache.to_str().unwrap()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let again: Vec<String> = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(
-        object_store::ObjectStore::list(&store, Some(&"run".into())),
-    ))
-    .unwrap()
-    .into_iter()
-    .map(|m| m.location.to_string())
-    .collect();
+    let again = keys_under(&store, "run");
     assert_eq!(objects, again);
 
     let _ = std::fs::remove_dir_all(&reference);

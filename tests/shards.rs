@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 mod common;
-use common::{canonical_rows, pipeline, temp_dir};
+use common::{canonical_rows, pipeline, table_names, temp_dir};
 
 /// Every stage in order, and whether it is a map stage.
 const STAGES: [(&str, bool); 9] = [
@@ -57,18 +57,6 @@ fn parts(out: &Path, table: &str) -> BTreeMap<String, SystemTime> {
         .collect()
 }
 
-fn tables(out: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(out)
-        .unwrap()
-        .map(|e| e.unwrap())
-        .filter(|e| e.path().is_dir())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| !n.starts_with('_') && !n.starts_with('.'))
-        .collect();
-    names.sort();
-    names
-}
-
 #[test]
 fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     let whole = temp_dir("shards-whole");
@@ -100,8 +88,8 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
         }
     }
 
-    assert_eq!(tables(&whole), tables(&sharded));
-    for table in tables(&whole) {
+    assert_eq!(table_names(&whole), table_names(&sharded));
+    for table in table_names(&whole) {
         let (a, b) = (canonical_rows(&whole, &table), canonical_rows(&sharded, &table));
         assert_eq!(a.len(), b.len(), "rows of table {table}");
         assert!(a == b, "table {table} differs between the unsharded and the sharded run");

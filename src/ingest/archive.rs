@@ -140,7 +140,7 @@ pub fn scan_archive_source(
     max_block_bytes: u64,
     sink: &mut dyn FnMut(ArchiveEvent),
 ) -> io::Result<ArchiveInfo> {
-    let file_len = source.len()?;
+    let file_len = source.size()?;
     let mut raw = RawReader::new(source.open()?);
     let head = raw.peek(6)?.to_vec();
     if let Some(name) = unsupported_compression(&head) {

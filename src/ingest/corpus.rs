@@ -142,7 +142,7 @@ pub fn ingest_corpus(
     let format = corpus_format(&source.name_path())
         .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "not a corpus file name"))?;
     let mut summary = FileSummary::new(file);
-    summary.bytes = source.len()?;
+    summary.bytes = source.size()?;
     let mut emit = |outcome: Outcome, summary: &mut FileSummary| {
         summary.count(&outcome);
         sink(outcome);

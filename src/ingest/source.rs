@@ -5,7 +5,7 @@
 use bytes::Bytes;
 use serde_json::{json, Value};
 use std::io::{self, Read, Seek};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::store::Location;
 
@@ -47,16 +47,11 @@ impl Source {
     }
 
     /// The size in bytes.
-    pub fn len(&self) -> io::Result<u64> {
+    pub fn size(&self) -> io::Result<u64> {
         match self {
             Source::File(p) => Ok(std::fs::metadata(p)?.len()),
             Source::Object { size, .. } => Ok(*size),
         }
-    }
-
-    /// True for an empty file or object.
-    pub fn is_empty(&self) -> io::Result<bool> {
-        Ok(self.len()? == 0)
     }
 
     /// Opens a streaming reader from the first byte.
@@ -94,14 +89,6 @@ impl Source {
             Source::Object { size, e_tag, last_modified_unix, .. } => {
                 json!({"size": size, "e_tag": e_tag, "last_modified": last_modified_unix})
             }
-        }
-    }
-
-    /// The local path, for a local file.
-    pub fn local_path(&self) -> Option<&Path> {
-        match self {
-            Source::File(p) => Some(p),
-            Source::Object { .. } => None,
         }
     }
 }

@@ -16,7 +16,7 @@ pub mod data;
 pub mod html;
 pub mod svg;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
@@ -48,9 +48,7 @@ const QUALITY_SERIES: [Series<'static>; 3] = [
 pub fn write_report(out: &Path, runtime: &tokio::runtime::Runtime) -> Result<PathBuf> {
     let page = runtime.block_on(render(out))?;
     let path = out.join(REPORT_FILE);
-    let tmp = out.join(format!(".{REPORT_FILE}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, page).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, &path).with_context(|| format!("cannot publish {}", path.display()))?;
+    crate::table::write_file_atomically(&path, page.as_bytes())?;
     Ok(path)
 }
 

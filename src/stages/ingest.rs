@@ -63,7 +63,7 @@ impl Stage for Ingest {
         if all_files.is_empty() && problems.is_empty() {
             problems.push(format!("no archive or corpus files found in {:?}", ctx.inputs));
         }
-        let sizes: Vec<u64> = all_files.iter().map(|f| f.source.len().unwrap_or(0)).collect();
+        let sizes: Vec<u64> = all_files.iter().map(|f| f.source.size().unwrap_or(0)).collect();
         let owners = Shard::assign_files(&sizes, ctx.shard.count);
         // (index in the whole listing, which names the part files; the file)
         let files: Vec<(usize, &InputFile)> =

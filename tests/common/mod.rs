@@ -63,3 +63,17 @@ pub fn canonical_rows(out: &Path, table: &str) -> Vec<String> {
     rows.sort();
     rows
 }
+
+/// The tables of an output folder (its folders, hidden and `_` ones
+/// skipped), sorted.
+pub fn table_names(out: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(out)
+        .unwrap_or_else(|e| panic!("{}: {e}", out.display()))
+        .map(|e| e.unwrap())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.starts_with('_') && !n.starts_with('.'))
+        .collect();
+    names.sort();
+    names
+}
