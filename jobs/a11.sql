@@ -1,63 +1,39 @@
 -- A11 Decomposition (spec section 7) over `shingles` (shingle, doc_id, doc_len).
--- 1. A shingle's records ordered by document length form a chain.
--- 2. The chain is split wherever a length exceeds ${ratio} times the previous
---    one (LAG + a running sum of split flags numbers the pieces).
--- 3. Duplicate chains (same members) are kept once. Contained chains are
---    not removed here: their pairs are a subset of their container's and the
---    final DISTINCT drops them, so only the cost differs.
--- 4. Inside a chain, documents are paired when their length ratio is <= ${ratio}.
--- Chains longer than ${max_group_size} are skipped and listed in hot_signatures.
--- Gives (doc_a, doc_b, method = 'a11').
-WITH shared AS (
-    SELECT shingle
-    FROM shingles
-    GROUP BY shingle
-    HAVING COUNT(*) >= 2
-),
-ordered AS (
-    SELECT s.shingle, s.doc_id, s.doc_len,
-           LAG(s.doc_len) OVER (PARTITION BY s.shingle ORDER BY s.doc_len, s.doc_id) AS prev_len
-    FROM shingles s
-    JOIN shared USING (shingle)
-),
-pieces AS (
+-- 1. A shingle's records ordered by document length (then doc_id) form a chain.
+-- 2. The spec splits the chain wherever a length exceeds ${ratio} times the
+--    previous one and pairs documents of a piece whose length ratio is
+--    <= ${ratio}. Two documents within that ratio are always in the same
+--    piece (lengths only grow along the chain), so the ratio test alone
+--    gives the same pairs and the pieces need no numbering.
+-- 3. As for the signature groups (candidates_exact.sql), a chain is never
+--    expanded into all its pairs: each record is linked to the next
+--    ${max_edges} records of its chain when their length ratio is
+--    <= ${ratio}. `strength` counts the shingles two documents are linked
+--    by; candidates.sql keeps each document's ${max_edges} strongest edges.
+-- Chains longer than ${max_group_size} are walked like any other and
+-- listed in hot_signatures.
+-- Gives (method = 'a11', doc_a, doc_b, strength, len_gap).
+WITH members AS (
     SELECT shingle, doc_id, doc_len,
-           SUM(CASE WHEN prev_len IS NULL
-                      OR (doc_len <> prev_len
-                          AND (prev_len = 0 OR CAST(doc_len AS DOUBLE) / CAST(prev_len AS DOUBLE) > ${ratio}))
-                    THEN 1 ELSE 0 END)
-               OVER (PARTITION BY shingle ORDER BY doc_len, doc_id
-                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS piece
-    FROM ordered
+           CAST(ROW_NUMBER() OVER (PARTITION BY shingle ORDER BY doc_len, doc_id) AS BIGINT) AS pos
+    FROM shingles
 ),
-chains AS (
-    SELECT shingle, piece,
-           string_agg(CAST(doc_id AS VARCHAR), ',' ORDER BY doc_id) AS members,
-           COUNT(*) AS size
-    FROM pieces
-    GROUP BY shingle, piece
-    HAVING COUNT(*) BETWEEN 2 AND ${max_group_size}
+steps(step) AS (VALUES ${chain_steps}),
+targets AS (
+    -- next_pos is its own column: see candidates_exact.sql for why.
+    SELECT a.shingle, a.doc_id, a.doc_len, a.pos + s.step AS next_pos
+    FROM members a
+    CROSS JOIN steps s
 ),
-distinct_chains AS (
-    -- One chain per member list: the first by (shingle, piece). (Taking MIN of
-    -- each column separately could combine two different chains.)
-    SELECT shingle, piece
-    FROM (
-        SELECT shingle, piece,
-               ROW_NUMBER() OVER (PARTITION BY members ORDER BY shingle, piece) AS nth
-        FROM chains
-    ) numbered
-    WHERE nth = 1
-),
-chain_members AS (
-    SELECT p.shingle, p.piece, p.doc_id, p.doc_len
-    FROM pieces p
-    JOIN distinct_chains c ON p.shingle = c.shingle AND p.piece = c.piece
+links AS (
+    SELECT LEAST(a.doc_id, b.doc_id) AS doc_a,
+           GREATEST(a.doc_id, b.doc_id) AS doc_b,
+           CAST(b.doc_len AS BIGINT) - CAST(a.doc_len AS BIGINT) AS len_gap
+    FROM targets a
+    JOIN members b ON b.shingle = a.shingle AND b.pos = a.next_pos
+    WHERE a.doc_len = b.doc_len
+       OR (a.doc_len > 0 AND CAST(b.doc_len AS DOUBLE) / CAST(a.doc_len AS DOUBLE) <= ${ratio})
 )
-SELECT DISTINCT a.doc_id AS doc_a, b.doc_id AS doc_b, 'a11' AS method
-FROM chain_members a
-JOIN chain_members b
-  ON a.shingle = b.shingle AND a.piece = b.piece AND a.doc_id < b.doc_id
-WHERE a.doc_len = b.doc_len
-   OR (LEAST(a.doc_len, b.doc_len) > 0
-       AND CAST(GREATEST(a.doc_len, b.doc_len) AS DOUBLE) / CAST(LEAST(a.doc_len, b.doc_len) AS DOUBLE) <= ${ratio})
+SELECT 'a11' AS method, doc_a, doc_b, CAST(COUNT(*) AS DOUBLE) AS strength, MIN(len_gap) AS len_gap
+FROM links
+GROUP BY doc_a, doc_b

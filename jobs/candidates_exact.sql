@@ -1,21 +1,48 @@
--- Candidate pairs of the exact-match signature methods (a0-a10, imatch,
--- minhash bands): documents sharing (method, slot, sig) are candidates.
--- Groups larger than ${max_group_size} documents are not expanded (they are
--- listed in hot_signatures instead), so a boilerplate signature shared by
--- millions of pages cannot explode quadratically.
--- Reads `signatures`; gives (doc_a, doc_b, method), doc_a < doc_b.
-WITH groups AS (
-    SELECT method, slot, sig
+-- Candidate edges of the signature methods (a0-a5, a10, imatch, a7, a9,
+-- minhash bands, a6 megashingles, a8 log-shingles): documents sharing
+-- (method, slot, sig) form a group.
+--
+-- A group is never expanded into all its pairs (a template shared by 30,000
+-- pages would be 450 M pairs): its members, ordered by length then doc_id,
+-- form a chain, and each member is linked to the next ${max_edges} members
+-- (the way A11 and A12 walk their length-ordered chains). A document sharing
+-- several groups with another (min-hash bands, a7 lexicons, megashingles) is
+-- linked to it once per group; `strength` counts those groups, and
+-- candidates.sql keeps each document's ${max_edges} strongest edges. Big
+-- groups are chained like any other; those over ${max_group_size} members
+-- are reported in hot_signatures.
+--
+-- `steps` is a VALUES list (1), (2), ... (${max_edges}) rather than a
+-- generate_series call: plain SQL that stock Ballista executors run. The
+-- join on `b.pos = t.next_pos` is an equi-join, so no group is ever
+-- expanded quadratically. (`next_pos` is a column of its own: written as
+-- `JOIN members b ON ... AND b.pos = a.pos + s.step` after the CROSS JOIN,
+-- DataFusion 55's optimizer drops that condition and joins whole groups.)
+-- Reads `signatures`; gives (method, doc_a, doc_b, strength, len_gap), doc_a < doc_b,
+-- len_gap = difference of the two lengths.
+WITH members AS (
+    SELECT method, slot, sig, doc_id, doc_len,
+           CAST(ROW_NUMBER() OVER (PARTITION BY method, slot, sig ORDER BY doc_len, doc_id) AS BIGINT) AS pos
     FROM signatures
-    GROUP BY method, slot, sig
-    HAVING COUNT(*) BETWEEN 2 AND ${max_group_size}
 ),
-members AS (
-    SELECT s.method, s.slot, s.sig, s.doc_id
-    FROM signatures s
-    JOIN groups g ON s.method = g.method AND s.slot = g.slot AND s.sig = g.sig
+steps(step) AS (VALUES ${chain_steps}),
+targets AS (
+    SELECT a.method, a.slot, a.sig, a.doc_id, a.doc_len, a.pos + s.step AS next_pos
+    FROM members a
+    CROSS JOIN steps s
+),
+links AS (
+    SELECT t.method,
+           LEAST(t.doc_id, b.doc_id) AS doc_a,
+           GREATEST(t.doc_id, b.doc_id) AS doc_b,
+           CAST(b.doc_len AS BIGINT) - CAST(t.doc_len AS BIGINT) AS len_gap
+    FROM targets t
+    JOIN members b
+      ON b.method = t.method AND b.slot = t.slot AND b.sig = t.sig AND b.pos = t.next_pos
+),
+edges AS (
+    SELECT method, doc_a, doc_b, COUNT(*) AS shared, MIN(len_gap) AS len_gap
+    FROM links
+    GROUP BY method, doc_a, doc_b
 )
-SELECT DISTINCT a.doc_id AS doc_a, b.doc_id AS doc_b, a.method
-FROM members a
-JOIN members b
-  ON a.method = b.method AND a.slot = b.slot AND a.sig = b.sig AND a.doc_id < b.doc_id
+SELECT method, doc_a, doc_b, CAST(shared AS DOUBLE) AS strength, len_gap FROM edges

@@ -1,4 +1,5 @@
--- Per method and for `final` (the verified pairs of `duplicates`): the
+-- Per method (its candidate edges) and for `final` (the verified comparisons
+-- of `duplicates` and the pairs of one cluster of `clusters`): the
 -- proposed pairs judged against human labels (`pipeline run --gold FILE`,
 -- loaded into `gold_pairs` and `gold_clusters`): tp, fp, fn, precision,
 -- recall and F1 = 2PR/(P+R) = 2tp/(2tp+fp+fn).
@@ -19,7 +20,7 @@
 -- unlabeled proposal as false would charge a method for pairs nobody looked
 -- at. fn counts every positive pair the method did not propose.
 -- Without gold labels the table is empty.
--- Reads `documents`, `candidates`, `duplicates`, `gold_pairs`,
+-- Reads `documents`, `candidates`, `duplicates`, `clusters`, `gold_pairs`,
 -- `gold_clusters`; writes `gold_quality`.
 WITH enabled(method) AS (VALUES ${enabled_methods}),
 doc_keys AS (
@@ -69,10 +70,32 @@ totals AS (
            COALESCE(SUM(CASE WHEN positive THEN 0 ELSE 1 END), 0) AS negatives
     FROM labeled
 ),
+labeled_docs AS (
+    SELECT doc_a AS doc_id FROM stated_pairs
+    UNION
+    SELECT doc_b AS doc_id FROM stated_pairs
+    UNION
+    SELECT doc_id FROM members
+),
+clustered AS (
+    SELECT c.doc_id, c.cluster_id
+    FROM clusters c
+    JOIN labeled_docs l ON l.doc_id = c.doc_id
+),
+final_pairs AS (
+    -- The final result finds a pair when it is a verified comparison or both
+    -- documents ended in one cluster (only labeled documents are paired up,
+    -- so this never enumerates a big cluster's pairs).
+    SELECT doc_a, doc_b FROM duplicates WHERE verified
+    UNION
+    SELECT x.doc_id AS doc_a, y.doc_id AS doc_b
+    FROM clustered x
+    JOIN clustered y ON x.cluster_id = y.cluster_id AND x.doc_id < y.doc_id
+),
 proposed AS (
     SELECT DISTINCT method, doc_a, doc_b FROM candidates
     UNION ALL
-    SELECT 'final' AS method, doc_a, doc_b FROM duplicates WHERE verified
+    SELECT 'final' AS method, doc_a, doc_b FROM final_pairs
 ),
 judged AS (
     SELECT p.method,

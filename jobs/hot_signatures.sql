@@ -1,6 +1,8 @@
--- Signature groups and chains too large to expand into pairs
--- (more than ${max_group_size} documents), per method. Nothing is dropped
--- silently: every skipped group is listed here with its size.
+-- Signature groups and chains with more than ${max_group_size} documents,
+-- per method: a report of the big groups (site templates, boilerplate,
+-- mirrors). They are not skipped: candidates_exact.sql, a11.sql and a12.sql
+-- walk them as length-ordered chains like any other group, so each member
+-- still gets its bounded number of edges.
 SELECT method, slot, sig, size FROM (
     SELECT method, slot, sig, COUNT(*) AS size
     FROM signatures

@@ -15,7 +15,6 @@ pub struct Config {
     pub methods: MethodsConfig,
     pub candidates: CandidatesConfig,
     pub verify: VerifyConfig,
-    pub cluster: ClusterConfig,
     pub evaluate: EvaluateConfig,
 }
 
@@ -234,14 +233,18 @@ impl Default for MethodsConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CandidatesConfig {
-    /// Signature groups with more documents than this are not expanded into
-    /// pairs; they are recorded in `hot_signatures` instead.
+    /// Signature groups and chains with more documents than this are
+    /// reported in `hot_signatures` (they are still walked as chains).
     pub max_group_size: u64,
+    /// Each document keeps at most this many candidate edges per method,
+    /// and a group's chain links each member to this many next members:
+    /// the bound that keeps every later stage linear in the corpus.
+    pub max_edges_per_document: u32,
 }
 
 impl Default for CandidatesConfig {
     fn default() -> Self {
-        CandidatesConfig { max_group_size: 1000 }
+        CandidatesConfig { max_group_size: 1000, max_edges_per_document: 8 }
     }
 }
 
@@ -259,21 +262,6 @@ impl Default for VerifyConfig {
     }
 }
 
-/// Clustering of verified pairs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct ClusterConfig {
-    /// Detach members that are not verified-similar to their representative
-    /// (guards against chaining A~B~C with A !~ C).
-    pub require_similar_to_representative: bool,
-}
-
-impl Default for ClusterConfig {
-    fn default() -> Self {
-        ClusterConfig { require_similar_to_representative: true }
-    }
-}
-
 /// Evaluation against human labels (`gold_quality`, `jobs/evaluate_gold.sql`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -287,11 +275,20 @@ pub struct EvaluateConfig {
     /// A labeled pair is a negative when its label is at most this; labels in
     /// between are not judged.
     pub gold_negative_max_label: i64,
+    /// A method with at most this many candidate pairs has every pair
+    /// verified for `method_quality`; a method with more is judged on a
+    /// uniform random sample of this many, with a 95% interval.
+    pub max_judged_pairs: u64,
 }
 
 impl Default for EvaluateConfig {
     fn default() -> Self {
-        EvaluateConfig { gold_file: String::new(), gold_positive_min_label: 3, gold_negative_max_label: 0 }
+        EvaluateConfig {
+            gold_file: String::new(),
+            gold_positive_min_label: 3,
+            gold_negative_max_label: 0,
+            max_judged_pairs: 20_000,
+        }
     }
 }
 

@@ -48,7 +48,7 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Stage to run: all, ingest, tokens, stats, signatures, search, candidates, verify, cluster, evaluate.
+    /// Stage to run: all, ingest, tokens, stats, signatures, search, candidates, verify, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,
     /// Run task I of N of a map stage (ingest, tokens, signatures, verify),
@@ -380,7 +380,7 @@ fn report(args: ReportArgs) -> Result<()> {
 fn explain(args: ExplainArgs) -> Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
-    let text = rt.block_on(neardup::stages::cluster::explain(&out, &args.document))?;
+    let text = rt.block_on(neardup::explain::explain(&out, &args.document))?;
     print!("{text}");
     Ok(())
 }

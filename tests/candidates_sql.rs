@@ -1,13 +1,14 @@
-//! The candidate SQL jobs (`jobs/candidates_exact.sql`, `a11.sql`, `a12.sql`,
-//! `hot_signatures.sql`) compared with straightforward Rust references on
-//! generated tables: exact-signature grouping with the group cap, A11 chains
-//! and A12 "3+5" with `a12_pair_matches` as the pair rule.
+//! The candidate SQL jobs (`jobs/candidates_exact.sql`, `a11.sql`, `a12.sql`
+//! and `candidates.sql`) compared with a straightforward Rust reference of
+//! the bounded edges on generated tables: signature groups (a big template
+//! group among them), A11 chains and A12 "3+5" with `a12_pair_matches` as
+//! the pair rule.
 
 use arrow::array::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use neardup::config::Config;
 use neardup::methods::a12::{a12_pair_matches, A12Record};
 use neardup::methods::splitmix64;
-use neardup::stages::candidates::pairs_of_view;
+use neardup::stages::candidates::candidate_edges;
 use neardup::table::{BatchBuilder, TableWriter};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -23,23 +24,53 @@ fn rt() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap()
 }
 
-/// Chain pieces of one key: records sorted by (len, doc_id), a new piece
-/// where the length jumps by more than `ratio` (spec §7.3, §8).
-fn pieces<T: Clone>(mut chain: Vec<(u32, u64, T)>, ratio: f64) -> Vec<Vec<(u32, u64, T)>> {
-    chain.sort_by_key(|(len, id, _)| (*len, *id));
-    let mut out: Vec<Vec<(u32, u64, T)>> = Vec::new();
-    for rec in chain {
-        let split = match out.last().and_then(|p| p.last()) {
-            None => true,
-            Some((prev, _, _)) => rec.0 != *prev && (*prev == 0 || rec.0 as f64 / *prev as f64 > ratio),
-        };
-        if split {
-            out.push(vec![rec]);
-        } else {
-            out.last_mut().unwrap().push(rec);
+/// The reference of the bounded edges (jobs/candidates_exact.sql, a11.sql,
+/// a12.sql, candidates.sql), written the plain way: each group's members
+/// sorted by (len, doc_id); each member linked to the next `k` members when
+/// `link` accepts the two; per pair the number of links (strength) and the
+/// length gap; each document keeps its `k` best edges by (strength desc, gap
+/// asc, partner asc); an edge stays when either end keeps it.
+fn bounded_edges<T>(
+    groups: Vec<Vec<(u32, u64, T)>>,
+    k: usize,
+    method: &str,
+    link: impl Fn(&(u32, u64, T), &(u32, u64, T)) -> bool,
+) -> BTreeSet<(u64, u64, String)> {
+    let mut strength: BTreeMap<(u64, u64), (u64, u32)> = BTreeMap::new();
+    for mut chain in groups {
+        chain.sort_by_key(|(len, id, _)| (*len, *id));
+        for (i, x) in chain.iter().enumerate() {
+            for y in chain.iter().skip(i + 1).take(k) {
+                if link(x, y) {
+                    let e = strength.entry((x.1.min(y.1), x.1.max(y.1))).or_insert((0, y.0.abs_diff(x.0)));
+                    e.0 += 1;
+                }
+            }
         }
     }
-    out
+    let mut by_doc: BTreeMap<u64, Vec<(std::cmp::Reverse<u64>, u32, u64)>> = BTreeMap::new();
+    for (&(a, b), &(n, gap)) in &strength {
+        by_doc.entry(a).or_default().push((std::cmp::Reverse(n), gap, b));
+        by_doc.entry(b).or_default().push((std::cmp::Reverse(n), gap, a));
+    }
+    let mut kept = BTreeSet::new();
+    for (doc, mut edges) in by_doc {
+        edges.sort();
+        for (_, _, other) in edges.into_iter().take(k) {
+            kept.insert((doc.min(other), doc.max(other), method.to_string()));
+        }
+    }
+    kept
+}
+
+/// Writes every input table of the candidates stage that `rows` does not
+/// name, empty, so the whole candidates SQL runs over one method's table.
+fn write_empty_inputs_except(out: &Path, table: &str) {
+    for t in ["signatures", "shingles", "a12_records", "method_pairs", "sketches"] {
+        if t != table {
+            TableWriter::for_table(out, t).unwrap().commit().unwrap();
+        }
+    }
 }
 
 /// Fails with the pairs only one side has, which says more than two long lists.
@@ -56,18 +87,28 @@ fn within_ratio(x: u32, y: u32, r: f64) -> bool {
 }
 
 #[test]
-fn exact_signature_pairs_and_hot_groups() {
+fn exact_signature_groups_are_chained_and_bounded() {
     let out = temp_out("exact");
     let mut config = Config::default();
     config.candidates.max_group_size = 4;
-    // Signature 7 of a1: docs 1..=3 (a group of 3); signature 8: docs 1..=6
-    // (6 > cap 4: hot, not expanded); a2 slot 1 sig 7: docs 2, 5; a singleton.
-    let rows: Vec<(&str, u64, u16, u64)> = [(1, 7), (2, 7), (3, 7)]
+    config.candidates.max_edges_per_document = 3;
+    let k = 3;
+    // a1 slot 0 sig 7: docs 1..=3; a1 slot 1 sig 8: docs 1..=6 (hot: > 4,
+    // chained all the same); a2 slot 1 sig 7: docs 2, 5; a singleton; and
+    // a big group of 300 documents (a template) with 14 bands as minhash.
+    let len = |d: u64| (d * 37 % 11) as u32 + 10;
+    let mut rows: Vec<(&str, u64, u16, u64)> = [(1, 7), (2, 7), (3, 7)]
         .iter()
         .map(|&(d, s)| ("a1", d, 0, s))
         .chain((1..=6).map(|d| ("a1", d, 1, 8)))
         .chain([("a2", 2, 1, 7), ("a2", 5, 1, 7), ("a2", 9, 0, 7)])
         .collect();
+    for band in 0..14u16 {
+        for d in 100..400u64 {
+            // Bands split the template into a few sub-groups.
+            rows.push(("minhash", d, band, (d % (band as u64 % 3 + 1)) * 1000 + band as u64));
+        }
+    }
     let mut w = TableWriter::for_table(&out, "signatures").unwrap();
     let mut b = BatchBuilder::new("signatures");
     for (m, d, slot, sig) in &rows {
@@ -75,13 +116,28 @@ fn exact_signature_pairs_and_hot_groups() {
         b.col::<UInt64Builder>(1).append_value(*d);
         b.col::<UInt16Builder>(2).append_value(*slot);
         b.col::<UInt64Builder>(3).append_value(*sig);
+        b.col::<UInt32Builder>(4).append_value(len(*d));
     }
     w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
-    let pairs = rt().block_on(pairs_of_view(&out, &config, "exact_pairs")).unwrap();
-    let expected: Vec<(u64, u64, String)> =
-        vec![(1, 2, "a1".into()), (1, 3, "a1".into()), (2, 3, "a1".into()), (2, 5, "a2".into())];
-    assert_eq!(pairs, expected);
+    write_empty_inputs_except(&out, "signatures");
+
+    let mut groups: BTreeMap<(&str, u16, u64), Vec<(u32, u64, ())>> = BTreeMap::new();
+    for (m, d, slot, sig) in &rows {
+        groups.entry((m, *slot, *sig)).or_default().push((len(*d), *d, ()));
+    }
+    let mut expected = BTreeSet::new();
+    for method in ["a1", "a2", "minhash"] {
+        let of_method: Vec<_> =
+            groups.iter().filter(|(g, _)| g.0 == method).map(|(_, members)| members.clone()).collect();
+        expected.extend(bounded_edges(of_method, k, method, |_, _| true));
+    }
+    let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
+    assert_same_pairs(got.clone(), expected);
+    // The 300-document template gives a bounded number of edges: no
+    // document chose more than k, so at most 300 * k edges.
+    let minhash = got.iter().filter(|p| p.2 == "minhash").count();
+    assert!(minhash > 300 && minhash <= 300 * k, "{minhash} minhash edges");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -101,7 +157,7 @@ fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {
 fn a11_sql_equals_reference_chains() {
     let out = temp_out("a11");
     let mut config = Config::default();
-    config.candidates.max_group_size = 12;
+    config.candidates.max_edges_per_document = 3;
     let ratio = config.methods.chain_ratio;
     let mut state = 11u64;
     let mut rows = Vec::new();
@@ -116,26 +172,14 @@ fn a11_sql_equals_reference_chains() {
         rows.extend(shingles.into_iter().map(|s| (s, doc * 7919 + 3, len)));
     }
     write_shingles(&out, &rows);
+    write_empty_inputs_except(&out, "shingles");
     let mut by_shingle: BTreeMap<u64, Vec<(u32, u64, ())>> = BTreeMap::new();
     for (s, d, l) in &rows {
         by_shingle.entry(*s).or_default().push((*l, *d, ()));
     }
-    let mut expected = BTreeSet::new();
-    for chain in by_shingle.into_values() {
-        for piece in pieces(chain, ratio) {
-            if piece.len() < 2 || piece.len() as u64 > config.candidates.max_group_size {
-                continue;
-            }
-            for x in &piece {
-                for y in &piece {
-                    if x.1 < y.1 && within_ratio(x.0, y.0, ratio) {
-                        expected.insert((x.1, y.1, "a11".to_string()));
-                    }
-                }
-            }
-        }
-    }
-    let got = rt().block_on(pairs_of_view(&out, &config, "a11_pairs")).unwrap();
+    let k = config.candidates.max_edges_per_document as usize;
+    let expected = bounded_edges(by_shingle.into_values().collect(), k, "a11", |x, y| within_ratio(x.0, y.0, ratio));
+    let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 50, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);
     let _ = std::fs::remove_dir_all(&out);
@@ -197,27 +241,17 @@ fn a12_sql_equals_reference_rule() {
     }
     w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
+    write_empty_inputs_except(&out, "a12_records");
 
     let mut by_key: BTreeMap<u32, Vec<(u32, u64, A12Record)>> = BTreeMap::new();
     for r in &records {
         by_key.entry(r.key).or_default().push((r.len, r.doc_id, r.clone()));
     }
-    let mut expected = BTreeSet::new();
-    for chain in by_key.into_values() {
-        for piece in pieces(chain, ratio) {
-            if piece.len() < 2 || piece.len() as u64 > config.candidates.max_group_size {
-                continue;
-            }
-            for x in &piece {
-                for y in &piece {
-                    if x.1 < y.1 && a12_pair_matches(&x.2, &y.2, ratio, num_ratio) {
-                        expected.insert((x.1, y.1, "a12".to_string()));
-                    }
-                }
-            }
-        }
-    }
-    let got = rt().block_on(pairs_of_view(&out, &config, "a12_pairs")).unwrap();
+    let k = config.candidates.max_edges_per_document as usize;
+    let expected = bounded_edges(by_key.into_values().collect(), k, "a12", |x, y| {
+        a12_pair_matches(&x.2, &y.2, ratio, num_ratio)
+    });
+    let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 20, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);
     let _ = std::fs::remove_dir_all(&out);

@@ -93,7 +93,7 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
             task(&args);
         }
     }
-    for stage in ["stats", "signatures", "search", "candidates", "verify", "cluster", "evaluate"] {
+    for stage in ["stats", "signatures", "search", "candidates", "verify", "evaluate"] {
         task(&["--stage", stage]);
     }
     assert_same_tables(&reference, &sample, &store, &in_url);

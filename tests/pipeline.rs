@@ -38,6 +38,63 @@ fn check_schemas(out: &Path) {
     }
 }
 
+/// The planted pairs of `sample-data/expected.json` (written by
+/// `scripts/make_sample_data.py`) as the run found them: every two pages of
+/// one article (mirrors, syndicated copies, edited versions) must end in
+/// one cluster or as a verified comparison, and none of the unrelated pairs
+/// may. Returns (planted pairs found, planted pairs).
+fn check_planted_pairs(out: &Path) -> (usize, usize) {
+    let expected: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/expected.json")).unwrap())
+            .unwrap();
+    let mut doc_of_url = std::collections::HashMap::new();
+    for b in read_table(out, "documents") {
+        let ids = b.column_by_name("doc_id").unwrap().as_primitive::<UInt64Type>();
+        let urls = b.column_by_name("url").unwrap().as_string::<i32>();
+        for i in 0..b.num_rows() {
+            doc_of_url.insert(urls.value(i).to_string(), ids.value(i));
+        }
+    }
+    let mut cluster_of = std::collections::HashMap::new();
+    for b in read_table(out, "clusters") {
+        let ids = b.column_by_name("doc_id").unwrap().as_primitive::<UInt64Type>();
+        let clusters = b.column_by_name("cluster_id").unwrap().as_primitive::<UInt64Type>();
+        for i in 0..b.num_rows() {
+            cluster_of.insert(ids.value(i), clusters.value(i));
+        }
+    }
+    let mut verified = std::collections::HashSet::new();
+    for b in read_table(out, "duplicates") {
+        let a = b.column_by_name("doc_a").unwrap().as_primitive::<UInt64Type>();
+        let bb = b.column_by_name("doc_b").unwrap().as_primitive::<UInt64Type>();
+        let v = b.column_by_name("verified").unwrap().as_boolean();
+        for i in 0..b.num_rows() {
+            if v.value(i) {
+                verified.insert((a.value(i), bb.value(i)));
+            }
+        }
+    }
+    let (mut planted, mut found, mut missed) = (0, 0, Vec::new());
+    for pair in expected["pairs"].as_array().unwrap() {
+        let doc = |key: &str| doc_of_url[pair[key].as_str().unwrap()];
+        let (a, b) = (doc("url_a").min(doc("url_b")), doc("url_a").max(doc("url_b")));
+        let same_cluster = cluster_of.get(&a).is_some_and(|c| cluster_of.get(&b) == Some(c));
+        let is_found = same_cluster || verified.contains(&(a, b));
+        if pair["relation"] == "unrelated" {
+            assert!(!is_found, "unrelated pair found: {pair}");
+        } else {
+            planted += 1;
+            if is_found {
+                found += 1;
+            } else {
+                missed.push(pair.clone());
+            }
+        }
+    }
+    assert!(missed.is_empty(), "{} of {planted} planted pairs missed: {missed:#?}", missed.len());
+    (found, planted)
+}
+
 /// The page without its stage-timings section, whose wall and CPU seconds
 /// differ from run to run.
 fn without_timings(html: &str) -> String {
@@ -171,6 +228,7 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
         );
     }
     check_df_against_tokens(&out1);
+    check_planted_pairs(&out1);
     // Every method has a quality row.
     assert_eq!(rows(&out1, "method_quality"), neardup::config::ALL_METHODS.len());
     // The report is written by `run` and, timings aside, the same for both runs.

@@ -11,7 +11,7 @@ mod common;
 use common::{canonical_rows, pipeline, table_names, temp_dir};
 
 /// Every stage in order, and whether it is a map stage.
-const STAGES: [(&str, bool); 9] = [
+const STAGES: [(&str, bool); 8] = [
     ("ingest", true),
     ("tokens", true),
     ("stats", false),
@@ -19,7 +19,6 @@ const STAGES: [(&str, bool); 9] = [
     ("search", false),
     ("candidates", false),
     ("verify", true),
-    ("cluster", false),
     ("evaluate", false),
 ];
 

@@ -135,6 +135,29 @@ pub trait PairMethod: Send + Sync {
     }
 }
 
+/// Keeps, of `pairs`, the edges each document ranks among its `k`
+/// strongest (highest score, then smallest partner id); an edge stays when
+/// either end keeps it. The pair-search methods' form of the bound every
+/// method obeys (`candidates.max_edges_per_document`): at most `k` edges
+/// chosen per document. Returns the kept pairs sorted by (`doc_a`, `doc_b`).
+pub fn keep_strongest(pairs: Vec<ScoredPair>, k: usize) -> Vec<ScoredPair> {
+    let mut ends: Vec<(u64, f64, u64, usize)> = Vec::with_capacity(2 * pairs.len());
+    for (i, p) in pairs.iter().enumerate() {
+        ends.push((p.doc_a, p.score, p.doc_b, i));
+        ends.push((p.doc_b, p.score, p.doc_a, i));
+    }
+    ends.sort_unstable_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)).then(x.2.cmp(&y.2)));
+    let mut keep = vec![false; pairs.len()];
+    for group in ends.chunk_by(|x, y| x.0 == y.0) {
+        for e in group.iter().take(k) {
+            keep[e.3] = true;
+        }
+    }
+    let mut kept: Vec<ScoredPair> = pairs.into_iter().zip(keep).filter(|(_, k)| *k).map(|(p, _)| p).collect();
+    kept.sort_by_key(|p| (p.doc_a, p.doc_b));
+    kept
+}
+
 /// The number of occurrences of each distinct term of a document: the `tf`
 /// every frequency-weighted method (a1–a3, a5, a9, a10) starts from.
 pub fn term_frequencies(terms: &[String]) -> HashMap<&str, u32> {
@@ -224,6 +247,17 @@ mod tests {
             build_signature_methods(&ids, &MethodsConfig::default(), &CorpusStats::default(), DescrSource::Corpus(&[]));
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(built, ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
+    }
+
+    #[test]
+    fn keep_strongest_keeps_each_documents_best_edges() {
+        let p = |doc_a, doc_b, score| ScoredPair { doc_a, doc_b, score };
+        // Document 1 ranks 1-2 (0.9), 1-3 (0.8), 1-4 (0.7); with k = 2 it
+        // drops 1-4, but 4's only edge is 1-4, which 4 keeps. 2-3 (0.5) is
+        // the weakest of both 2 and 3, each of which has two stronger: gone.
+        let pairs = vec![p(1, 2, 0.9), p(1, 3, 0.8), p(1, 4, 0.7), p(2, 3, 0.5), p(2, 5, 0.6), p(3, 6, 0.6)];
+        let kept: Vec<(u64, u64)> = keep_strongest(pairs, 2).iter().map(|p| (p.doc_a, p.doc_b)).collect();
+        assert_eq!(kept, [(1, 2), (1, 3), (1, 4), (2, 5), (3, 6)]);
     }
 
     #[test]

@@ -218,6 +218,10 @@ pub fn matched_sentences(blocks: &[Block], len_a: usize, len_b: usize) -> usize 
 /// lengths such as `111` are everywhere (measured on the shared crawl files:
 /// 814 documents, tens of millions of pairs before deduplication, 140 s).
 ///
+/// A group is paired as a chain: each member (in document order) with the
+/// next `max_links` members, so a group of n documents gives at most
+/// n × `max_links` pairs (all pairs when `max_links` ≥ n).
+///
 /// Bound on the work: a (fingerprint) group with more than `max_group_docs`
 /// distinct documents is not expanded; its interval is split into the
 /// sub-intervals of longer common prefix (the LCP-interval children),
@@ -233,6 +237,7 @@ pub fn shared_substring_pairs(
     strings: &[&[u8]],
     min_len: usize,
     max_group_docs: usize,
+    max_links: usize,
     run_keys: Option<&[Vec<u64>]>,
 ) -> Vec<(u32, u32)> {
     let min_len = min_len.max(1);
@@ -300,7 +305,7 @@ pub fn shared_substring_pairs(
                 continue;
             }
             for (k, &(_, x)) in group.iter().enumerate() {
-                pairs.extend(group[k + 1..].iter().map(|&(_, y)| (x, y)));
+                pairs.extend(group[k + 1..].iter().take(max_links).map(|&(_, y)| (x, y)));
             }
         }
         if too_big {
@@ -339,9 +344,21 @@ pub struct Slst {
     max_group_docs: usize,
     min_jaccard: f64,
     max_sentence_repeats: usize,
+    /// Each member of a shared-run group is paired with this many next
+    /// members (see [`Slst::with_max_edges`]); unbounded by default.
+    max_links: usize,
 }
 
 impl Slst {
+    /// Bounds the search for the pipeline: a group of documents sharing a
+    /// run is paired as a chain of `max_edges` links per member instead of
+    /// all its pairs, so a template run shared by n pages costs n × a
+    /// constant instead of n²/2 block verifications.
+    pub fn with_max_edges(mut self, max_edges: usize) -> Slst {
+        self.max_links = max_edges;
+        self
+    }
+
     /// Reads `slst_min_block` (m; values below 2 act as 2, since shorter
     /// blocks are dropped), `slst_max_group_docs` (the bound of
     /// [`shared_substring_pairs`]), `slst_min_jaccard` and
@@ -352,6 +369,7 @@ impl Slst {
             max_group_docs: cfg.slst_max_group_docs,
             min_jaccard: cfg.slst_min_jaccard,
             max_sentence_repeats: cfg.slst_max_sentence_repeats,
+            max_links: usize::MAX,
         }
     }
 
@@ -394,7 +412,7 @@ impl PairMethod for Slst {
         let strings: Vec<SentenceString> = docs.par_iter().map(SentenceString::from_view).collect();
         let symbols: Vec<&[u8]> = strings.iter().map(|s| s.symbols.as_slice()).collect();
         let keys: Vec<Vec<u64>> = strings.par_iter().map(|s| self.window_keys(s)).collect();
-        let candidates = shared_substring_pairs(&symbols, self.min_block, self.max_group_docs, Some(&keys));
+        let candidates = shared_substring_pairs(&symbols, self.min_block, self.max_group_docs, self.max_links, Some(&keys));
         let mut pairs: Vec<ScoredPair> = candidates
             .par_iter()
             .filter_map(|&(i, j)| {
@@ -553,7 +571,7 @@ mod tests {
             m in 1usize..6,
         ) {
             let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
-            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX, None), brute_force_pairs(&strings, m));
+            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX, usize::MAX, None), brute_force_pairs(&strings, m));
         }
     }
 
@@ -582,7 +600,7 @@ mod tests {
                 }
             }
             let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
-            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX, Some(&keys)), expected);
+            prop_assert_eq!(shared_substring_pairs(&refs, m, usize::MAX, usize::MAX, Some(&keys)), expected);
         }
     }
 
@@ -617,7 +635,7 @@ mod tests {
         let refs: Vec<&[u8]> = strings.iter().map(Vec::as_slice).collect();
         let expected = brute_force_pairs(&strings, 3);
         assert!(expected.len() > 100);
-        assert_eq!(shared_substring_pairs(&refs, 3, usize::MAX, None), expected);
+        assert_eq!(shared_substring_pairs(&refs, 3, usize::MAX, usize::MAX, None), expected);
     }
 
     #[test]
@@ -626,12 +644,12 @@ mod tests {
         // group the "123" group splits into its longer runs (all distinct),
         // and only the pair sharing the longer run is left.
         let strings: Vec<&[u8]> = vec![b"a123b", b"c123d", b"e123f", b"g123h", b"i456789j", b"k456789l"];
-        assert_eq!(shared_substring_pairs(&strings, 3, 3, None), vec![(4, 5)]);
+        assert_eq!(shared_substring_pairs(&strings, 3, 3, usize::MAX, None), vec![(4, 5)]);
         // Documents 0 and 1 also share "123b9": a longer run in a small group.
         let strings: Vec<&[u8]> = vec![b"a123b9", b"c123b9", b"e123f", b"g123h", b"i456789j", b"k456789l"];
-        assert_eq!(shared_substring_pairs(&strings, 3, 3, None), vec![(0, 1), (4, 5)]);
+        assert_eq!(shared_substring_pairs(&strings, 3, 3, usize::MAX, None), vec![(0, 1), (4, 5)]);
         // Unbounded, every pair sharing "123" is a candidate.
-        assert_eq!(shared_substring_pairs(&strings, 3, usize::MAX, None).len(), 6 + 1);
+        assert_eq!(shared_substring_pairs(&strings, 3, usize::MAX, usize::MAX, None).len(), 6 + 1);
     }
 
     #[test]

@@ -125,9 +125,28 @@ pub struct SpotSigs {
     include_antecedent: bool,
     tau: f64,
     min_spots: usize,
+    /// At most this many candidates are compared per query document (see
+    /// [`SpotSigs::with_max_edges`]); unbounded by default.
+    max_candidates: usize,
 }
 
+/// Candidates compared per query document for each edge it may keep: the
+/// candidates met first share the document's rarest spot signatures, the
+/// best partners, so a few per edge find them.
+const CANDIDATES_PER_EDGE: usize = 8;
+
 impl SpotSigs {
+    /// Bounds the search for the pipeline: a query document compares at
+    /// most `CANDIDATES_PER_EDGE × max_edges` candidates, met in the order of
+    /// the walk (rarest signatures first). Without it a group of n
+    /// near-identical pages costs n²/2 comparisons; with it, n × a constant,
+    /// and the pairs are those the document's rarest spots lead to rather
+    /// than all pairs above τ.
+    pub fn with_max_edges(mut self, max_edges: usize) -> SpotSigs {
+        self.max_candidates = max_edges.saturating_mul(CANDIDATES_PER_EDGE);
+        self
+    }
+
     /// Reads the `spotsigs_*` settings; the stop list is the English list of
     /// [`crate::text::stop_words`] united with the antecedents (the spec
     /// requires the stop list to contain them).
@@ -148,6 +167,7 @@ impl SpotSigs {
             include_antecedent: cfg.spotsigs_include_antecedent,
             tau: cfg.spotsigs_tau,
             min_spots: cfg.spotsigs_min_spots,
+            max_candidates: usize::MAX,
         }
     }
 
@@ -331,6 +351,9 @@ impl SpotSigs {
                     let inter_max = (size_a - walked - fa_f).min(size_b - fb_f) + shared;
                     if inter_max / (size_a + size_b - inter_max) >= tau - EPS {
                         candidates.push(b);
+                        if candidates.len() >= self.max_candidates {
+                            return candidates;
+                        }
                     }
                 }
             }

@@ -49,8 +49,12 @@ pub struct Count {
 pub struct MethodQuality {
     pub method: String,
     pub pairs_found: i64,
+    /// Pairs verified to judge the method: all found, or a sample.
+    pub pairs_judged: i64,
     pub pairs_verified: i64,
     pub precision: Option<f64>,
+    /// The 95% interval of the precision.
+    pub precision_interval: Option<(f64, f64)>,
     pub recall: Option<f64>,
     pub f1: Option<f64>,
 }
@@ -108,8 +112,8 @@ const SUMMARY: &[(&str, &str, &str)] = &[
     ("documents", "documents", "SELECT COUNT(*) FROM documents"),
     ("revisits", "revisits", "SELECT COUNT(*) FROM revisits"),
     ("rejected records", "rejects", "SELECT COUNT(*) FROM rejects"),
-    ("candidate pairs", "candidates", "SELECT COUNT(*) FROM (SELECT DISTINCT doc_a, doc_b FROM candidates)"),
-    ("verified pairs", "duplicates", "SELECT COUNT(*) FROM duplicates WHERE verified"),
+    ("candidate edges", "candidates", "SELECT COUNT(*) FROM (SELECT DISTINCT doc_a, doc_b FROM candidates)"),
+    ("verified comparisons", "duplicates", "SELECT COUNT(*) FROM duplicates WHERE verified"),
     ("clusters", "clusters", "SELECT COUNT(DISTINCT cluster_id) FROM clusters WHERE cluster_size > 1"),
     (
         "documents a dedup drops",
@@ -157,17 +161,21 @@ async fn section<T>(out: &Path, needs: &[&'static str], load: impl Future<Output
 
 /// `method_quality` in report order (see [`method_order`]).
 async fn method_quality(session: &SessionContext) -> Result<Vec<MethodQuality>> {
-    let batches =
-        rows(session, "SELECT method, pairs_found, pairs_verified, precision, recall, f1 FROM method_quality").await?;
+    let sql = "SELECT method, pairs_found, pairs_judged, pairs_verified, precision, precision_low, precision_high, \
+               recall, f1 FROM method_quality";
+    let batches = rows(session, sql).await?;
     let methods = texts(&batches, 0)?;
-    let (found, verified) = (integers(&batches, 1)?, integers(&batches, 2)?);
-    let (precision, recall, f1) = (floats(&batches, 3)?, floats(&batches, 4)?, floats(&batches, 5)?);
+    let (found, judged, verified) = (integers(&batches, 1)?, integers(&batches, 2)?, integers(&batches, 3)?);
+    let (precision, low, high) = (floats(&batches, 4)?, floats(&batches, 5)?, floats(&batches, 6)?);
+    let (recall, f1) = (floats(&batches, 7)?, floats(&batches, 8)?);
     let mut quality: Vec<MethodQuality> = (0..methods.len())
         .map(|i| MethodQuality {
             method: methods[i].clone().unwrap_or_default(),
             pairs_found: found[i].unwrap_or(0),
+            pairs_judged: judged[i].unwrap_or(0),
             pairs_verified: verified[i].unwrap_or(0),
             precision: precision[i],
+            precision_interval: low[i].zip(high[i]),
             recall: recall[i],
             f1: f1[i],
         })
@@ -391,10 +399,14 @@ mod tests {
             vec![
                 strings(&["zz", "a10", "a2"]),
                 Arc::new(Int64Array::from(vec![0, 4, 8])),
+                Arc::new(Int64Array::from(vec![0, 4, 2])),
                 Arc::new(Int64Array::from(vec![0, 3, 8])),
                 Arc::new(Float64Array::from(vec![None, Some(0.75), Some(1.0)])),
+                Arc::new(Float64Array::from(vec![None, Some(0.3), Some(0.34)])),
+                Arc::new(Float64Array::from(vec![None, Some(0.95), Some(1.0)])),
                 Arc::new(Float64Array::from(vec![Some(0.0), Some(0.375), Some(1.0)])),
                 Arc::new(Float64Array::from(vec![None, Some(0.5), Some(1.0)])),
+                Arc::new(BooleanArray::from(vec![true, true, false])),
             ],
         );
         write(
@@ -448,6 +460,7 @@ mod tests {
         let order: Vec<&str> = quality.iter().map(|q| q.method.as_str()).collect();
         assert_eq!(order, vec!["a2", "a10", "zz"]);
         assert_eq!(quality[1].pairs_found, 4);
+        assert_eq!((quality[0].pairs_judged, quality[0].precision_interval), (2, Some((0.34, 1.0))));
         assert_eq!(quality[1].f1, Some(0.5));
         assert_eq!(quality[2].precision, None);
 

@@ -161,18 +161,26 @@ fn quality_html(quality: &[MethodQuality]) -> String {
         .collect();
     let mut out = String::from(
         "<p class=\"note\">Precision = verified / found; recall = verified / all pairs verified by any method; \
-         F1 = 2PR / (P + R). A dash: no value (the method found no pair).</p>\n<div class=\"chart\">",
+         F1 = 2PR / (P + R). A dash: no value (the method found no pair). A method with more pairs than \
+         <code>evaluate.max_judged_pairs</code> is judged on a uniform random sample of them (\"judged\"): \
+         its verified count, recall and F1 are estimates, and the precision has its 95% interval.</p>\n<div class=\"chart\">",
     );
     out.push_str(&svg::grouped_bar_chart("Precision, recall and F1 per method", &QUALITY_SERIES, &groups));
-    out.push_str("</div>\n<table>\n<tr><th>method</th><th>pairs found</th><th>pairs verified</th><th>precision</th><th>recall</th><th>F1</th></tr>\n");
+    out.push_str("</div>\n<table>\n<tr><th>method</th><th>pairs found</th><th>judged</th><th>pairs verified</th><th>precision</th><th>95% interval</th><th>recall</th><th>F1</th></tr>\n");
     for q in quality {
+        let interval = match q.precision_interval {
+            Some((low, high)) if q.pairs_judged < q.pairs_found => format!("{} – {}", ratio(Some(low)), ratio(Some(high))),
+            _ => "exact".to_string(),
+        };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             escape(&q.method),
             grouped(q.pairs_found),
+            grouped(q.pairs_judged),
             grouped(q.pairs_verified),
             ratio(q.precision),
+            interval,
             ratio(q.recall),
             ratio(q.f1)
         );
@@ -317,16 +325,20 @@ mod tests {
                 MethodQuality {
                     method: "a0".into(),
                     pairs_found: 10,
+                    pairs_judged: 10,
                     pairs_verified: 5,
                     precision: Some(0.5),
+                    precision_interval: Some((0.237, 0.763)),
                     recall: Some(1.0),
                     f1: Some(2.0 / 3.0),
                 },
                 MethodQuality {
                     method: "a7".into(),
                     pairs_found: 0,
+                    pairs_judged: 0,
                     pairs_verified: 0,
                     precision: None,
+                    precision_interval: None,
                     recall: Some(0.0),
                     f1: None,
                 },
@@ -373,9 +385,10 @@ mod tests {
         }
         assert!(html.contains("<span class=\"value\">1,234</span><span class=\"label\">documents</span>"));
         assert!(html.contains("<span class=\"value\">not run</span><span class=\"label\">revisits</span>"));
-        // Pair-count row of a0: 10 found, 5 verified, P 0.5, R 1, F1 2/3.
+        // Pair-count row of a0: 10 found, all 10 judged, 5 verified, P 0.5
+        // (exact), R 1, F1 2/3.
         assert!(html.contains(
-            "<tr><td>a0</td><td class=\"num\">10</td><td class=\"num\">5</td><td class=\"num\">0.500</td><td class=\"num\">1.000</td><td class=\"num\">0.667</td></tr>"
+            "<tr><td>a0</td><td class=\"num\">10</td><td class=\"num\">10</td><td class=\"num\">5</td><td class=\"num\">0.500</td><td class=\"num\">exact</td><td class=\"num\">1.000</td><td class=\"num\">0.667</td></tr>"
         ));
         // One bar per present value: a0's three and a7's recall of 0.
         assert_eq!(html.matches("<rect class=\"bar\"").count(), 4);

@@ -1,13 +1,15 @@
 //! Stage `candidates`: signatures, chains and method pairs → `candidates`,
 //! `hot_signatures`.
 //!
-//! All pair generation is SQL (`jobs/candidates_exact.sql`, `a11.sql`,
-//! `a12.sql`, `hot_signatures.sql`, `candidates.sql`); Rust registers the
-//! intermediate results as views and adds one thing SQL cannot express
-//! portably: the min-hash resemblance of minhash pairs (share of equal
-//! positions of two sketches).
+//! All edge generation is SQL (`jobs/candidates_exact.sql`, `a11.sql`,
+//! `a12.sql`, `hot_signatures.sql`, `candidates.sql`): groups and chains are
+//! walked in length order and every document keeps at most
+//! `candidates.max_edges_per_document` edges per method, so the table is
+//! linear in the corpus. Rust registers the intermediate results as views
+//! and adds one thing SQL cannot express portably: the min-hash resemblance
+//! of minhash edges (share of equal positions of two sketches).
 
-use anyhow::Result;
+use anyhow::{ensure, Result};
 use arrow::array::{Array, AsArray, Float64Builder, StringBuilder, UInt64Builder};
 use arrow::datatypes::{Float64Type, UInt64Type};
 use futures::StreamExt;
@@ -50,30 +52,49 @@ impl Stage for Candidates {
 
 /// The `${name}` parameters of the candidate SQL jobs.
 pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
+    let max_edges = config.candidates.max_edges_per_document;
     vec![
         ("max_group_size", config.candidates.max_group_size.to_string()),
+        ("max_edges", max_edges.to_string()),
+        ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
         ("ratio", format!("{:?}", config.methods.chain_ratio)),
         ("num_ratio", format!("{:?}", config.methods.a12_num_ratio)),
     ]
 }
 
-async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let params = sql_params(&ctx.config);
-    let session = crate::sql::sql_stage_session(&ctx.out).await?;
-    for (view, sql) in [
-        ("exact_pairs", include_str!("../../jobs/candidates_exact.sql")),
-        ("a11_pairs", include_str!("../../jobs/a11.sql")),
-        ("a12_pairs", include_str!("../../jobs/a12.sql")),
-    ] {
+/// The SQL jobs giving each method family's scored edges, by the view name
+/// `candidates.sql` reads them under.
+const EDGE_VIEWS: [(&str, &str); 3] = [
+    ("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
+    ("a11_edges", include_str!("../../jobs/a11.sql")),
+    ("a12_edges", include_str!("../../jobs/a12.sql")),
+];
+
+/// Registers the edge views over the tables of `session`.
+async fn register_edge_views(session: &datafusion::prelude::SessionContext, config: &Config) -> Result<()> {
+    ensure!(
+        config.candidates.max_edges_per_document >= 1,
+        "candidates.max_edges_per_document must be at least 1"
+    );
+    let params = sql_params(config);
+    for (view, sql) in EDGE_VIEWS {
         let df = session.sql(&substitute(sql, &params)).await?;
         session.register_table(view, df.into_view())?;
     }
+    Ok(())
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let params = sql_params(&ctx.config);
+    let session = crate::sql::sql_stage_session(&ctx.out).await?;
+    register_edge_views(&session, &ctx.config).await?;
     let mut report = StageReport::default();
     let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
     let sketches = load_sketches(&session).await?;
-    let mut stream = session.sql(include_str!("../../jobs/candidates.sql")).await?.execute_stream().await?;
+    let sql = substitute(include_str!("../../jobs/candidates.sql"), &params);
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
     let mut writer = TableWriter::for_table(&ctx.out, "candidates")?;
     let mut b = BatchBuilder::new("candidates");
     let mut per_method: BTreeMap<String, u64> = BTreeMap::new();
@@ -114,8 +135,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 async fn load_sketches(session: &datafusion::prelude::SessionContext) -> Result<HashMap<u64, Vec<u64>>> {
     let mut map = HashMap::new();
     let sql = "SELECT doc_id, sketch FROM sketches WHERE doc_id IN \
-               (SELECT doc_a FROM exact_pairs WHERE method = 'minhash' \
-                UNION SELECT doc_b FROM exact_pairs WHERE method = 'minhash')";
+               (SELECT doc_a FROM exact_edges WHERE method = 'minhash' \
+                UNION SELECT doc_b FROM exact_edges WHERE method = 'minhash')";
     let mut stream = session.sql(sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -129,19 +150,14 @@ async fn load_sketches(session: &datafusion::prelude::SessionContext) -> Result<
     Ok(map)
 }
 
-/// Runs the candidate SQL jobs over the tables in `out` and returns the
-/// pairs of one view (`exact_pairs`, `a11_pairs`, `a12_pairs`) sorted; used by
-/// tests that compare the SQL with reference implementations.
-pub async fn pairs_of_view(out: &Path, config: &Config, view: &str) -> Result<Vec<(u64, u64, String)>> {
-    let params = sql_params(config);
+/// Runs the candidate SQL over the tables in `out` and returns the
+/// candidate edges (`doc_a`, `doc_b`, method) sorted, without scores; used
+/// by tests that compare the SQL with reference implementations.
+pub async fn candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u64, String)>> {
     let session = crate::sql::session_over(out).await?;
-    let sql = match view {
-        "exact_pairs" => include_str!("../../jobs/candidates_exact.sql"),
-        "a11_pairs" => include_str!("../../jobs/a11.sql"),
-        "a12_pairs" => include_str!("../../jobs/a12.sql"),
-        other => anyhow::bail!("unknown view {other}"),
-    };
-    let batches = session.sql(&substitute(sql, &params)).await?.collect().await?;
+    register_edge_views(&session, config).await?;
+    let sql = substitute(include_str!("../../jobs/candidates.sql"), &sql_params(config));
+    let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
     for batch in batches {
         let a = batch.column(0).as_primitive::<UInt64Type>();

@@ -1,14 +1,31 @@
 //! Stage `evaluate`: the study's evaluation tables on every run
-//! (`jobs/evaluate_quality.sql`, `jobs/evaluate_overlap.sql`), and the
+//! (`method_quality`: Tables 2 and 3; `method_overlap`: Table 4), and the
 //! scores against human labels when a gold file is given
 //! (`jobs/evaluate_gold.sql`): the gold file is loaded into `gold_pairs` and
 //! `gold_clusters` first, so the SQL (and an analyst) can join it with the
 //! run's tables. Without a gold file these three tables are written empty,
 //! so a run's table set does not depend on its options.
+//!
+//! The study's tables judge every pair a method proposes, but the `verify`
+//! stage compares a document with cluster representatives only. So this
+//! stage verifies the methods' candidate pairs itself, at a bounded cost:
+//! a method with at most `evaluate.max_judged_pairs` pairs has them all
+//! verified (exact figures); a larger one is judged on a uniform random
+//! sample of that many (estimates, with a 95% Wilson interval for the
+//! precision). The sample of a method is its pairs with the smallest hash
+//! values (a bottom-k sample, [`pair_hash`]): the same hash for every
+//! method, so the k smallest of a union of methods are among the judged
+//! pairs of its members, and the pool (the union of every method's verified
+//! pairs, for recall) and the overlap of two methods are estimated from the
+//! same judged pairs without verifying more.
 
 use anyhow::{ensure, Result};
-use arrow::array::{BooleanBuilder, Int64Builder, StringBuilder};
+use arrow::array::{AsArray, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
+use arrow::datatypes::UInt64Type;
+use futures::StreamExt;
+use rayon::prelude::*;
 use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use crate::config::Config;
@@ -16,6 +33,7 @@ use crate::gold::{read_gold, GoldLabels};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
 use crate::table::{BatchBuilder, TableWriter};
+use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc};
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -25,7 +43,7 @@ impl Stage for Evaluate {
         "evaluate"
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["documents", "candidates", "duplicates"]
+        &["documents", "tokens", "candidates", "duplicates", "clusters"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["method_quality", "method_overlap", "gold_pairs", "gold_clusters", "gold_quality"]
@@ -59,6 +77,9 @@ impl Stage for Evaluate {
         report.rows.insert("gold_pairs".into(), pairs);
         report.rows.insert("gold_clusters".into(), members);
         ctx.runtime.block_on(async {
+            let judged = judge_method_pairs(ctx, &mut report).await?;
+            report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &ctx.config, &judged)?);
+            report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged)?);
             let session = crate::sql::sql_stage_session(&ctx.out).await?;
             let enabled = ctx
                 .config
@@ -73,10 +94,6 @@ impl Stage for Evaluate {
                 ("positive_min_label", cfg.gold_positive_min_label.to_string()),
                 ("negative_max_label", cfg.gold_negative_max_label.to_string()),
             ];
-            let mut jobs = vec![
-                ("method_quality", include_str!("../../jobs/evaluate_quality.sql")),
-                ("method_overlap", include_str!("../../jobs/evaluate_overlap.sql")),
-            ];
             if gold.pairs.is_empty() && gold.members.is_empty() {
                 // Without labels the result is empty, known without a query.
                 // Not asking also sidesteps a Ballista 55 scheduler bug: joins
@@ -87,11 +104,8 @@ impl Stage for Evaluate {
                 // job waits for them forever.
                 report.rows.insert("gold_quality".into(), TableWriter::for_table(&ctx.out, "gold_quality")?.commit()?);
             } else {
-                jobs.push(("gold_quality", include_str!("../../jobs/evaluate_gold.sql")));
-            }
-            for (table, sql) in jobs {
-                let rows = run_into_table(&session, &ctx.out, table, &substitute(sql, &params)).await?;
-                report.rows.insert(table.into(), rows);
+                let sql = substitute(include_str!("../../jobs/evaluate_gold.sql"), &params);
+                report.rows.insert("gold_quality".into(), run_into_table(&session, &ctx.out, "gold_quality", &sql).await?);
             }
             Ok(report)
         })
@@ -122,4 +136,234 @@ fn write_gold_tables(out: &Path, gold: &GoldLabels) -> Result<(u64, u64)> {
     }
     members.write_rest(&mut b)?;
     Ok((pairs.commit()?, members.commit()?))
+}
+
+/// The sampling hash of a pair: uniform over pairs, the same for every
+/// method (which is what makes the samples of methods nest), and fixed, so
+/// a rerun judges the same pairs.
+pub fn pair_hash(doc_a: u64, doc_b: u64) -> u64 {
+    let mut bytes = [0u8; 16];
+    bytes[..8].copy_from_slice(&doc_a.to_le_bytes());
+    bytes[8..].copy_from_slice(&doc_b.to_le_bytes());
+    xxhash_rust::xxh3::xxh3_64(&bytes)
+}
+
+/// One judged pair: the methods that proposed it and whether it verified.
+#[derive(Debug, Clone, Copy)]
+struct JudgedPair {
+    methods: u64,
+    verified: bool,
+}
+
+/// The judged pairs (ascending hash) and what the estimates need besides.
+struct Judged {
+    /// Method ids; bit i of a mask is `methods[i]`.
+    methods: Vec<String>,
+    /// Distinct candidate pairs proposed by both methods i and j
+    /// (`both[i][i]`: by method i).
+    both: Vec<Vec<u64>>,
+    /// Distinct candidate pairs of all methods together.
+    total: u64,
+    /// Judged pairs in ascending hash order.
+    pairs: Vec<JudgedPair>,
+    /// Size of the judged sample of each method and of any union of
+    /// methods: the bottom-k size.
+    k: usize,
+}
+
+impl Judged {
+    /// The first `k` judged pairs (by hash) that any method of `mask`
+    /// proposed: the bottom-k sample of the union of those methods, exact
+    /// when the union holds at most `k` pairs.
+    fn sample_of(&self, mask: u64) -> impl Iterator<Item = &JudgedPair> {
+        self.pairs.iter().filter(move |p| p.methods & mask != 0).take(self.k)
+    }
+
+    /// Distinct candidate pairs of method i.
+    fn found(&self, i: usize) -> u64 {
+        self.both[i][i]
+    }
+
+    /// Distinct candidate pairs of method i or method j.
+    fn found_either(&self, i: usize, j: usize) -> u64 {
+        if i == j {
+            self.found(i)
+        } else {
+            self.found(i) + self.found(j) - self.both[i][j]
+        }
+    }
+}
+
+/// Chooses and verifies the judged pairs: for each method its `k` pairs
+/// of smallest [`pair_hash`] (all when it has fewer). Pairs `verify`
+/// already compared keep that verdict; the others are verified here.
+async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Result<Judged> {
+    let session = crate::sql::session_over(&ctx.out).await?;
+    let edges = CandidateEdges::load(&session).await?;
+    let k = usize::try_from(ctx.config.evaluate.max_judged_pairs).unwrap_or(usize::MAX).max(1);
+    let mut all: Vec<(u64, u64, u64, u64)> =
+        edges.pairs.iter().map(|(&(a, b), &m)| (pair_hash(a, b), a, b, m)).collect();
+    all.sort_unstable();
+    let methods = edges.methods.len();
+    let mut both = vec![vec![0u64; methods]; methods];
+    let mut taken = vec![0usize; methods];
+    let mut chosen: Vec<(u64, u64, u64, u64)> = Vec::new();
+    for &(h, a, b, m) in &all {
+        let mut judge = false;
+        let bits: Vec<usize> = (0..methods).filter(|i| m >> i & 1 == 1).collect();
+        for &i in &bits {
+            for &j in &bits {
+                both[i][j] += 1;
+            }
+            if taken[i] < k {
+                taken[i] += 1;
+                judge = true;
+            }
+        }
+        if judge {
+            chosen.push((h, a, b, m));
+        }
+    }
+    drop(all);
+
+    // Verdicts `verify` already reached.
+    let mut known: HashMap<(u64, u64), bool> = HashMap::new();
+    let mut stream = session.sql("SELECT doc_a, doc_b, verified FROM duplicates").await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let a = batch.column(0).as_primitive::<UInt64Type>();
+        let b = batch.column(1).as_primitive::<UInt64Type>();
+        let v = batch.column(2).as_boolean();
+        for i in 0..batch.num_rows() {
+            known.insert((a.value(i), b.value(i)), v.value(i));
+        }
+    }
+    let unknown: HashSet<u64> = chosen
+        .iter()
+        .filter(|(_, a, b, _)| !known.contains_key(&(*a, *b)))
+        .flat_map(|&(_, a, b, _)| [a, b])
+        .collect();
+    let mut ids: Vec<u64> = unknown.into_iter().collect();
+    ids.sort_unstable();
+    register_doc_ids(&session, "judged_docs", ids)?;
+    let texts: HashMap<u64, Doc> =
+        load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)")
+            .await?
+            .into_iter()
+            .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
+            .collect();
+    let threshold = ctx.config.verify.threshold;
+    let empty = Doc::new(0, String::new(), None, 0, String::new());
+    let pairs: Vec<JudgedPair> = chosen
+        .par_iter()
+        .map(|&(_, a, b, methods)| {
+            let verified = match known.get(&(a, b)) {
+                Some(&v) => v,
+                None => compare(texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty), threshold).0.is_some(),
+            };
+            JudgedPair { methods, verified }
+        })
+        .collect();
+    report.counters.insert("candidate_pairs".into(), edges.pairs.len() as u64);
+    report.counters.insert("judged_pairs".into(), pairs.len() as u64);
+    let reused = chosen.iter().filter(|(_, a, b, _)| known.contains_key(&(*a, *b))).count();
+    report.counters.insert("judged_pairs_verified_here".into(), (pairs.len() - reused) as u64);
+    Ok(Judged { methods: edges.methods, both, total: edges.pairs.len() as u64, pairs, k })
+}
+
+/// The Wilson score interval of a proportion `hits / n` at 95%.
+fn wilson_interval(hits: u64, n: u64) -> (f64, f64) {
+    let z = 1.959_963_984_540_054_f64;
+    let n = n as f64;
+    let p = hits as f64 / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / (1.0 + z * z / n);
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
+/// A count of `found` pairs estimated from `hits` of `judged` of them.
+fn scale(found: u64, hits: u64, judged: u64) -> u64 {
+    if judged == 0 {
+        0
+    } else if judged == found {
+        hits
+    } else {
+        (found as f64 * hits as f64 / judged as f64).round() as u64
+    }
+}
+
+/// `method_quality`: one row per enabled method (also when it found
+/// nothing), in method order.
+fn write_method_quality(out: &Path, config: &Config, judged: &Judged) -> Result<u64> {
+    let all_methods: u64 = if judged.methods.is_empty() { 0 } else { u64::MAX >> (64 - judged.methods.len()) };
+    // The pool: the union of every method's verified pairs, estimated from
+    // the bottom-k sample of the union of all methods.
+    let (union_judged, union_hits) = judged
+        .sample_of(all_methods)
+        .fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64));
+    let pool = scale(judged.total, union_hits, union_judged);
+    let mut enabled: Vec<&String> = config.methods.enabled.iter().collect();
+    enabled.sort();
+    enabled.dedup();
+    let mut w = TableWriter::for_table(out, "method_quality")?;
+    let mut b = BatchBuilder::new("method_quality");
+    for method in enabled {
+        let bit = judged.methods.iter().position(|m| m == method);
+        let found = bit.map_or(0, |i| judged.found(i));
+        let (n, hits) = bit.map_or((0, 0), |i| {
+            judged.sample_of(1 << i).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64))
+        });
+        let verified = scale(found, hits, n);
+        let precision = (n > 0).then(|| hits as f64 / n as f64);
+        let interval = (n > 0).then(|| wilson_interval(hits, n));
+        let recall = (pool > 0).then(|| verified as f64 / pool as f64);
+        let f1 = match (precision, recall) {
+            (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+            _ => None,
+        };
+        b.col::<StringBuilder>(0).append_value(method);
+        b.col::<Int64Builder>(1).append_value(found as i64);
+        b.col::<Int64Builder>(2).append_value(n as i64);
+        b.col::<Int64Builder>(3).append_value(verified as i64);
+        b.col::<Float64Builder>(4).append_option(precision);
+        b.col::<Float64Builder>(5).append_option(interval.map(|i| i.0));
+        b.col::<Float64Builder>(6).append_option(interval.map(|i| i.1));
+        b.col::<Float64Builder>(7).append_option(recall);
+        b.col::<Float64Builder>(8).append_option(f1);
+        b.col::<BooleanBuilder>(9).append_value(n == found);
+    }
+    w.write_rest(&mut b)?;
+    w.commit()
+}
+
+/// `method_overlap`: the Dice coefficient 2|A∩B|/(|A|+|B|) between the
+/// verified pair sets of every two methods with verified pairs, diagonal
+/// included, from the bottom-k sample of the union of the two.
+fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
+    let with_verified: Vec<usize> = (0..judged.methods.len())
+        .filter(|&i| judged.sample_of(1 << i).any(|p| p.verified))
+        .collect();
+    let mut w = TableWriter::for_table(out, "method_overlap")?;
+    let mut b = BatchBuilder::new("method_overlap");
+    for &x in &with_verified {
+        for &y in &with_verified {
+            let (mx, my) = (1u64 << x, 1u64 << y);
+            let (mut n, mut in_x, mut in_y, mut common) = (0u64, 0u64, 0u64, 0u64);
+            for p in judged.sample_of(mx | my) {
+                n += 1;
+                if p.verified {
+                    in_x += (p.methods & mx != 0) as u64;
+                    in_y += (p.methods & my != 0) as u64;
+                    common += (p.methods & mx != 0 && p.methods & my != 0) as u64;
+                }
+            }
+            let union_found = judged.found_either(x, y);
+            b.col::<StringBuilder>(0).append_value(&judged.methods[x]);
+            b.col::<StringBuilder>(1).append_value(&judged.methods[y]);
+            b.col::<Int64Builder>(2).append_value(scale(union_found, common, n) as i64);
+            b.col::<Float64Builder>(3).append_option((in_x + in_y > 0).then(|| 2.0 * common as f64 / (in_x + in_y) as f64));
+        }
+    }
+    w.write_rest(&mut b)?;
+    w.commit()
 }

@@ -1,7 +1,6 @@
 //! The pipeline's stages, one module each, in run order.
 
 pub mod candidates;
-pub mod cluster;
 pub mod evaluate;
 pub mod ingest;
 pub mod search;
@@ -22,7 +21,6 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(search::Search),
         Box::new(candidates::Candidates),
         Box::new(verify::Verify),
-        Box::new(cluster::Cluster),
         Box::new(evaluate::Evaluate),
     ]
 }

@@ -4,7 +4,9 @@
 //! rather than by equal signatures: SpotSigs (partitioned, pruned inverted
 //! index) and SL+ST (suffix array over sentence-length strings). They need
 //! every document at once, so this stage is not sharded; it holds the
-//! tokenized corpus in memory.
+//! tokenized corpus in memory. Both searches are bounded like every method
+//! (`candidates.max_edges_per_document`): a bounded number of comparisons
+//! per document, and each document's strongest edges kept.
 
 use anyhow::Result;
 use arrow::array::{Float64Builder, StringBuilder, UInt64Builder};
@@ -30,7 +32,7 @@ impl Stage for Search {
         vec!["method_pairs"]
     }
     fn config_section(&self, config: &Config) -> Value {
-        json!({"methods": config.methods})
+        json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
@@ -38,12 +40,13 @@ impl Stage for Search {
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let max_edges = ctx.config.candidates.max_edges_per_document as usize;
     let mut searches: Vec<Box<dyn PairMethod>> = Vec::new();
     if ctx.config.methods.is_enabled("spotsigs") {
-        searches.push(Box::new(methods::spotsigs::SpotSigs::new(&ctx.config.methods)));
+        searches.push(Box::new(methods::spotsigs::SpotSigs::new(&ctx.config.methods).with_max_edges(max_edges)));
     }
     if ctx.config.methods.is_enabled("slst") {
-        searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods)));
+        searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods).with_max_edges(max_edges)));
     }
     let rows = if searches.is_empty() {
         Vec::new()
@@ -56,8 +59,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut b = BatchBuilder::new("method_pairs");
     for search in &searches {
         let started = std::time::Instant::now();
-        let pairs = search.find_pairs_counted(&docs, &mut report.counters);
+        let found = search.find_pairs_counted(&docs, &mut report.counters);
         report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
+        report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
+        let pairs = methods::keep_strongest(found, max_edges);
         report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
         for p in pairs {
             b.col::<StringBuilder>(0).append_value(search.id());

@@ -88,6 +88,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 sb.col::<UInt64Builder>(1).append_value(doc.doc_id);
                 sb.col::<UInt16Builder>(2).append_value(s.slot);
                 sb.col::<UInt64Builder>(3).append_value(s.sig);
+                sb.col::<UInt32Builder>(4).append_value(doc.terms.len() as u32);
                 sigs.write_if_full(&mut sb)?;
             }
         }

@@ -1,33 +1,47 @@
-//! Stage `verify`: `candidates` → `duplicates`.
+//! Stage `verify`: `candidates` → `duplicates`, `clusters`.
 //!
-//! Every distinct candidate pair is verified once, however many methods
-//! proposed it, with the similarity of spec §9 (`2·LCS/(|a|+|b|)` over the
-//! normalized texts, the value of Perl's String::Similarity), in parallel.
-//! A map stage: task I of N (`--shard I/N`) verifies the pairs with
-//! `(doc_a + doc_b) % N = I` and loads only their texts.
+//! Verification that builds the clusters, in one pass. Verifying every
+//! candidate pair and then clustering costs the square of a group's size
+//! (a template shared by thousands of pages); here the number of LCS
+//! comparisons is the number of documents times a small constant:
+//!
+//! 1. The distinct candidate edges (at most `candidates.max_edges_per_document`
+//!    per document and method) split the documents into connected
+//!    components; a component is one unit of work.
+//! 2. Inside a component, documents are taken in the representative order
+//!    (earliest crawl date, unknown dates last; then the longest text; then
+//!    the smallest doc_id). Each document is compared with the
+//!    representatives of the clusters its edges reach among the documents
+//!    already placed, and joins the one it is most similar to at or above
+//!    `verify.threshold`; if none verifies, it starts a cluster of its own.
+//!    So every member is verified against its representative (no chaining
+//!    A~B~C without A~C), and the first document of a cluster in that order
+//!    is its representative.
+//! 3. Each comparison is [`crate::verification::compare`]: cheap bounds
+//!    first, then at most one LCS with an early exit.
+//!
+//! `duplicates` gets one row per comparison made, `clusters` one row per
+//! member of a cluster of two or more documents.
+//!
+//! A map stage: task I of N (`--shard I/N`) takes the components whose
+//! smallest doc_id is I mod N, and loads the texts of their documents only.
 
 use anyhow::Result;
 use arrow::array::{Array, AsArray, BooleanBuilder, Float64Builder, ListBuilder, StringBuilder, UInt64Builder};
-use arrow::datatypes::UInt64Type;
+use arrow::datatypes::{Int64Type, UInt64Type};
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::similarity::{similarity, similarity_at_least};
-use crate::sql::substitute;
-use crate::stages::tokens::load_tokens;
 use crate::table::{BatchBuilder, TableWriter};
+use crate::union_find::UnionFind;
+use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc, Outcome};
 
 /// The verify stage.
 pub struct Verify;
-
-/// Pairs whose texts multiply to more characters than this are only
-/// checked against the threshold (the exact value below it is not worth
-/// the quadratic work); their similarity is null when below.
-const EXACT_BELOW_THRESHOLD_MAX_CELLS: u64 = 400_000_000;
 
 impl Stage for Verify {
     fn name(&self) -> &'static str {
@@ -37,7 +51,7 @@ impl Stage for Verify {
         &["candidates", "documents", "tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["duplicates"]
+        vec!["duplicates", "clusters"]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify})
@@ -50,81 +64,260 @@ impl Stage for Verify {
     }
 }
 
-/// The verification similarity of two normalized texts: exact when at or
-/// above `threshold` or cheap enough, otherwise None (known to be below).
-pub fn verify_pair(a: &str, b: &str, threshold: f64) -> Option<f64> {
-    match similarity_at_least(a, b, threshold) {
-        Some(s) => Some(s),
-        None if (a.len() as u64) * (b.len() as u64) <= EXACT_BELOW_THRESHOLD_MAX_CELLS => Some(similarity(a, b)),
-        None => None,
+/// The representative order: earliest crawl date (unknown dates last), then
+/// the longest text, then the smallest doc_id.
+fn representative_order(a: &Doc, b: &Doc) -> std::cmp::Ordering {
+    let date = |d: &Doc| (d.crawl_date.is_none(), d.crawl_date.clone());
+    date(a).cmp(&date(b)).then(b.text_chars.cmp(&a.text_chars)).then(a.doc_id.cmp(&b.doc_id))
+}
+
+/// One comparison made: indices into the component's documents, the
+/// methods whose edges led to it, the similarity (None below threshold).
+struct Comparison {
+    doc: usize,
+    representative: usize,
+    methods: u64,
+    similarity: Option<f64>,
+    outcome: Outcome,
+}
+
+/// What one component gives: its comparisons, and for every document the
+/// index of its representative and its similarity to it.
+struct Placed {
+    comparisons: Vec<Comparison>,
+    representative: Vec<usize>,
+    similarity: Vec<Option<f64>>,
+}
+
+/// Builds the clusters of one component. `docs` are in representative
+/// order; `edges[i]` lists (j, methods) for every edge of document i.
+fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64) -> Placed {
+    let n = docs.len();
+    let mut representative: Vec<usize> = (0..n).collect();
+    let mut similarity: Vec<Option<f64>> = vec![None; n];
+    let mut comparisons = Vec::new();
+    for i in 0..n {
+        // The representatives reachable through edges to documents placed
+        // before, with the methods of those edges.
+        let mut reached: BTreeMap<usize, u64> = BTreeMap::new();
+        for &(j, methods) in &edges[i] {
+            if j < i {
+                *reached.entry(representative[j]).or_default() |= methods;
+            }
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for (r, methods) in reached {
+            let (sim, outcome) = compare(docs[i], docs[r], threshold);
+            comparisons.push(Comparison { doc: i, representative: r, methods, similarity: sim, outcome });
+            if let Some(s) = sim {
+                if best.is_none_or(|(_, b)| s > b) {
+                    best = Some((r, s));
+                }
+            }
+        }
+        if let Some((r, s)) = best {
+            representative[i] = r;
+            similarity[i] = Some(s);
+        }
     }
+    Placed { comparisons, representative, similarity }
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let threshold = ctx.config.verify.threshold;
     let session = crate::sql::session_over(&ctx.out).await?;
-    let own = ctx.shard.pair_predicate("doc_a", "doc_b");
-    let texts: HashMap<u64, String> = load_tokens(
-        &session,
-        &format!("doc_id IN (SELECT doc_a FROM candidates WHERE {own} UNION SELECT doc_b FROM candidates WHERE {own})"),
-    )
-    .await?
-    .into_iter()
-    .map(|r| (r.doc_id, r.terms.join(" ")))
-    .collect();
-    let total: usize = session
-        .sql(&format!("SELECT COUNT(*) FROM (SELECT DISTINCT doc_a, doc_b FROM candidates WHERE {own})"))
-        .await?
-        .collect()
-        .await?
-        .first()
-        .map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0) as usize);
-    let progress = crate::progress::counter(ctx.progress, total as u64, "verify", "pairs");
-    let sql = substitute(include_str!("../../jobs/pairs_to_verify.sql"), &[("own_pairs", own.clone())]);
-    let mut stream = session.sql(&sql).await?.execute_stream().await?;
-    let mut writer = TableWriter::for_shard(&ctx.out, "duplicates", ctx.shard)?;
-    let mut b = BatchBuilder::new("duplicates");
-    let mut verified_count = 0u64;
-    let empty = String::new();
+    let edges = CandidateEdges::load(&session).await?;
+    let mut uf = UnionFind::new();
+    for &(a, b) in edges.pairs.keys() {
+        uf.union(a, b);
+    }
+    let components: Vec<Vec<u64>> = uf.components().into_iter().filter(|c| ctx.shard.owns_doc(c[0])).collect();
+    let own: Vec<u64> = components.iter().flatten().copied().collect();
+    let own_count = own.len();
+    register_doc_ids(&session, "own_docs", own)?;
+
+    let mut texts = load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)").await?;
+    let mut docs: HashMap<u64, Doc> = HashMap::with_capacity(own_count);
+    let sql = "SELECT d.doc_id, d.url, d.crawl_date, CAST(character_length(d.text) AS BIGINT) \
+               FROM documents d JOIN own_docs o ON o.doc_id = d.doc_id";
+    let mut stream = session.sql(sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let da = batch.column(0).as_primitive::<UInt64Type>();
-        let db = batch.column(1).as_primitive::<UInt64Type>();
-        let ua = batch.column(2).as_string::<i32>();
-        let ub = batch.column(3).as_string::<i32>();
-        let methods = batch.column(4).as_list::<i32>();
-        let sims: Vec<Option<f64>> = (0..batch.num_rows())
-            .into_par_iter()
-            .map(|i| {
-                let a = texts.get(&da.value(i)).unwrap_or(&empty);
-                let b = texts.get(&db.value(i)).unwrap_or(&empty);
-                verify_pair(a, b, threshold)
-            })
-            .collect();
-        for (i, sim) in sims.into_iter().enumerate() {
-            b.col::<UInt64Builder>(0).append_value(da.value(i));
-            b.col::<UInt64Builder>(1).append_value(db.value(i));
-            b.col::<StringBuilder>(2).append_value(ua.value(i));
-            b.col::<StringBuilder>(3).append_value(ub.value(i));
-            let list = b.col::<ListBuilder<StringBuilder>>(4);
-            let m = methods.value(i);
-            let m = m.as_string::<i32>();
-            for j in 0..m.len() {
-                list.values().append_value(m.value(j));
-            }
-            list.append(true);
-            b.col::<Float64Builder>(5).append_option(sim);
-            let verified = sim.is_some_and(|s| s >= threshold);
-            verified_count += verified as u64;
-            b.col::<BooleanBuilder>(6).append_value(verified);
-            writer.write_if_full(&mut b)?;
+        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let urls = batch.column(1).as_string::<i32>();
+        let dates = batch.column(2).as_string::<i32>();
+        let lens = batch.column(3).as_primitive::<Int64Type>();
+        for i in 0..batch.num_rows() {
+            let id = ids.value(i);
+            let date = (!dates.is_null(i)).then(|| dates.value(i).to_string());
+            let text = texts.remove(&id).unwrap_or_default();
+            docs.insert(id, Doc::new(id, urls.value(i).to_string(), date, lens.value(i), text));
         }
-        progress.inc(batch.num_rows() as u64);
     }
+    drop(texts);
+
+    // Adjacency per own document.
+    let mut adjacency: HashMap<u64, Vec<(u64, u64)>> = HashMap::with_capacity(own_count);
+    for (&(a, b), &mask) in &edges.pairs {
+        if docs.contains_key(&a) {
+            adjacency.entry(a).or_default().push((b, mask));
+            adjacency.entry(b).or_default().push((a, mask));
+        }
+    }
+
+    let progress = crate::progress::counter(ctx.progress, own_count as u64, "verify", "docs");
+    let placed: Vec<(Vec<&Doc>, Placed)> = components
+        .par_iter()
+        .map(|component| {
+            let mut members: Vec<&Doc> = component.iter().filter_map(|id| docs.get(id)).collect();
+            members.sort_by(|a, b| representative_order(a, b));
+            let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, d)| (d.doc_id, i)).collect();
+            let local_edges: Vec<Vec<(usize, u64)>> = members
+                .iter()
+                .map(|d| {
+                    let mut e: Vec<(usize, u64)> = adjacency
+                        .get(&d.doc_id)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|(other, mask)| index.get(other).map(|&j| (j, *mask)))
+                        .collect();
+                    e.sort_unstable();
+                    e
+                })
+                .collect();
+            let result = place(&members, &local_edges, threshold);
+            progress.inc(members.len() as u64);
+            (members, result)
+        })
+        .collect();
     progress.finish_and_clear();
-    writer.write_rest(&mut b)?;
+
     let mut report = StageReport::default();
+    let mut outcome_counts = [0u64; 3];
+    let mut verified_count = 0u64;
+    // duplicates: one row per comparison, by (doc_a, doc_b).
+    let mut rows: Vec<(u64, u64, &Doc, &Doc, u64, Option<f64>)> = Vec::new();
+    for (members, result) in &placed {
+        for c in &result.comparisons {
+            let (x, y) = (members[c.doc], members[c.representative]);
+            let (a, b) = if x.doc_id < y.doc_id { (x, y) } else { (y, x) };
+            rows.push((a.doc_id, b.doc_id, a, b, c.methods, c.similarity));
+            outcome_counts[c.outcome as usize] += 1;
+            verified_count += c.similarity.is_some() as u64;
+        }
+    }
+    rows.sort_unstable_by_key(|r| (r.0, r.1));
+    let mut writer = TableWriter::for_shard(&ctx.out, "duplicates", ctx.shard)?;
+    let mut b = BatchBuilder::new("duplicates");
+    for (_, _, da, db, methods, sim) in &rows {
+        b.col::<UInt64Builder>(0).append_value(da.doc_id);
+        b.col::<UInt64Builder>(1).append_value(db.doc_id);
+        b.col::<StringBuilder>(2).append_value(&da.url);
+        b.col::<StringBuilder>(3).append_value(&db.url);
+        let list = b.col::<ListBuilder<StringBuilder>>(4);
+        for m in edges.names(*methods) {
+            list.values().append_value(m);
+        }
+        list.append(true);
+        b.col::<Float64Builder>(5).append_option(*sim);
+        b.col::<BooleanBuilder>(6).append_value(sim.is_some());
+        writer.write_if_full(&mut b)?;
+    }
+    writer.write_rest(&mut b)?;
     report.rows.insert("duplicates".into(), writer.commit()?);
-    report.counters.insert("verified_pairs".into(), verified_count);
+
+    // clusters: every member of a cluster of two or more, by (cluster, rep first, doc).
+    let mut members_rows: Vec<(u64, u64, u64, bool, Option<f64>)> = Vec::new();
+    for (members, result) in &placed {
+        let mut sizes = vec![0u64; members.len()];
+        for &r in &result.representative {
+            sizes[r] += 1;
+        }
+        for (i, d) in members.iter().enumerate() {
+            let r = result.representative[i];
+            if sizes[r] > 1 {
+                members_rows.push((d.doc_id, members[r].doc_id, sizes[r], r == i, result.similarity[i]));
+            }
+        }
+    }
+    members_rows.sort_unstable_by_key(|r| (r.1, !r.3, r.0));
+    let mut writer = TableWriter::for_shard(&ctx.out, "clusters", ctx.shard)?;
+    let mut b = BatchBuilder::new("clusters");
+    for (doc, cluster, size, is_rep, sim) in &members_rows {
+        b.col::<UInt64Builder>(0).append_value(*doc);
+        b.col::<UInt64Builder>(1).append_value(*cluster);
+        b.col::<UInt64Builder>(2).append_value(*size);
+        b.col::<BooleanBuilder>(3).append_value(*is_rep);
+        b.col::<Float64Builder>(4).append_option(*sim);
+        writer.write_if_full(&mut b)?;
+    }
+    writer.write_rest(&mut b)?;
+    report.rows.insert("clusters".into(), writer.commit()?);
+
+    let c = &mut report.counters;
+    c.insert("candidate_edges".into(), edges.pairs.len() as u64);
+    c.insert("components".into(), components.len() as u64);
+    c.insert("largest_component".into(), components.iter().map(Vec::len).max().unwrap_or(0) as u64);
+    c.insert("comparisons".into(), rows.len() as u64);
+    c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
+    c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
+    c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
+    c.insert("verified_pairs".into(), verified_count);
+    c.insert("clusters_with_duplicates".into(), members_rows.iter().filter(|r| r.3).count() as u64);
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: u64, date: Option<&str>, text: &str) -> Doc {
+        Doc::new(id, format!("http://t/{id}"), date.map(String::from), text.chars().count() as i64, text.into())
+    }
+
+    #[test]
+    fn representative_order_is_date_then_length_then_id() {
+        let mut docs = [
+            doc(5, None, "longest text of all"),
+            doc(4, Some("2024-02-01"), "b"),
+            doc(3, Some("2024-01-01"), "short"),
+            doc(2, Some("2024-01-01"), "longer one"),
+            doc(1, Some("2024-01-01"), "longer two"),
+        ];
+        docs.sort_by(representative_order);
+        let ids: Vec<u64> = docs.iter().map(|d| d.doc_id).collect();
+        assert_eq!(ids, [1, 2, 3, 4, 5]);
+    }
+
+    /// A chain of documents each similar to its neighbours but not to
+    /// documents two steps away: a union of verified pairs would make one
+    /// cluster; members must verify against the representative, so the
+    /// chain splits, and every comparison is one a document's edges led to.
+    #[test]
+    fn chained_similarity_does_not_chain_clusters() {
+        let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
+        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, None, t)).collect();
+        let refs: Vec<&Doc> = docs.iter().collect();
+        // Edges: 0-1, 1-2, 2-3 (all methods bit 0).
+        let edges = vec![vec![(1, 1)], vec![(0, 1), (2, 1)], vec![(1, 1), (3, 1)], vec![(2, 1)]];
+        let placed = place(&refs, &edges, 0.8);
+        // 1 joins 0 (0.8); 2 reaches rep 0 through 1: 0.6, so it starts its
+        // own cluster; 3 reaches rep 2: 0.8, joins it.
+        assert_eq!(placed.representative, [0, 0, 2, 2]);
+        assert_eq!(placed.similarity, [None, Some(0.8), None, Some(0.8)]);
+        let compared: Vec<(usize, usize)> = placed.comparisons.iter().map(|c| (c.doc, c.representative)).collect();
+        assert_eq!(compared, [(1, 0), (2, 0), (3, 2)]);
+    }
+
+    /// A document reaching two clusters joins the one it is more similar to.
+    #[test]
+    fn joins_the_most_similar_representative() {
+        let docs = [doc(1, None, "aaaaaaaaaa"), doc(2, None, "bbbbbbbbbb"), doc(3, None, "bbbbbbbbba")];
+        let refs: Vec<&Doc> = docs.iter().collect();
+        let edges = vec![vec![(2, 1)], vec![(2, 2)], vec![(0, 1), (1, 2)]];
+        let placed = place(&refs, &edges, 0.05);
+        assert_eq!(placed.representative, [0, 1, 1]);
+        assert_eq!(placed.comparisons.len(), 2);
+        assert_eq!(placed.comparisons[1].methods, 2);
+    }
 }

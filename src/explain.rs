@@ -1,0 +1,90 @@
+//! `pipeline explain`: what became of one document, from the tables of a
+//! finished run: its cluster and representative, and every comparison
+//! verification made with it, with the methods whose edges led there.
+
+use anyhow::{Context, Result};
+use arrow::array::{Array, AsArray};
+use arrow::datatypes::{Float64Type, UInt64Type};
+use std::fmt::Write;
+use std::path::Path;
+
+/// Text for `pipeline explain`: the document, its cluster and
+/// representative, and every pair that involves it with the methods that
+/// proposed it and the verified similarity.
+pub async fn explain(out: &Path, document: &str) -> Result<String> {
+    let session = crate::sql::session_over(out).await?;
+    let filter = match document.parse::<u64>() {
+        Ok(id) => format!("doc_id = {id}"),
+        Err(_) => format!("url = '{}'", document.replace('\'', "''")),
+    };
+    let docs = session
+        .sql(&format!("SELECT doc_id, url, crawl_date, title FROM documents WHERE {filter} ORDER BY doc_id"))
+        .await
+        .context("reading documents")?
+        .collect()
+        .await?;
+    let mut text = String::new();
+    let mut ids = Vec::new();
+    for b in &docs {
+        let id = b.column(0).as_primitive::<UInt64Type>();
+        let url = b.column(1).as_string::<i32>();
+        let title = b.column(3).as_string::<i32>();
+        for i in 0..b.num_rows() {
+            ids.push(id.value(i));
+            writeln!(text, "document {} {} ({})", id.value(i), url.value(i), title.value(i))?;
+        }
+    }
+    anyhow::ensure!(!ids.is_empty(), "no document with {filter} in {}", out.display());
+    for id in ids {
+        let cl = session
+            .sql(&format!(
+                "SELECT c.cluster_id, c.cluster_size, c.is_representative, c.similarity_to_representative, d.url \
+                 FROM clusters c JOIN documents d ON d.doc_id = c.cluster_id WHERE c.doc_id = {id}"
+            ))
+            .await?
+            .collect()
+            .await?;
+        match cl.iter().find(|b| b.num_rows() > 0) {
+            None => writeln!(text, "  not in any cluster: no verified near-duplicate among the documents compared")?,
+            Some(b) => {
+                let rep = b.column(0).as_primitive::<UInt64Type>().value(0);
+                let size = b.column(1).as_primitive::<UInt64Type>().value(0);
+                let is_rep = b.column(2).as_boolean().value(0);
+                let sim = b.column(3).as_primitive::<Float64Type>();
+                let url = b.column(4).as_string::<i32>().value(0);
+                if is_rep {
+                    writeln!(text, "  representative (kept) of cluster {rep} with {size} documents")?;
+                } else {
+                    let s = if sim.is_null(0) { "?".to_string() } else { format!("{:.4}", sim.value(0)) };
+                    writeln!(
+                        text,
+                        "  removed: cluster {rep} of {size} documents, representative {url} (similarity {s})"
+                    )?;
+                }
+            }
+        }
+        let pairs = session
+            .sql(&format!(
+                "SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ','), similarity, verified \
+                 FROM duplicates WHERE doc_a = {id} OR doc_b = {id} ORDER BY verified DESC, similarity DESC"
+            ))
+            .await?
+            .collect()
+            .await?;
+        for b in &pairs {
+            let a = b.column(0).as_primitive::<UInt64Type>();
+            let ua = b.column(2).as_string::<i32>();
+            let ub = b.column(3).as_string::<i32>();
+            let m = b.column(4).as_string::<i32>();
+            let s = b.column(5).as_primitive::<Float64Type>();
+            let v = b.column(6).as_boolean();
+            for i in 0..b.num_rows() {
+                let other = if a.value(i) == id { ub.value(i) } else { ua.value(i) };
+                let s = if s.is_null(i) { "below threshold".to_string() } else { format!("{:.4}", s.value(i)) };
+                let verdict = if v.value(i) { "verified" } else { "rejected" };
+                writeln!(text, "  {verdict} comparison with {other}: similarity {s}, reached through {}", m.value(i))?;
+            }
+        }
+    }
+    Ok(text)
+}

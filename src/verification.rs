@@ -1,0 +1,204 @@
+//! Verification shared by the `verify` and `evaluate` stages: the
+//! candidate edges as one map, the verification text of a document, and
+//! the comparison with its cheap bounds.
+//!
+//! The similarity is spec §9's `2·LCS/(|a|+|b|)` over the verification
+//! text (a document's kept terms joined by single spaces). Before any LCS,
+//! two bounds reject what cannot reach the threshold: the length bound
+//! `2·min(|a|,|b|)/(|a|+|b|)` and the character-multiset bound (LCS ≤ Σ
+//! over characters of the smaller of the two counts). Each similarity is
+//! computed at most once, stopping as soon as it is certain to stay below
+//! the threshold.
+
+use anyhow::Result;
+use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::similarity::similarity_at_least;
+
+/// The distinct candidate edges: for each pair, the methods that proposed
+/// it as a bit set over `methods` (sorted names).
+pub struct CandidateEdges {
+    /// Method ids, sorted; bit i of a mask stands for `methods[i]`.
+    pub methods: Vec<String>,
+    /// (doc_a, doc_b) with doc_a < doc_b → method mask.
+    pub pairs: HashMap<(u64, u64), u64>,
+}
+
+impl CandidateEdges {
+    /// Reads the `candidates` table. Its size is bounded by the number of
+    /// documents times `max_edges_per_document` per method.
+    pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateEdges> {
+        let mut methods: Vec<String> = Vec::new();
+        for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
+            let m = b.column(0).as_string::<i32>();
+            methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
+        }
+        anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
+        let mut pairs: HashMap<(u64, u64), u64> = HashMap::new();
+        let mut stream = session.sql("SELECT doc_a, doc_b, method FROM candidates").await?.execute_stream().await?;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            let a = batch.column(0).as_primitive::<UInt64Type>();
+            let b = batch.column(1).as_primitive::<UInt64Type>();
+            let m = batch.column(2).as_string::<i32>();
+            for i in 0..batch.num_rows() {
+                let bit = methods.binary_search_by(|x| x.as_str().cmp(m.value(i))).unwrap_or(0);
+                *pairs.entry((a.value(i), b.value(i))).or_default() |= 1u64 << bit;
+            }
+        }
+        Ok(CandidateEdges { methods, pairs })
+    }
+
+    /// The sorted method names of a mask.
+    pub fn names(&self, mask: u64) -> impl Iterator<Item = &str> {
+        self.methods.iter().enumerate().filter(move |(i, _)| mask >> i & 1 == 1).map(|(_, m)| m.as_str())
+    }
+}
+
+/// A document as verification sees it.
+pub struct Doc {
+    pub doc_id: u64,
+    pub url: String,
+    /// ISO 8601 capture date; None sorts last.
+    pub crawl_date: Option<String>,
+    /// Characters of the page text: longer texts are kept first.
+    pub text_chars: i64,
+    /// The verification text (kept terms joined by single spaces).
+    text: String,
+    /// Characters of `text`, and its characters with their counts, sorted:
+    /// the inputs of the two cheap bounds.
+    chars: usize,
+    histogram: Vec<(char, u32)>,
+}
+
+impl Doc {
+    /// A document and the inputs of the bounds over its text.
+    pub fn new(doc_id: u64, url: String, crawl_date: Option<String>, text_chars: i64, text: String) -> Doc {
+        let mut all: Vec<char> = text.chars().collect();
+        let chars = all.len();
+        all.sort_unstable();
+        let mut histogram: Vec<(char, u32)> = Vec::new();
+        for c in all {
+            match histogram.last_mut() {
+                Some((last, n)) if *last == c => *n += 1,
+                _ => histogram.push((c, 1)),
+            }
+        }
+        Doc { doc_id, url, crawl_date, text_chars, text, chars, histogram }
+    }
+}
+
+/// Why a comparison ended where it did; counted in the stage's manifest.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// The length bound is below the threshold.
+    LengthBound,
+    /// The character-multiset bound is below the threshold.
+    CharBound,
+    /// The LCS was computed (possibly stopped early below the threshold).
+    Lcs,
+}
+
+/// Σ over characters of min(count in a, count in b): an upper bound of the
+/// LCS, from the two sorted histograms in one merge.
+fn common_chars(a: &[(char, u32)], b: &[(char, u32)]) -> usize {
+    let (mut i, mut j, mut common) = (0, 0, 0usize);
+    while i < a.len() && j < b.len() {
+        match a[i].0.cmp(&b[j].0) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                common += a[i].1.min(b[j].1) as usize;
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    common
+}
+
+/// The similarity of two documents if at least `threshold`, else None; the
+/// cheap bounds first, then at most one LCS computation.
+pub fn compare(a: &Doc, b: &Doc, threshold: f64) -> (Option<f64>, Outcome) {
+    let total = a.chars + b.chars;
+    let reaches = |lcs_bound: usize| total == 0 || (2 * lcs_bound) as f64 / total as f64 >= threshold;
+    if !reaches(a.chars.min(b.chars)) {
+        return (None, Outcome::LengthBound);
+    }
+    if !reaches(common_chars(&a.histogram, &b.histogram)) {
+        return (None, Outcome::CharBound);
+    }
+    (similarity_at_least(&a.text, &b.text, threshold), Outcome::Lcs)
+}
+
+/// Reads the verification texts (kept terms joined by single spaces) of
+/// the documents matching the SQL condition `filter` on `tokens`.
+pub async fn load_verification_texts(
+    session: &datafusion::prelude::SessionContext,
+    filter: &str,
+) -> Result<HashMap<u64, String>> {
+    let sql = format!("SELECT doc_id, terms FROM tokens WHERE {filter}");
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    let mut texts = HashMap::new();
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let terms = batch.column(1).as_list::<i32>();
+        for i in 0..batch.num_rows() {
+            let t = terms.value(i);
+            let t = t.as_string::<i32>();
+            let mut text = String::new();
+            for k in 0..t.len() {
+                if k > 0 {
+                    text.push(' ');
+                }
+                text.push_str(t.value(k));
+            }
+            texts.insert(ids.value(i), text);
+        }
+    }
+    Ok(texts)
+}
+
+/// Registers `ids` as a one-column table `name(doc_id)`, so that SQL can
+/// select a task's documents by a join instead of a giant IN list.
+pub fn register_doc_ids(session: &datafusion::prelude::SessionContext, name: &str, ids: Vec<u64>) -> Result<()> {
+    let schema = Arc::new(Schema::new(vec![Field::new("doc_id", DataType::UInt64, false)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(UInt64Array::from(ids))])?;
+    session.register_batch(name, batch)?;
+    Ok(())
+}
+
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn doc(id: u64, text: &str) -> Doc {
+        Doc::new(id, format!("http://t/{id}"), None, text.chars().count() as i64, text.into())
+    }
+
+    #[test]
+    fn common_chars_is_the_multiset_intersection() {
+        let (a, b) = (doc(1, "aabbc"), doc(2, "abbbd"));
+        // a: 1 (min 2,1) + b: 2 (min 2,3) = 3.
+        assert_eq!(common_chars(&a.histogram, &b.histogram), 3);
+        assert_eq!(common_chars(&a.histogram, &doc(3, "").histogram), 0);
+    }
+
+    #[test]
+    fn bounds_reject_before_any_lcs() {
+        let long = doc(1, "abcdefghijabcdefghij");
+        assert_eq!(compare(&long, &doc(2, "abcde"), 0.8), (None, Outcome::LengthBound));
+        // Same length, disjoint letters: only the character bound sees it.
+        assert_eq!(compare(&long, &doc(3, "klmnopqrstklmnopqrst"), 0.8), (None, Outcome::CharBound));
+        // kitten/sitting: 2*4/13 = 0.615..., exact above a low threshold.
+        let (k, s) = (doc(4, "kitten"), doc(5, "sitting"));
+        assert_eq!(compare(&k, &s, 0.6), (Some(8.0 / 13.0), Outcome::Lcs));
+        assert_eq!(compare(&k, &s, 0.8).0, None);
+    }
+}
