@@ -13,10 +13,19 @@
 -- Chains longer than ${max_group_size} are walked like any other and
 -- listed in hot_signatures.
 -- Gives (method = 'a11', doc_a, doc_b, strength, len_gap).
-WITH members AS (
-    SELECT shingle, doc_id, doc_len,
-           CAST(ROW_NUMBER() OVER (PARTITION BY shingle ORDER BY doc_len, doc_id) AS BIGINT) AS pos
+WITH shared AS (
+    -- Most shingles belong to one document; chaining only the shared ones
+    -- keeps the window's sort and the links small.
+    SELECT shingle
     FROM shingles
+    GROUP BY shingle
+    HAVING COUNT(*) >= 2
+),
+members AS (
+    SELECT s.shingle, s.doc_id, s.doc_len,
+           CAST(ROW_NUMBER() OVER (PARTITION BY s.shingle ORDER BY s.doc_len, s.doc_id) AS BIGINT) AS pos
+    FROM shingles s
+    JOIN shared USING (shingle)
 ),
 steps(step) AS (VALUES ${chain_steps}),
 targets AS (

@@ -70,17 +70,21 @@ totals AS (
            COALESCE(SUM(CASE WHEN positive THEN 0 ELSE 1 END), 0) AS negatives
     FROM labeled
 ),
-labeled_docs AS (
-    SELECT doc_a AS doc_id FROM stated_pairs
-    UNION
-    SELECT doc_b AS doc_id FROM stated_pairs
-    UNION
-    SELECT doc_id FROM members
+gold_keys AS (
+    SELECT key_kind, key_a AS key FROM gold_pairs
+    UNION ALL
+    SELECT key_kind, key_b AS key FROM gold_pairs
+    UNION ALL
+    SELECT key_kind, key FROM gold_clusters
 ),
 clustered AS (
-    SELECT c.doc_id, c.cluster_id
+    -- The labeled documents that ended in a cluster. (Found from the gold
+    -- keys directly, not through `labeled`: a shallower plan, which
+    -- Ballista must decode within protobuf's nesting limit.)
+    SELECT DISTINCT c.doc_id, c.cluster_id
     FROM clusters c
-    JOIN labeled_docs l ON l.doc_id = c.doc_id
+    JOIN doc_keys k ON k.doc_id = c.doc_id
+    JOIN gold_keys g ON g.key_kind = k.key_kind AND g.key = k.key
 ),
 final_pairs AS (
     -- The final result finds a pair when it is a verified comparison or both

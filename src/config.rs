@@ -287,7 +287,7 @@ impl Default for EvaluateConfig {
             gold_file: String::new(),
             gold_positive_min_label: 3,
             gold_negative_max_label: 0,
-            max_judged_pairs: 20_000,
+            max_judged_pairs: 5_000,
         }
     }
 }

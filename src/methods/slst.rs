@@ -14,6 +14,7 @@ use super::{DocView, PairMethod, ScoredPair};
 use crate::config::MethodsConfig;
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use suffix::SuffixTable;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -43,6 +44,35 @@ pub fn encode_length(len: usize) -> Option<u8> {
 pub struct SentenceString {
     symbols: Vec<u8>,
     keys: Vec<u64>,
+    /// The positions of each sentence class (symbol, key), built once per
+    /// document: [`verified_blocks`] runs for every candidate pair and
+    /// would otherwise index both documents again each time.
+    classes: ClassIndex,
+}
+
+/// Positions of the sentence classes of one document.
+type ClassIndex = HashMap<(u8, u64), Vec<u32>, BuildHasherDefault<ClassHasher>>;
+
+/// The hasher of sentence classes: their key is already an xxh3 value, so
+/// one multiply mixes in the symbol (SipHash was a third of SL+ST's time).
+#[derive(Default)]
+struct ClassHasher(u64);
+
+impl Hasher for ClassHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u8(b);
+        }
+    }
+    fn write_u8(&mut self, n: u8) {
+        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl SentenceString {
@@ -58,7 +88,11 @@ impl SentenceString {
                 keys.push(xxh3_64(head.join(" ").as_bytes()));
             }
         }
-        SentenceString { symbols, keys }
+        let mut classes = ClassIndex::default();
+        for (i, class) in symbols.iter().zip(&keys).enumerate() {
+            classes.entry((*class.0, *class.1)).or_default().push(i as u32);
+        }
+        SentenceString { symbols, keys, classes }
     }
 
     /// The sentence-length string, e.g. `"3a07"`.
@@ -114,29 +148,23 @@ pub struct Block {
 /// inside the last run found on its diagonal is skipped, so every run is
 /// walked once.
 pub fn verified_blocks(x: &SentenceString, y: &SentenceString, max_repeats: usize) -> Vec<Block> {
-    // Called for every candidate pair of documents: the per-diagonal ends
-    // are a plain array rather than a map.
-    let mut in_x: HashMap<(u8, u64), Vec<usize>> = HashMap::with_capacity(x.len());
-    for i in 0..x.len() {
-        in_x.entry((x.symbols[i], x.keys[i])).or_default().push(i);
-    }
-    let mut count_y: HashMap<(u8, u64), usize> = HashMap::with_capacity(y.len());
-    for j in 0..y.len() {
-        *count_y.entry((y.symbols[j], y.keys[j])).or_default() += 1;
-    }
+    // Called for every candidate pair of documents: the class positions
+    // were indexed once per document, and the per-diagonal ends are a plain
+    // array rather than a map.
     // Per diagonal (j - i, offset by |x|), the end in y of the last run
     // found; 0 (no run) never exceeds a position.
     let mut run_end = vec![0usize; x.len() + y.len() + 1];
     let mut blocks = Vec::new();
     for j in 0..y.len() {
         let class = (y.symbols[j], y.keys[j]);
-        let Some(starts) = in_x.get(&class) else {
+        let Some(starts) = x.classes.get(&class) else {
             continue;
         };
-        if starts.len() > max_repeats || count_y[&class] > max_repeats {
+        if starts.len() > max_repeats || y.classes[&class].len() > max_repeats {
             continue;
         }
         for &i in starts {
+            let i = i as usize;
             let diagonal = j + x.len() - i;
             if j < run_end[diagonal] {
                 continue; // inside a run already found

@@ -92,12 +92,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
-    let sketches = load_sketches(&session).await?;
     let sql = substitute(include_str!("../../jobs/candidates.sql"), &params);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     let mut writer = TableWriter::for_table(&ctx.out, "candidates")?;
     let mut b = BatchBuilder::new("candidates");
     let mut per_method: BTreeMap<String, u64> = BTreeMap::new();
+    // minhash edges wait for their resemblance (below), so that the
+    // sketches are read once, for their documents only.
+    let mut minhash: Vec<(u64, u64)> = Vec::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let a = batch.column(0).as_primitive::<UInt64Type>();
@@ -106,23 +108,29 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         let s = batch.column(3).as_primitive::<Float64Type>();
         for i in 0..batch.num_rows() {
             let method = m.value(i);
-            let score = if method == "minhash" {
-                match (sketches.get(&a.value(i)), sketches.get(&bb.value(i))) {
-                    (Some(x), Some(y)) => Some(crate::methods::shingles::resemblance(x, y)),
-                    _ => None,
-                }
-            } else if s.is_null(i) {
-                None
-            } else {
-                Some(s.value(i))
-            };
+            *per_method.entry(method.to_string()).or_default() += 1;
+            if method == "minhash" {
+                minhash.push((a.value(i), bb.value(i)));
+                continue;
+            }
             b.col::<UInt64Builder>(0).append_value(a.value(i));
             b.col::<UInt64Builder>(1).append_value(bb.value(i));
             b.col::<StringBuilder>(2).append_value(method);
-            b.col::<Float64Builder>(3).append_option(score);
-            *per_method.entry(method.to_string()).or_default() += 1;
+            b.col::<Float64Builder>(3).append_option((!s.is_null(i)).then(|| s.value(i)));
             writer.write_if_full(&mut b)?;
         }
+    }
+    let sketches = load_sketches(&ctx.out, &minhash).await?;
+    for (a, bb) in minhash {
+        let score = match (sketches.get(&a), sketches.get(&bb)) {
+            (Some(x), Some(y)) => Some(crate::methods::shingles::resemblance(x, y)),
+            _ => None,
+        };
+        b.col::<UInt64Builder>(0).append_value(a);
+        b.col::<UInt64Builder>(1).append_value(bb);
+        b.col::<StringBuilder>(2).append_value("minhash");
+        b.col::<Float64Builder>(3).append_option(score);
+        writer.write_if_full(&mut b)?;
     }
     writer.write_rest(&mut b)?;
     report.rows.insert("candidates".into(), writer.commit()?);
@@ -132,11 +140,19 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     Ok(report)
 }
 
-async fn load_sketches(session: &datafusion::prelude::SessionContext) -> Result<HashMap<u64, Vec<u64>>> {
+/// The min-hash sketches of the documents of `edges`, read locally (the
+/// edges are in memory, not in a table an engine could join with).
+async fn load_sketches(out: &Path, edges: &[(u64, u64)]) -> Result<HashMap<u64, Vec<u64>>> {
     let mut map = HashMap::new();
-    let sql = "SELECT doc_id, sketch FROM sketches WHERE doc_id IN \
-               (SELECT doc_a FROM exact_edges WHERE method = 'minhash' \
-                UNION SELECT doc_b FROM exact_edges WHERE method = 'minhash')";
+    if edges.is_empty() {
+        return Ok(map);
+    }
+    let mut ids: Vec<u64> = edges.iter().flat_map(|&(a, b)| [a, b]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let session = crate::sql::session_over(out).await?;
+    crate::verification::register_doc_ids(&session, "minhash_docs", ids)?;
+    let sql = "SELECT s.doc_id, s.sketch FROM sketches s JOIN minhash_docs m ON m.doc_id = s.doc_id";
     let mut stream = session.sql(sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;

@@ -278,7 +278,10 @@ fn wilson_interval(hits: u64, n: u64) -> (f64, f64) {
     let p = hits as f64 / n;
     let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
     let half = z * ((p * (1.0 - p) + z * z / (4.0 * n)) / n).sqrt() / (1.0 + z * z / n);
-    ((centre - half).max(0.0), (centre + half).min(1.0))
+    // At p = 0 or 1 one end is exactly 0 or 1; computed, it is off by an ulp.
+    let low = if hits == 0 { 0.0 } else { (centre - half).max(0.0) };
+    let high = if hits as f64 == n { 1.0 } else { (centre + half).min(1.0) };
+    (low, high)
 }
 
 /// A count of `found` pairs estimated from `hits` of `judged` of them.
@@ -366,4 +369,33 @@ fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
     }
     w.write_rest(&mut b)?;
     w.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wilson_interval_matches_known_values() {
+        // 5 of 10: 0.2366 .. 0.7634 (Wilson 1927; e.g. R's prop.test without
+        // continuity correction).
+        let (low, high) = wilson_interval(5, 10);
+        assert!((low - 0.236_593).abs() < 1e-6 && (high - 0.763_407).abs() < 1e-6, "{low} {high}");
+        assert_eq!(wilson_interval(20, 20).1, 1.0);
+        assert_eq!(wilson_interval(0, 20).0, 0.0);
+    }
+
+    #[test]
+    fn bottom_k_samples_nest_and_scale() {
+        // Pairs in hash order; method 0 proposes all 10, method 1 the odd
+        // ones. With k = 3, method 1's sample is its own 3 smallest.
+        let pairs: Vec<JudgedPair> =
+            (0..10u64).map(|i| JudgedPair { methods: 1 | ((i % 2) << 1), verified: i < 4 }).collect();
+        let judged = Judged { methods: vec!["x".into(), "y".into()], both: vec![vec![10, 5], vec![5, 5]], total: 10, pairs, k: 3 };
+        let sample: Vec<bool> = judged.sample_of(2).map(|p| p.verified).collect();
+        assert_eq!(sample, [true, true, false]); // pairs 1, 3, 5
+        assert_eq!(judged.found_either(0, 1), 10);
+        assert_eq!(scale(judged.found(1), 2, 3), 3);
+        assert_eq!(scale(4, 2, 4), 2);
+    }
 }

@@ -105,9 +105,13 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64) -> Placed {
                 *reached.entry(representative[j]).or_default() |= methods;
             }
         }
+        // The comparisons of one document are independent: in parallel, so
+        // that one giant component (a site template) still uses every core.
+        let reached: Vec<(usize, u64)> = reached.into_iter().collect();
+        let compared: Vec<(Option<f64>, Outcome)> =
+            reached.par_iter().map(|&(r, _)| compare(docs[i], docs[r], threshold)).collect();
         let mut best: Option<(usize, f64)> = None;
-        for (r, methods) in reached {
-            let (sim, outcome) = compare(docs[i], docs[r], threshold);
+        for ((r, methods), (sim, outcome)) in reached.into_iter().zip(compared) {
             comparisons.push(Comparison { doc: i, representative: r, methods, similarity: sim, outcome });
             if let Some(s) = sim {
                 if best.is_none_or(|(_, b)| s > b) {
