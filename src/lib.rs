@@ -1,8 +1,9 @@
 //! neardup: find near-duplicate documents in web crawls.
 //!
 //! The pipeline is a chain of stages (`ingest` → `tokens` → `stats` →
-//! `signatures` → `search` → `candidates` → `verify` → `evaluate`), each reading and writing Parquet tables under one output
-//! folder; see `README.md`. The map stages (`ingest`, `tokens`,
+//! `signatures` → `search` → `candidates` → `verify` → `evaluate`), each
+//! reading and writing Parquet tables under one output folder; see
+//! `README.md`. The map stages (`ingest`, `tokens`,
 //! `signatures`, `verify`) can run as N independent tasks (`shard`). `report`
 //! renders a finished run as one HTML page. Inputs and the output folder
 //! may live in an object store (`store`, `remote`).

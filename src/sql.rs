@@ -188,10 +188,13 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
         // Hash joins cannot spill their build side; sort-merge joins can.
         // Every sort partition reserves memory for its final merge up front
         // (10 MB by default), so the reservation must shrink with the pool
-        // or a small pool is used up before any data arrives.
+        // or a small pool is used up before any data arrives. The candidates
+        // query runs about ten sorts at once (the window of each method
+        // family's chains, the per-document ranking, the final order): a
+        // 32nd of the pool per partition leaves room for all of them.
         config = config
             .set_bool("datafusion.optimizer.prefer_hash_join", false)
-            .set_usize("datafusion.execution.sort_spill_reservation_bytes", (bytes / (4 * partitions)).min(10 << 20));
+            .set_usize("datafusion.execution.sort_spill_reservation_bytes", (bytes / (32 * partitions)).min(10 << 20));
     }
     let runtime = runtime.build_arc()?;
     let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&runtime));

@@ -173,7 +173,6 @@ pub fn register_doc_ids(session: &datafusion::prelude::SessionContext, name: &st
     Ok(())
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -248,9 +248,8 @@ fn a12_sql_equals_reference_rule() {
         by_key.entry(r.key).or_default().push((r.len, r.doc_id, r.clone()));
     }
     let k = config.candidates.max_edges_per_document as usize;
-    let expected = bounded_edges(by_key.into_values().collect(), k, "a12", |x, y| {
-        a12_pair_matches(&x.2, &y.2, ratio, num_ratio)
-    });
+    let expected =
+        bounded_edges(by_key.into_values().collect(), k, "a12", |x, y| a12_pair_matches(&x.2, &y.2, ratio, num_ratio));
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 20, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);

@@ -44,9 +44,10 @@ fn check_schemas(out: &Path) {
 /// one cluster or as a verified comparison, and none of the unrelated pairs
 /// may. Returns (planted pairs found, planted pairs).
 fn check_planted_pairs(out: &Path) -> (usize, usize) {
-    let expected: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/expected.json")).unwrap())
-            .unwrap();
+    let expected: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/expected.json")).unwrap(),
+    )
+    .unwrap();
     let mut doc_of_url = std::collections::HashMap::new();
     for b in read_table(out, "documents") {
         let ids = b.column_by_name("doc_id").unwrap().as_primitive::<UInt64Type>();

@@ -440,7 +440,8 @@ impl PairMethod for Slst {
         let strings: Vec<SentenceString> = docs.par_iter().map(SentenceString::from_view).collect();
         let symbols: Vec<&[u8]> = strings.iter().map(|s| s.symbols.as_slice()).collect();
         let keys: Vec<Vec<u64>> = strings.par_iter().map(|s| self.window_keys(s)).collect();
-        let candidates = shared_substring_pairs(&symbols, self.min_block, self.max_group_docs, self.max_links, Some(&keys));
+        let candidates =
+            shared_substring_pairs(&symbols, self.min_block, self.max_group_docs, self.max_links, Some(&keys));
         let mut pairs: Vec<ScoredPair> = candidates
             .par_iter()
             .filter_map(|&(i, j)| {

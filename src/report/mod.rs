@@ -169,7 +169,9 @@ fn quality_html(quality: &[MethodQuality]) -> String {
     out.push_str("</div>\n<table>\n<tr><th>method</th><th>pairs found</th><th>judged</th><th>pairs verified</th><th>precision</th><th>95% interval</th><th>recall</th><th>F1</th></tr>\n");
     for q in quality {
         let interval = match q.precision_interval {
-            Some((low, high)) if q.pairs_judged < q.pairs_found => format!("{} – {}", ratio(Some(low)), ratio(Some(high))),
+            Some((low, high)) if q.pairs_judged < q.pairs_found => {
+                format!("{} – {}", ratio(Some(low)), ratio(Some(high)))
+            }
             _ => "exact".to_string(),
         };
         let _ = writeln!(

@@ -72,10 +72,7 @@ const EDGE_VIEWS: [(&str, &str); 3] = [
 
 /// Registers the edge views over the tables of `session`.
 async fn register_edge_views(session: &datafusion::prelude::SessionContext, config: &Config) -> Result<()> {
-    ensure!(
-        config.candidates.max_edges_per_document >= 1,
-        "candidates.max_edges_per_document must be at least 1"
-    );
+    ensure!(config.candidates.max_edges_per_document >= 1, "candidates.max_edges_per_document must be at least 1");
     let params = sql_params(config);
     for (view, sql) in EDGE_VIEWS {
         let df = session.sql(&substitute(sql, &params)).await?;

@@ -105,7 +105,9 @@ impl Stage for Evaluate {
                 report.rows.insert("gold_quality".into(), TableWriter::for_table(&ctx.out, "gold_quality")?.commit()?);
             } else {
                 let sql = substitute(include_str!("../../jobs/evaluate_gold.sql"), &params);
-                report.rows.insert("gold_quality".into(), run_into_table(&session, &ctx.out, "gold_quality", &sql).await?);
+                report
+                    .rows
+                    .insert("gold_quality".into(), run_into_table(&session, &ctx.out, "gold_quality", &sql).await?);
             }
             Ok(report)
         })
@@ -238,20 +240,16 @@ async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Resul
             known.insert((a.value(i), b.value(i)), v.value(i));
         }
     }
-    let unknown: HashSet<u64> = chosen
-        .iter()
-        .filter(|(_, a, b, _)| !known.contains_key(&(*a, *b)))
-        .flat_map(|&(_, a, b, _)| [a, b])
-        .collect();
+    let unknown: HashSet<u64> =
+        chosen.iter().filter(|(_, a, b, _)| !known.contains_key(&(*a, *b))).flat_map(|&(_, a, b, _)| [a, b]).collect();
     let mut ids: Vec<u64> = unknown.into_iter().collect();
     ids.sort_unstable();
     register_doc_ids(&session, "judged_docs", ids)?;
-    let texts: HashMap<u64, Doc> =
-        load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)")
-            .await?
-            .into_iter()
-            .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
-            .collect();
+    let texts: HashMap<u64, Doc> = load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)")
+        .await?
+        .into_iter()
+        .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
+        .collect();
     let threshold = ctx.config.verify.threshold;
     let empty = Doc::new(0, String::new(), None, 0, String::new());
     let pairs: Vec<JudgedPair> = chosen
@@ -259,7 +257,9 @@ async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Resul
         .map(|&(_, a, b, methods)| {
             let verified = match known.get(&(a, b)) {
                 Some(&v) => v,
-                None => compare(texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty), threshold).0.is_some(),
+                None => {
+                    compare(texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty), threshold).0.is_some()
+                }
             };
             JudgedPair { methods, verified }
         })
@@ -301,9 +301,8 @@ fn write_method_quality(out: &Path, config: &Config, judged: &Judged) -> Result<
     let all_methods: u64 = if judged.methods.is_empty() { 0 } else { u64::MAX >> (64 - judged.methods.len()) };
     // The pool: the union of every method's verified pairs, estimated from
     // the bottom-k sample of the union of all methods.
-    let (union_judged, union_hits) = judged
-        .sample_of(all_methods)
-        .fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64));
+    let (union_judged, union_hits) =
+        judged.sample_of(all_methods).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64));
     let pool = scale(judged.total, union_hits, union_judged);
     let mut enabled: Vec<&String> = config.methods.enabled.iter().collect();
     enabled.sort();
@@ -343,9 +342,8 @@ fn write_method_quality(out: &Path, config: &Config, judged: &Judged) -> Result<
 /// verified pair sets of every two methods with verified pairs, diagonal
 /// included, from the bottom-k sample of the union of the two.
 fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
-    let with_verified: Vec<usize> = (0..judged.methods.len())
-        .filter(|&i| judged.sample_of(1 << i).any(|p| p.verified))
-        .collect();
+    let with_verified: Vec<usize> =
+        (0..judged.methods.len()).filter(|&i| judged.sample_of(1 << i).any(|p| p.verified)).collect();
     let mut w = TableWriter::for_table(out, "method_overlap")?;
     let mut b = BatchBuilder::new("method_overlap");
     for &x in &with_verified {
@@ -364,7 +362,8 @@ fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
             b.col::<StringBuilder>(0).append_value(&judged.methods[x]);
             b.col::<StringBuilder>(1).append_value(&judged.methods[y]);
             b.col::<Int64Builder>(2).append_value(scale(union_found, common, n) as i64);
-            b.col::<Float64Builder>(3).append_option((in_x + in_y > 0).then(|| 2.0 * common as f64 / (in_x + in_y) as f64));
+            b.col::<Float64Builder>(3)
+                .append_option((in_x + in_y > 0).then(|| 2.0 * common as f64 / (in_x + in_y) as f64));
         }
     }
     w.write_rest(&mut b)?;
@@ -391,7 +390,13 @@ mod tests {
         // ones. With k = 3, method 1's sample is its own 3 smallest.
         let pairs: Vec<JudgedPair> =
             (0..10u64).map(|i| JudgedPair { methods: 1 | ((i % 2) << 1), verified: i < 4 }).collect();
-        let judged = Judged { methods: vec!["x".into(), "y".into()], both: vec![vec![10, 5], vec![5, 5]], total: 10, pairs, k: 3 };
+        let judged = Judged {
+            methods: vec!["x".into(), "y".into()],
+            both: vec![vec![10, 5], vec![5, 5]],
+            total: 10,
+            pairs,
+            k: 3,
+        };
         let sample: Vec<bool> = judged.sample_of(2).map(|p| p.verified).collect();
         assert_eq!(sample, [true, true, false]); // pairs 1, 3, 5
         assert_eq!(judged.found_either(0, 1), 10);
