@@ -1,18 +1,18 @@
 //! Sharding of the map stages, MapReduce style.
 //!
 //! `ingest`, `tokens`, `signatures` and `verify` do the same work for every
-//! file, document or pair independently of the others, so they can be cut
-//! into N tasks that run anywhere (a shell loop, a Slurm array, a Kubernetes
-//! indexed Job) with `--shard I/N`. Every task decides on its own, without
+//! file, document or component of candidate edges independently of the
+//! others, so they can be cut into N tasks that run anywhere (a shell loop,
+//! a Slurm array, a Kubernetes indexed Job) with `--shard I/N`. Every task decides on its own, without
 //! talking to the others, what it owns:
 //!
 //! - ingest: a share of the input files, balanced by size (every task lists
 //!   the same files and computes the same assignment);
 //! - tokens, signatures: the documents with `doc_id % N = I` (doc ids are
 //!   xxh3 hashes, so the shares are even);
-//! - verify: the pairs with `(doc_a + doc_b) % N = I`, computed without
-//!   overflow as `(doc_a % N + doc_b % N) % N`. (Owning a pair by `doc_a`
-//!   alone would not be even: the smaller of two hashes is skewed low.)
+//! - verify: the connected components of the candidate edges whose
+//!   smallest doc_id is I mod N (a cluster is built by one task, so a
+//!   component cannot be split).
 //!
 //! A task writes its own part files, `DIR/<table>/part-I-of-N-*.parquet`,
 //! and its own manifest; the stages that read its tables wait until all N
@@ -55,23 +55,6 @@ impl Shard {
             "TRUE".into()
         } else {
             format!("{col} % {} = {}", self.count, self.index)
-        }
-    }
-
-    /// True when this task owns the pair (`doc_a`, `doc_b`).
-    pub fn owns_pair(&self, doc_a: u64, doc_b: u64) -> bool {
-        let n = self.count as u64;
-        (doc_a % n + doc_b % n) % n == self.index as u64
-    }
-
-    /// A SQL condition selecting this task's pairs by the columns `a`, `b`;
-    /// the same rule as [`Shard::owns_pair`].
-    pub fn pair_predicate(&self, a: &str, b: &str) -> String {
-        if self.is_whole() {
-            "TRUE".into()
-        } else {
-            let n = self.count;
-            format!("({a} % {n} + {b} % {n}) % {n} = {}", self.index)
         }
     }
 
@@ -137,7 +120,7 @@ mod tests {
     }
 
     #[test]
-    fn every_document_and_pair_has_exactly_one_owner() {
+    fn every_document_has_exactly_one_owner() {
         let mut state = 7u64;
         let ids: Vec<u64> = (0..2000).map(|_| crate::methods::splitmix64(&mut state)).collect();
         let shards: Vec<Shard> = (0..5).map(|index| Shard { index, count: 5 }).collect();
@@ -149,20 +132,9 @@ mod tests {
         }
         // Even shares: 400 expected each, binomial sd about 18.
         assert!(per_shard.iter().all(|&n| (300..500).contains(&n)), "{per_shard:?}");
-        let mut pair_shares = [0usize; 5];
-        for w in ids.windows(2) {
-            let (a, b) = (w[0].min(w[1]), w[0].max(w[1]));
-            let owners: Vec<u32> = shards.iter().filter(|s| s.owns_pair(a, b)).map(|s| s.index).collect();
-            assert_eq!(owners.len(), 1);
-            // The SQL rule computes the same number.
-            assert_eq!(owners[0] as u64, (a % 5 + b % 5) % 5);
-            pair_shares[owners[0] as usize] += 1;
-        }
-        assert!(pair_shares.iter().all(|&n| (300..500).contains(&n)), "{pair_shares:?}");
-        assert!(Shard::WHOLE.owns_doc(ids[0]) && Shard::WHOLE.owns_pair(1, 2));
+        assert!(Shard::WHOLE.owns_doc(ids[0]));
         assert_eq!(Shard::WHOLE.doc_predicate("doc_id"), "TRUE");
         assert_eq!(Shard { index: 1, count: 3 }.doc_predicate("doc_id"), "doc_id % 3 = 1");
-        assert_eq!(Shard { index: 1, count: 3 }.pair_predicate("a", "b"), "(a % 3 + b % 3) % 3 = 1");
     }
 
     #[test]
