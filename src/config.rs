@@ -12,6 +12,7 @@ use std::path::Path;
 pub struct Config {
     pub ingest: IngestConfig,
     pub text: TextConfig,
+    pub boilerplate: BoilerplateConfig,
     pub methods: MethodsConfig,
     pub candidates: CandidatesConfig,
     pub verify: VerifyConfig,
@@ -41,6 +42,24 @@ pub struct IngestConfig {
 impl Default for IngestConfig {
     fn default() -> Self {
         IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
+    }
+}
+
+/// Site boilerplate (`jobs/boilerplate.sql`): which lines of a host are
+/// template, left out of the text signatures and verification see.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BoilerplateConfig {
+    /// A line is template only when found on at least this many distinct
+    /// URLs of its host (and hosts with fewer pages have no template).
+    pub min_pages: u64,
+    /// ... and on at least this share of the host's distinct URLs.
+    pub min_share: f64,
+}
+
+impl Default for BoilerplateConfig {
+    fn default() -> Self {
+        BoilerplateConfig { min_pages: 10, min_share: 0.05 }
     }
 }
 
@@ -254,11 +273,31 @@ impl Default for CandidatesConfig {
 pub struct VerifyConfig {
     /// A pair is a verified near-duplicate when its similarity is at least this.
     pub threshold: f64,
+    /// Which text of a document the similarity compares.
+    pub text: VerificationText,
+}
+
+/// The text of a document that verification compares (spec §9's
+/// similarity is computed over it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerificationText {
+    /// What a reader sees: the page text without its host's boilerplate
+    /// lines, whitespace collapsed, case folded (`tokens.text`). Numbers,
+    /// dates and short words stay: they are what tells two release notes
+    /// of one project apart.
+    Visible,
+    /// Every word of the text (boilerplate left out), lowercased, joined by
+    /// single spaces: the visible text without punctuation.
+    Words,
+    /// The kept terms (no stop words, no short words) joined by single
+    /// spaces: the study's normalization.
+    Terms,
 }
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { threshold: 0.8 }
+        VerifyConfig { threshold: 0.8, text: VerificationText::Visible }
     }
 }
 

@@ -1,6 +1,7 @@
 //! `pipeline explain`: what became of one document, from the tables of a
-//! finished run: its cluster and representative, and every comparison
-//! verification made with it, with the methods whose edges led there.
+//! finished run: the template lines of its host left out of its text, its
+//! cluster and representative, and every comparison verification made with
+//! it, with the methods whose edges led there.
 
 use anyhow::{Context, Result};
 use arrow::array::{Array, AsArray};
@@ -18,7 +19,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         Err(_) => format!("url = '{}'", document.replace('\'', "''")),
     };
     let docs = session
-        .sql(&format!("SELECT doc_id, url, crawl_date, title FROM documents WHERE {filter} ORDER BY doc_id"))
+        .sql(&format!("SELECT doc_id, url, crawl_date, title, text FROM documents WHERE {filter} ORDER BY doc_id"))
         .await
         .context("reading documents")?
         .collect()
@@ -29,9 +30,11 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         let id = b.column(0).as_primitive::<UInt64Type>();
         let url = b.column(1).as_string::<i32>();
         let title = b.column(3).as_string::<i32>();
+        let body = b.column(4).as_string::<i32>();
         for i in 0..b.num_rows() {
             ids.push(id.value(i));
             writeln!(text, "document {} {} ({})", id.value(i), url.value(i), title.value(i))?;
+            text.push_str(&boilerplate_lines(&session, url.value(i), body.value(i)).await?);
         }
     }
     anyhow::ensure!(!ids.is_empty(), "no document with {filter} in {}", out.display());
@@ -84,6 +87,40 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                 let verdict = if v.value(i) { "verified" } else { "rejected" };
                 writeln!(text, "  {verdict} comparison with {other}: similarity {s}, reached through {}", m.value(i))?;
             }
+        }
+    }
+    Ok(text)
+}
+
+/// How many lines of a page's text are its host's boilerplate, and the
+/// first few of them: what signatures and verification did not see.
+async fn boilerplate_lines(session: &datafusion::prelude::SessionContext, url: &str, body: &str) -> Result<String> {
+    const SHOWN: usize = 12;
+    let Some(host) = crate::text::blocks::host_of(url) else { return Ok(String::new()) };
+    let mut template = crate::text::blocks::Boilerplate::default();
+    let sql = format!("SELECT block_hash FROM boilerplate WHERE host = '{}'", host.replace('\'', "''"));
+    for b in session.sql(&sql).await.context("reading boilerplate")?.collect().await? {
+        let keys = b.column(0).as_primitive::<UInt64Type>();
+        for i in 0..b.num_rows() {
+            template.insert(&host, keys.value(i));
+        }
+    }
+    let removed: Vec<&str> = body.lines().filter(|l| template.is_template(Some(&host), l)).collect();
+    let lines = body.lines().filter(|l| !l.trim().is_empty()).count();
+    let mut text = String::new();
+    if removed.len() == lines && lines > 0 {
+        writeln!(text, "  every line is a template line of {host}: the page is compared whole")?;
+    } else if !removed.is_empty() {
+        writeln!(
+            text,
+            "  {} of {lines} lines are template lines of {host}, left out of its tokens and visible text:",
+            removed.len()
+        )?;
+        for line in removed.iter().take(SHOWN) {
+            writeln!(text, "    - {}", line.trim())?;
+        }
+        if removed.len() > SHOWN {
+            writeln!(text, "    ... and {} more", removed.len() - SHOWN)?;
         }
     }
     Ok(text)

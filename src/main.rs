@@ -48,10 +48,10 @@ enum Command {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Stage to run: all, ingest, tokens, stats, signatures, search, candidates, verify, evaluate.
+    /// Stage to run: all, ingest, blocks, boilerplate, tokens, stats, signatures, search, candidates, verify, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,
-    /// Run task I of N of a map stage (ingest, tokens, signatures, verify),
+    /// Run task I of N of a map stage (ingest, blocks, tokens, signatures, verify),
     /// e.g. 0/4: it reads its share of the input and writes its own part
     /// files; the next stage starts once all N tasks are done.
     #[arg(long, value_name = "I/N")]
@@ -87,7 +87,7 @@ struct RunArgs {
     /// spill to DIR/_spill beyond it (default: no limit).
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
-    /// Where the SQL stages (stats, candidates, evaluate) run: `embedded`
+    /// Where the SQL stages (boilerplate, stats, candidates, evaluate) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
     /// Ballista 55 scheduler whose executors see the same --out folder, or
     /// the same --cache folder for an object-store output).

@@ -33,6 +33,8 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("revisits", include_str!("../schemas/revisits.json")),
     ("rejects", include_str!("../schemas/rejects.json")),
     ("ingest_files", include_str!("../schemas/ingest_files.json")),
+    ("blocks", include_str!("../schemas/blocks.json")),
+    ("boilerplate", include_str!("../schemas/boilerplate.json")),
     ("tokens", include_str!("../schemas/tokens.json")),
     ("df", include_str!("../schemas/df.json")),
     ("corpus_stats", include_str!("../schemas/corpus_stats.json")),

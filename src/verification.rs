@@ -3,7 +3,8 @@
 //! the comparison with its cheap bounds.
 //!
 //! The similarity is spec §9's `2·LCS/(|a|+|b|)` over the verification
-//! text (a document's kept terms joined by single spaces). Before any LCS,
+//! text (`[verify] text`: by default the visible text without the host's
+//! boilerplate, see [`crate::text::blocks`]). Before any LCS,
 //! two bounds reject what cannot reach the threshold: the length bound
 //! `2·min(|a|,|b|)/(|a|+|b|)` and the character-multiset bound (LCS ≤ Σ
 //! over characters of the smaller of the two counts). Each similarity is
@@ -17,6 +18,7 @@ use futures::StreamExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::config::VerificationText;
 use crate::similarity::similarity_at_least;
 
 /// The distinct candidate edges: for each pair, the methods that proposed
@@ -67,7 +69,7 @@ pub struct Doc {
     pub crawl_date: Option<String>,
     /// Characters of the page text: longer texts are kept first.
     pub text_chars: i64,
-    /// The verification text (kept terms joined by single spaces).
+    /// The verification text (see [`load_verification_texts`]).
     text: String,
     /// Characters of `text`, and its characters with their counts, sorted:
     /// the inputs of the two cheap bounds.
@@ -135,28 +137,40 @@ pub fn compare(a: &Doc, b: &Doc, threshold: f64) -> (Option<f64>, Outcome) {
     (similarity_at_least(&a.text, &b.text, threshold), Outcome::Lcs)
 }
 
-/// Reads the verification texts (kept terms joined by single spaces) of
-/// the documents matching the SQL condition `filter` on `tokens`.
+/// Reads the verification texts of the documents matching the SQL
+/// condition `filter` on `tokens`: the visible text (`tokens.text`), or
+/// the words or kept terms joined by single spaces.
 pub async fn load_verification_texts(
     session: &datafusion::prelude::SessionContext,
     filter: &str,
+    kind: VerificationText,
 ) -> Result<HashMap<u64, String>> {
-    let sql = format!("SELECT doc_id, terms FROM tokens WHERE {filter}");
+    let column = match kind {
+        VerificationText::Visible => "text",
+        VerificationText::Words => "words",
+        VerificationText::Terms => "terms",
+    };
+    let sql = format!("SELECT doc_id, {column} FROM tokens WHERE {filter}");
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     let mut texts = HashMap::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let ids = batch.column(0).as_primitive::<UInt64Type>();
-        let terms = batch.column(1).as_list::<i32>();
+        if kind == VerificationText::Visible {
+            let text = batch.column(1).as_string::<i32>();
+            texts.extend((0..batch.num_rows()).map(|i| (ids.value(i), text.value(i).to_string())));
+            continue;
+        }
+        let lists = batch.column(1).as_list::<i32>();
         for i in 0..batch.num_rows() {
-            let t = terms.value(i);
-            let t = t.as_string::<i32>();
+            let list = lists.value(i);
+            let words = list.as_string::<i32>();
             let mut text = String::new();
-            for k in 0..t.len() {
+            for k in 0..words.len() {
                 if k > 0 {
                     text.push(' ');
                 }
-                text.push_str(t.value(k));
+                text.push_str(words.value(k));
             }
             texts.insert(ids.value(i), text);
         }

@@ -84,7 +84,11 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
         let (code, err) = run(&all);
         assert_eq!(code, 0, "{args:?}: {err}");
     };
-    for stage in ["ingest", "tokens"] {
+    for stage in ["ingest", "blocks", "boilerplate", "tokens"] {
+        if stage == "boilerplate" {
+            task(&["--stage", stage]);
+            continue;
+        }
         for shard in ["1/2", "0/2"] {
             let mut args = vec!["--stage", stage, "--shard", shard];
             if stage == "ingest" {

@@ -11,8 +11,10 @@ mod common;
 use common::{canonical_rows, pipeline, table_names, temp_dir};
 
 /// Every stage in order, and whether it is a map stage.
-const STAGES: [(&str, bool); 8] = [
+const STAGES: [(&str, bool); 10] = [
     ("ingest", true),
+    ("blocks", true),
+    ("boilerplate", false),
     ("tokens", true),
     ("stats", false),
     ("signatures", true),
@@ -96,7 +98,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     assert!(!canonical_rows(&whole, "duplicates").is_empty(), "the comparison must cover verified pairs");
 
     // Every map table holds parts of all three tasks and nothing else.
-    for table in ["documents", "ingest_files", "tokens", "signatures", "sketches", "duplicates"] {
+    for table in ["documents", "ingest_files", "blocks", "tokens", "signatures", "sketches", "duplicates"] {
         let mut tasks: Vec<u32> = parts(&sharded, table)
             .keys()
             .map(|name| neardup::table::part_shard(name).unwrap_or_else(|| panic!("{table}/{name}")))

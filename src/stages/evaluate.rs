@@ -245,11 +245,12 @@ async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Resul
     let mut ids: Vec<u64> = unknown.into_iter().collect();
     ids.sort_unstable();
     register_doc_ids(&session, "judged_docs", ids)?;
-    let texts: HashMap<u64, Doc> = load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)")
-        .await?
-        .into_iter()
-        .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
-        .collect();
+    let texts: HashMap<u64, Doc> =
+        load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)", ctx.config.verify.text)
+            .await?
+            .into_iter()
+            .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
+            .collect();
     let threshold = ctx.config.verify.threshold;
     let empty = Doc::new(0, String::new(), None, 0, String::new());
     let pairs: Vec<JudgedPair> = chosen

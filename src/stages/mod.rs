@@ -1,5 +1,7 @@
 //! The pipeline's stages, one module each, in run order.
 
+pub mod blocks;
+pub mod boilerplate;
 pub mod candidates;
 pub mod evaluate;
 pub mod ingest;
@@ -15,6 +17,8 @@ use crate::runner::Stage;
 pub fn all() -> Vec<Box<dyn Stage>> {
     vec![
         Box::new(ingest::Ingest),
+        Box::new(blocks::Blocks),
+        Box::new(boilerplate::Boilerplate),
         Box::new(tokens::Tokens),
         Box::new(stats::Stats),
         Box::new(signatures::Signatures),

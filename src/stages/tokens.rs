@@ -1,6 +1,9 @@
-//! Stage `tokens`: `documents` → `tokens`.
+//! Stage `tokens`: `documents`, `boilerplate` → `tokens`.
 //!
-//! Documents stream in doc_id order, batch by batch; each batch is
+//! Each document's text first loses its host's template lines (the
+//! `boilerplate` table, see [`crate::text::blocks`]); what is left is
+//! tokenized for the signatures and, folded, kept as the visible text that
+//! verification compares. Documents stream in doc_id order, batch by batch; each batch is
 //! normalized in parallel (rayon) and written at once, so memory is bounded
 //! by one batch whatever the corpus size. A map stage: task I of N
 //! (`--shard I/N`) normalizes the documents with `doc_id % N = I`. The corpus
@@ -16,6 +19,7 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::{BatchBuilder, TableWriter};
+use crate::text::blocks::{Boilerplate, Stripped};
 use crate::text::{Normalizer, Tokenized};
 
 /// The tokens stage.
@@ -26,7 +30,7 @@ impl Stage for Tokens {
         "tokens"
     }
     fn inputs(&self) -> &'static [&'static str] {
-        &["documents"]
+        &["documents", "boilerplate"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["tokens"]
@@ -45,6 +49,7 @@ impl Stage for Tokens {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
     let session = crate::sql::session_over(&ctx.out).await?;
+    let boilerplate = load_boilerplate(&session).await?;
     let own = ctx.shard.doc_predicate("doc_id");
     let total: i64 = {
         let b = session.sql(&format!("SELECT COUNT(*) FROM documents WHERE {own}")).await?.collect().await?;
@@ -52,23 +57,32 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     };
     let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "tokens", "docs");
     let mut stream = session
-        .sql(&format!("SELECT doc_id, text, lang FROM documents WHERE {own} ORDER BY doc_id"))
+        .sql(&format!("SELECT doc_id, url, text, lang FROM documents WHERE {own} ORDER BY doc_id"))
         .await?
         .execute_stream()
         .await?;
     let mut writer = TableWriter::for_shard(&ctx.out, "tokens", ctx.shard)?;
     let mut out = BatchBuilder::new("tokens");
+    let (mut stripped_docs, mut removed_lines, mut all_template) = (0u64, 0u64, 0u64);
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let ids = batch.column(0).as_primitive::<UInt64Type>();
-        let texts = batch.column(1).as_string::<i32>();
-        let langs = batch.column(2).as_string::<i32>();
-        let tokenized: Vec<Tokenized> = (0..batch.num_rows())
+        let urls = batch.column(1).as_string::<i32>();
+        let texts = batch.column(2).as_string::<i32>();
+        let langs = batch.column(3).as_string::<i32>();
+        let tokenized: Vec<(Stripped, Tokenized)> = (0..batch.num_rows())
             .into_par_iter()
-            .map(|i| normalizer.tokenize(texts.value(i), langs.value(i)))
+            .map(|i| {
+                let stripped = boilerplate.strip(urls.value(i), texts.value(i));
+                let tokens = normalizer.tokenize(&stripped.text, langs.value(i));
+                (stripped, tokens)
+            })
             .collect();
-        for (i, t) in tokenized.iter().enumerate() {
-            push_tokens(&mut out, ids.value(i), t, langs.value(i));
+        for (i, (stripped, t)) in tokenized.iter().enumerate() {
+            push_tokens(&mut out, ids.value(i), t, langs.value(i), stripped);
+            stripped_docs += (stripped.removed_lines > 0) as u64;
+            removed_lines += stripped.removed_lines as u64;
+            all_template += stripped.all_template as u64;
         }
         writer.write_rest(&mut out)?;
         progress.inc(batch.num_rows() as u64);
@@ -76,10 +90,29 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     progress.finish_and_clear();
     let mut report = StageReport::default();
     report.rows.insert("tokens".into(), writer.commit()?);
+    report.counters.insert("boilerplate_lines_known".into(), boilerplate.len() as u64);
+    report.counters.insert("documents_with_boilerplate_removed".into(), stripped_docs);
+    report.counters.insert("boilerplate_lines_removed".into(), removed_lines);
+    report.counters.insert("documents_of_template_only".into(), all_template);
     Ok(report)
 }
 
-fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str) {
+/// Reads the `boilerplate` table: the template lines of every host.
+pub async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<Boilerplate> {
+    let mut boilerplate = Boilerplate::default();
+    let mut stream = session.sql("SELECT host, block_hash FROM boilerplate").await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let hosts = batch.column(0).as_string::<i32>();
+        let keys = batch.column(1).as_primitive::<UInt64Type>();
+        for i in 0..batch.num_rows() {
+            boilerplate.insert(hosts.value(i), keys.value(i));
+        }
+    }
+    Ok(boilerplate)
+}
+
+fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str, stripped: &Stripped) {
     b.col::<UInt64Builder>(0).append_value(doc_id);
     let terms = b.col::<ListBuilder<StringBuilder>>(1);
     for term in &t.terms {
@@ -97,6 +130,9 @@ fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str) {
     b.col::<arrow::array::UInt32Builder>(4).append_value(t.terms.len() as u32);
     b.col::<arrow::array::UInt32Builder>(5).append_value(t.sentence_ends.len() as u32);
     b.col::<StringBuilder>(6).append_value(lang);
+    b.col::<StringBuilder>(7).append_value(&stripped.visible);
+    b.col::<UInt32Builder>(8).append_value(stripped.removed_lines);
+    b.col::<UInt32Builder>(9).append_value(stripped.removed_chars);
 }
 
 /// A tokenized document loaded back from the `tokens` table.

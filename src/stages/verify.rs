@@ -140,7 +140,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let own_count = own.len();
     register_doc_ids(&session, "own_docs", own)?;
 
-    let mut texts = load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)").await?;
+    let mut texts =
+        load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)", ctx.config.verify.text).await?;
     let mut docs: HashMap<u64, Doc> = HashMap::with_capacity(own_count);
     let sql = "SELECT d.doc_id, d.url, d.crawl_date, CAST(character_length(d.text) AS BIGINT) \
                FROM documents d JOIN own_docs o ON o.doc_id = d.doc_id";

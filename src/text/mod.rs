@@ -3,6 +3,7 @@
 //! Every method works on the output of [`Normalizer::tokenize`], so this is
 //! the one place where "what is a word" and "what is a sentence" is decided.
 
+pub mod blocks;
 mod normalize;
 mod stopwords;
 

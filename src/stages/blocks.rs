@@ -1,0 +1,106 @@
+//! Stage `blocks`: `documents` → `blocks`.
+//!
+//! The map half of boilerplate detection (see [`crate::text::blocks`]):
+//! one row per distinct line of every document that has a host, keyed by
+//! the hash of the folded line. The next stage, `boilerplate`, counts on
+//! how many pages of its host each line is found; that count is a corpus
+//! statistic like `df`, so this stage only lists and never decides.
+//!
+//! A map stage: task I of N (`--shard I/N`) reads the documents with
+//! `doc_id % N = I`. Documents stream batch by batch, so memory is bounded
+//! by one batch whatever the corpus size.
+
+use anyhow::Result;
+use arrow::array::{AsArray, StringBuilder, UInt64Builder};
+use arrow::datatypes::UInt64Type;
+use futures::StreamExt;
+use rayon::prelude::*;
+use serde_json::Value;
+
+use crate::config::Config;
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::table::{BatchBuilder, TableWriter};
+use crate::text::blocks::{distinct_block_keys, host_of};
+
+/// The blocks stage.
+pub struct Blocks;
+
+impl Stage for Blocks {
+    fn name(&self) -> &'static str {
+        "blocks"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["documents"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["blocks"]
+    }
+    fn config_section(&self, _: &Config) -> Value {
+        // What a block is (a folded line) is fixed; which blocks are
+        // boilerplate is decided by the next stage.
+        Value::Null
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+/// The block rows of one document: its host and its distinct line keys.
+struct DocBlocks {
+    doc_id: u64,
+    host: String,
+    url_hash: u64,
+    keys: Vec<u64>,
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let session = crate::sql::session_over(&ctx.out).await?;
+    let own = ctx.shard.doc_predicate("doc_id");
+    let mut stream = session
+        .sql(&format!("SELECT doc_id, url, text FROM documents WHERE {own} ORDER BY doc_id"))
+        .await?
+        .execute_stream()
+        .await?;
+    let mut writer = TableWriter::for_shard(&ctx.out, "blocks", ctx.shard)?;
+    let mut out = BatchBuilder::new("blocks");
+    let mut hostless = 0u64;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let urls = batch.column(1).as_string::<i32>();
+        let texts = batch.column(2).as_string::<i32>();
+        let docs: Vec<Option<DocBlocks>> = (0..batch.num_rows())
+            .into_par_iter()
+            .map(|i| {
+                let url = urls.value(i);
+                host_of(url).map(|host| DocBlocks {
+                    doc_id: ids.value(i),
+                    host,
+                    url_hash: xxhash_rust::xxh3::xxh3_64(url.as_bytes()),
+                    keys: distinct_block_keys(texts.value(i)),
+                })
+            })
+            .collect();
+        for doc in &docs {
+            let Some(doc) = doc else {
+                hostless += 1;
+                continue;
+            };
+            for &key in &doc.keys {
+                out.col::<StringBuilder>(0).append_value(&doc.host);
+                out.col::<UInt64Builder>(1).append_value(key);
+                out.col::<UInt64Builder>(2).append_value(doc.doc_id);
+                out.col::<UInt64Builder>(3).append_value(doc.url_hash);
+            }
+            writer.write_if_full(&mut out)?;
+        }
+    }
+    writer.write_rest(&mut out)?;
+    let mut report = StageReport::default();
+    report.rows.insert("blocks".into(), writer.commit()?);
+    report.counters.insert("documents_without_host".into(), hostless);
+    Ok(report)
+}

@@ -1,0 +1,57 @@
+//! Stage `boilerplate`: `blocks` → `boilerplate`.
+//!
+//! The global half of boilerplate detection (see [`crate::text::blocks`]):
+//! `jobs/boilerplate.sql` counts on how many distinct URLs of its host each
+//! line is found and keeps the lines over `[boilerplate] min_pages` and
+//! `min_share`. Like `df`, the result is a statistic over every task's
+//! `blocks`, read whole by every task of `tokens`; it is one row per
+//! template line of a host, so it stays small.
+
+use anyhow::{ensure, Result};
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::sql::{run_into_table, substitute};
+
+/// The boilerplate stage.
+pub struct Boilerplate;
+
+impl Stage for Boilerplate {
+    fn name(&self) -> &'static str {
+        "boilerplate"
+    }
+    fn inputs(&self) -> &'static [&'static str] {
+        &["blocks"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["boilerplate"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"boilerplate": config.boilerplate})
+    }
+    fn runs_sql_on_engine(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let config = &ctx.config.boilerplate;
+    ensure!(config.min_pages >= 2, "boilerplate.min_pages must be at least 2 (a line of one page is its content)");
+    ensure!(
+        (0.0..=1.0).contains(&config.min_share),
+        "boilerplate.min_share must be between 0 and 1, not {}",
+        config.min_share
+    );
+    let sql = substitute(
+        include_str!("../../jobs/boilerplate.sql"),
+        &[("min_pages", config.min_pages.to_string()), ("min_share", format!("{:?}", config.min_share))],
+    );
+    let session = crate::sql::sql_stage_session(&ctx.out).await?;
+    let mut report = StageReport::default();
+    report.rows.insert("boilerplate".into(), run_into_table(&session, &ctx.out, "boilerplate", &sql).await?);
+    Ok(report)
+}
