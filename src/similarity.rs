@@ -243,7 +243,56 @@ mod tests {
                 pairs.push((b, a));
             }
         }
+        pairs.extend(visible_text_pairs(&mut rng));
         pairs
+    }
+
+    /// Lines of pages: mixed case, punctuation, digits, runs of spaces,
+    /// Latin, Cyrillic and Han, and one template line of the host.
+    const PAGE_LINES: [&str; 12] = [
+        "Home | Download | Documentation | Community",
+        "Example 3.2.1   Release Notes",
+        "Released on 2024-05-01 (a SECURITY release).",
+        "Fixes a buffer overflow in the parser of quoted strings.",
+        "Größe der Straße: 12 MB, Übersicht.",
+        "Москва, 1 мая: обновление   документации",
+        "文档 更新 第三版 说明",
+        "All users of 3.2.x should upgrade!",
+        "Time zones are shown in the user's locale.",
+        "A race between shutdown and flushing no longer loses data.",
+        "  See also: CHANGES.txt, NEWS, README  ",
+        "The command line accepts paths with spaces on Windows.",
+    ];
+
+    /// Pairs of visible texts (the default verification text, see
+    /// `crate::text::blocks`) of pages built from [`PAGE_LINES`]: the
+    /// second page differs by a dropped, replaced or edited line.
+    fn visible_text_pairs(rng: &mut Rng) -> Vec<(String, String)> {
+        let mut template = crate::text::blocks::Boilerplate::default();
+        template.insert("docs.example.org", crate::text::blocks::block_key(PAGE_LINES[0]).unwrap());
+        let url = "https://docs.example.org/releases/3.2.1.html";
+        let letters: Vec<char> = ALPHABETS[3].chars().collect();
+        (0..150)
+            .map(|_| {
+                let mut a: Vec<String> =
+                    (0..3 + rng.below(5)).map(|_| PAGE_LINES[rng.below(PAGE_LINES.len())].to_string()).collect();
+                if rng.below(2) == 0 {
+                    a.insert(0, PAGE_LINES[0].to_uppercase());
+                }
+                let mut b = a.clone();
+                let k = rng.below(b.len());
+                match rng.below(3) {
+                    0 if b.len() > 1 => drop(b.remove(k)),
+                    1 => b[k] = PAGE_LINES[rng.below(PAGE_LINES.len())].to_string(),
+                    _ => {
+                        let len = 1 + rng.below(12);
+                        b[k] = random_pair(rng, &letters, len, 0.0).0 + &b[k].replace('3', "4");
+                    }
+                }
+                let visible = |lines: &[String]| template.strip(url, &lines.join("\n")).visible;
+                (visible(&a), visible(&b))
+            })
+            .collect()
     }
 
     #[test]
