@@ -226,6 +226,10 @@ fn release_notes_sharing_a_template_are_not_near_duplicates() {
 
     let after = found(&out);
     assert_eq!(after, BTreeSet::from([copy.clone()]), "only the real copy is a near-duplicate");
+    // The words of the same text (no punctuation) tell the pages apart too.
+    let words = found(&run(&dir, "words", "[verify]\ntext = \"words\"\n"));
+    assert_eq!(words, after);
+    println!("pairs found: kept terms with the template {}, visible text {}", before.len(), after.len());
 
     // explain names the lines left out.
     let doc_id =
