@@ -24,25 +24,69 @@ impl Config {
     pub fn from_file(path: &Path) -> anyhow::Result<Config> {
         let text =
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))
+        let config: Config =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        config.ingest.validate().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        Ok(config)
     }
 }
 
-/// WARC/ARC ingest limits.
+/// WARC/ARC and corpus ingest limits. Together they keep the work spent on
+/// one record roughly linear in its size, whatever an adversary or a damaged
+/// file puts in it (see the README, "Bad input").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IngestConfig {
-    /// Records whose HTTP payload is larger than this are rejected as `too_large`.
+    /// Records whose HTTP payload is larger than this, before or after
+    /// undoing its Content-Encoding, are rejected as `too_large`; archive
+    /// blocks are held in memory up to this (plus 1 MB of HTTP header) and
+    /// the rest is read past.
     pub max_payload_bytes: u64,
     /// Documents whose extracted text is shorter (in characters) are rejected as `empty_text`.
     pub min_text_chars: u64,
+    /// HTML elements nested deeper than this are flattened: the page is
+    /// parsed again with the elements beyond this depth dropped (block
+    /// elements become line breaks, text is kept), as browsers flatten such
+    /// pages. A page whose tree still nests deeper than twice this is
+    /// rejected as `too_deep`. The HTML tree builder's work per element grows
+    /// with the depth, so this bounds a page's parse to O(size × depth).
+    pub max_html_depth: u32,
+    /// A document's text is cut to at most this many bytes (at a character
+    /// boundary) and counted in `ingest_files.text_truncated`: every later
+    /// stage, verification's LCS above all, pays for text length.
+    pub max_text_bytes: u64,
 }
 
 impl Default for IngestConfig {
     fn default() -> Self {
-        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
+        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1, max_html_depth: 512, max_text_bytes: 4 << 20 }
     }
 }
+
+impl IngestConfig {
+    /// Refuses limits that would reject every record or lift a bound
+    /// altogether: a zero limit is always a mistake in the job file.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for (name, value) in [
+            ("max_payload_bytes", self.max_payload_bytes),
+            ("max_html_depth", u64::from(self.max_html_depth)),
+            ("max_text_bytes", self.max_text_bytes),
+        ] {
+            anyhow::ensure!(value > 0, "[ingest] {name} must be at least 1, not {value}");
+        }
+        anyhow::ensure!(
+            self.max_html_depth <= MAX_HTML_DEPTH_LIMIT,
+            "[ingest] max_html_depth must be at most {MAX_HTML_DEPTH_LIMIT} (the parse costs size × depth), not {}",
+            self.max_html_depth
+        );
+        Ok(())
+    }
+}
+
+/// The largest `max_html_depth` accepted: beyond it a hostile page could cost
+/// minutes again (a 1 MB page is 200,000 elements; at depth 10,000 each
+/// costs ~10,000 steps of the tree builder).
+pub const MAX_HTML_DEPTH_LIMIT: u32 = 10_000;
 
 /// Text normalization (spec §0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -306,6 +350,25 @@ mod tests {
     fn unknown_keys_are_errors() {
         let err = toml::from_str::<Config>("[verify]\ntreshold = 0.9\n").unwrap_err();
         assert!(err.to_string().contains("treshold"), "{err}");
+    }
+
+    #[test]
+    fn ingest_limits_are_validated() {
+        let dir = std::env::temp_dir().join(format!("neardup-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (line, word) in [
+            ("max_html_depth = 0", "max_html_depth"),
+            ("max_text_bytes = 0", "max_text_bytes"),
+            ("max_payload_bytes = 0", "max_payload_bytes"),
+            ("max_html_depth = 10001", "at most 10000"),
+        ] {
+            let path = dir.join("job.toml");
+            std::fs::write(&path, format!("[ingest]\n{line}\n")).unwrap();
+            let err = Config::from_file(&path).unwrap_err().to_string();
+            assert!(err.contains(word), "{line}: {err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(IngestConfig::default().validate().is_ok());
     }
 
     #[test]

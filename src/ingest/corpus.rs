@@ -20,7 +20,7 @@
 //! crawl dates; map them to `text` beforehand.
 
 use super::html;
-use super::record::{Document, Outcome, Reject};
+use super::record::{check_text_length, cut_text, too_deep, Document, Outcome, Reject};
 use super::source::{RandomAccess, Source};
 use super::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
 use crate::config::IngestConfig;
@@ -427,25 +427,32 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
         return fail("missing_id", "no `id` (a non-empty string or a number)".into());
     };
     let has_text = fields.text.as_deref().is_some_and(|t| !t.trim().is_empty());
-    let (text, title, mime, raw_bytes) = match (fields.text, fields.html) {
-        (Some(text), _) if has_text => {
-            let bytes = text.len() as u64;
-            (text.trim().to_string(), String::new(), "text/plain", bytes)
-        }
-        (_, Some(html)) => {
-            let ex = html::extract(&html);
-            (ex.text, ex.title, "text/html", html.len() as u64)
-        }
+    let (source, mime) = match (fields.text, fields.html) {
+        (Some(text), _) if has_text => (text, "text/plain"),
+        (_, Some(html)) => (html, "text/html"),
         (Some(_), None) => return fail("empty_text", "`text` is empty".into()),
         (None, None) => return fail("missing_text", "neither `text` nor `html`".into()),
     };
+    // Checked before the HTML is parsed: the limit bounds that work too.
+    let raw_bytes = source.len() as u64;
     if raw_bytes > cfg.max_payload_bytes {
         return fail("too_large", format!("{mime} of {raw_bytes} bytes"));
     }
-    let chars = text.chars().count() as u64;
-    if chars < cfg.min_text_chars || text.is_empty() {
-        return fail("empty_text", format!("{chars} characters of text"));
+    let (mut text, title, flattened) = if mime == "text/html" {
+        match html::extract(&source, cfg.max_html_depth) {
+            Ok(ex) => (ex.text, ex.title, ex.flattened),
+            Err(e) => {
+                let (reason, detail) = too_deep(e, cfg);
+                return fail(reason, detail);
+            }
+        }
+    } else {
+        (source.trim().to_string(), String::new(), false)
+    };
+    if let Err((reason, detail)) = check_text_length(&text, cfg) {
+        return fail(reason, detail);
     }
+    let text_truncated = cut_text(&mut text, cfg.max_text_bytes);
     Outcome::Document(Document {
         doc_id: xxh3_64(format!("{file}\n{id}").as_bytes()),
         record_id: Some(id),
@@ -460,6 +467,8 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
         lang: html::detect_lang(&text),
         text,
         raw_bytes,
+        flattened,
+        text_truncated,
     })
 }
 
@@ -554,12 +563,12 @@ mod tests {
     #[test]
     fn crlf_line_ends_and_size_limits() {
         let content = "{\"id\":\"a\",\"text\":\"0123456789\"}\r\n{\"id\":\"b\",\"text\":\"xy\"}\r\n";
-        let cfg = IngestConfig { max_payload_bytes: 5, min_text_chars: 1 };
+        let cfg = IngestConfig { max_payload_bytes: 5, min_text_chars: 1, ..IngestConfig::default() };
         let (s, out) = ingest_bytes("crlf.jsonl", content.as_bytes(), &cfg);
         assert_eq!((s.records, s.documents), (2, 1));
         assert_eq!(rejected(&out[0]), (0, "too_large"));
         assert_eq!((doc(&out[1]).text.as_str(), doc(&out[1]).warc_offset), ("xy", 32));
-        let cfg = IngestConfig { max_payload_bytes: 1 << 20, min_text_chars: 3 };
+        let cfg = IngestConfig { max_payload_bytes: 1 << 20, min_text_chars: 3, ..IngestConfig::default() };
         let (_, out) = ingest_bytes("crlf.jsonl", content.as_bytes(), &cfg);
         assert_eq!(rejected(&out[1]), (32, "empty_text"));
     }

@@ -106,6 +106,8 @@ impl Stage for Ingest {
                         ("revisits", s.revisits),
                         ("rejects", s.rejects),
                         ("skipped", s.skipped),
+                        ("flattened", s.flattened),
+                        ("text_truncated", s.text_truncated),
                     ]
                     .into_iter()
                     .enumerate()
@@ -113,15 +115,15 @@ impl Stage for Ingest {
                         list.col::<UInt64Builder>(3 + i).append_value(v);
                         *totals.entry(name).or_default() += v;
                     }
-                    list.col::<StringBuilder>(9).append_null();
+                    list.col::<StringBuilder>(11).append_null();
                 }
                 Err(e) => {
                     list.col::<StringBuilder>(1).append_value("unknown");
                     list.col::<StringBuilder>(2).append_value("unknown");
-                    for i in 3..9 {
+                    for i in 3..11 {
                         list.col::<UInt64Builder>(i).append_value(0);
                     }
-                    list.col::<StringBuilder>(9).append_value(e);
+                    list.col::<StringBuilder>(11).append_value(e);
                     report.input_errors.push(e.clone());
                 }
             }
@@ -273,6 +275,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let duplicate_type = if corpus::is_corpus_file(&name) { corpus::record_type(&name) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
+    let (mut repeated_flattened, mut repeated_truncated) = (0u64, 0u64);
     let read = ingest_file(source, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
@@ -281,6 +284,8 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
         if let Outcome::Document(d) = &outcome {
             if !seen_ids.insert(d.doc_id) {
                 repeated_ids += 1;
+                repeated_flattened += u64::from(d.flattened);
+                repeated_truncated += u64::from(d.text_truncated);
                 outcome = Outcome::Reject(Reject {
                     warc_file: d.warc_file.clone(),
                     warc_offset: d.warc_offset,
@@ -324,6 +329,8 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     };
     summary.documents -= repeated_ids;
     summary.rejects += repeated_ids;
+    summary.flattened -= repeated_flattened;
+    summary.text_truncated -= repeated_truncated;
     for (w, b) in writers.iter_mut().zip(builders.iter_mut()) {
         w.write_rest(b)?;
     }
