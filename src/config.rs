@@ -51,6 +51,10 @@ pub struct IngestConfig {
     /// rejected as `too_deep`. The HTML tree builder's work per element grows
     /// with the depth, so this bounds a page's parse to O(size × depth).
     pub max_html_depth: u32,
+    /// HTML tags are cut after this many attributes (the rest dropped; the
+    /// document counts as flattened): the tokenizer compares each attribute
+    /// with the earlier ones of its tag, so a tag's cost is this squared.
+    pub max_html_attributes: u32,
     /// A document's text is cut to at most this many bytes (at a character
     /// boundary) and counted in `ingest_files.text_truncated`: every later
     /// stage, verification's LCS above all, pays for text length.
@@ -59,7 +63,13 @@ pub struct IngestConfig {
 
 impl Default for IngestConfig {
     fn default() -> Self {
-        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1, max_html_depth: 512, max_text_bytes: 4 << 20 }
+        IngestConfig {
+            max_payload_bytes: 20 << 20,
+            min_text_chars: 1,
+            max_html_depth: 512,
+            max_html_attributes: 256,
+            max_text_bytes: 4 << 20,
+        }
     }
 }
 
@@ -70,23 +80,27 @@ impl IngestConfig {
         for (name, value) in [
             ("max_payload_bytes", self.max_payload_bytes),
             ("max_html_depth", u64::from(self.max_html_depth)),
+            ("max_html_attributes", u64::from(self.max_html_attributes)),
             ("max_text_bytes", self.max_text_bytes),
         ] {
             anyhow::ensure!(value > 0, "[ingest] {name} must be at least 1, not {value}");
         }
-        anyhow::ensure!(
-            self.max_html_depth <= MAX_HTML_DEPTH_LIMIT,
-            "[ingest] max_html_depth must be at most {MAX_HTML_DEPTH_LIMIT} (the parse costs size × depth), not {}",
-            self.max_html_depth
-        );
+        for (name, value) in
+            [("max_html_depth", self.max_html_depth), ("max_html_attributes", self.max_html_attributes)]
+        {
+            anyhow::ensure!(
+                value <= MAX_HTML_LIMIT,
+                "[ingest] {name} must be at most {MAX_HTML_LIMIT} (the parse costs size × this), not {value}"
+            );
+        }
         Ok(())
     }
 }
 
-/// The largest `max_html_depth` accepted: beyond it a hostile page could cost
-/// minutes again (a 1 MB page is 200,000 elements; at depth 10,000 each
-/// costs ~10,000 steps of the tree builder).
-pub const MAX_HTML_DEPTH_LIMIT: u32 = 10_000;
+/// The largest `max_html_depth` and `max_html_attributes` accepted: beyond
+/// it a hostile page could cost minutes again (a 1 MB page is 200,000
+/// elements; at depth 10,000 each costs ~10,000 steps of the tree builder).
+pub const MAX_HTML_LIMIT: u32 = 10_000;
 
 /// Text normalization (spec §0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -361,6 +375,8 @@ mod tests {
             ("max_text_bytes = 0", "max_text_bytes"),
             ("max_payload_bytes = 0", "max_payload_bytes"),
             ("max_html_depth = 10001", "at most 10000"),
+            ("max_html_attributes = 0", "max_html_attributes"),
+            ("max_html_attributes = 20000", "at most 10000"),
         ] {
             let path = dir.join("job.toml");
             std::fs::write(&path, format!("[ingest]\n{line}\n")).unwrap();

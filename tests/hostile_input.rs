@@ -1,6 +1,6 @@
 //! Hostile and damaged input (issue 19): generated pages of each hostile
-//! kind (deep nesting, a huge page, gzip bombs at the HTTP and the WARC
-//! level) end within the configured limits, and input discovery reads each
+//! kind (deep nesting, a tag with many attributes, a huge page, gzip bombs
+//! at the HTTP and the WARC level) end within the configured limits, and input discovery reads each
 //! file once whatever the links. The limits are checked by their effects
 //! (reasons, counters, text sizes), never by timing.
 
@@ -109,21 +109,26 @@ fn hostile_pages_stay_within_the_configured_limits() {
     file.extend(warc_record("huge", "", paragraph.repeat(20_000).as_bytes()));
     // A page over the payload limit.
     file.extend(warc_record("over", "", paragraph.repeat(30_000).as_bytes()));
+    // One tag with 100,000 attributes (the tokenizer's cost is their square):
+    // cut after max_html_attributes.
+    let attributes: String = (0..100_000).map(|i| format!(" a{i}")).collect();
+    file.extend(warc_record("attributes", "", format!("<p{attributes}>Many attributes.</p>").as_bytes()));
     // A gzip bomb in the HTTP Content-Encoding: 4 KB that decode to 64 MB.
     file.extend(warc_record("bomb", "Content-Encoding: gzip\r\n", &spaces_bomb(64)));
     file.extend(warc_record("after", "", b"<p>Still read.</p>"));
     let (summary, out) = ingest(&dir, "hostile.warc", &file, &cfg);
     assert_eq!(
         kinds(&out),
-        ["document", "reject: too_deep", "document", "reject: too_large", "reject: too_large", "document"]
+        ["document", "reject: too_deep", "document", "reject: too_large", "document", "reject: too_large", "document"]
     );
-    assert_eq!((summary.documents, summary.rejects, summary.flattened, summary.text_truncated), (3, 3, 1, 1));
+    assert_eq!((summary.documents, summary.rejects, summary.flattened, summary.text_truncated), (4, 3, 2, 1));
     let docs: Vec<_> = out.iter().filter_map(|o| if let Outcome::Document(d) = o { Some(d) } else { None }).collect();
     assert_eq!(docs[0].text.lines().count(), 10_000);
     assert!(docs[0].text.lines().all(|l| l == "level"));
     assert!(docs.iter().all(|d| d.text.len() as u64 <= cfg.max_text_bytes));
     assert!(docs[1].text.len() as u64 > cfg.max_text_bytes - 100 && docs[1].text_truncated);
-    assert_eq!(docs[2].text, "Still read.");
+    assert_eq!((docs[2].text.as_str(), docs[2].flattened), ("Many attributes.", true));
+    assert_eq!(docs[3].text, "Still read.");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -439,7 +439,7 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
         return fail("too_large", format!("{mime} of {raw_bytes} bytes"));
     }
     let (mut text, title, flattened) = if mime == "text/html" {
-        match html::extract(&source, cfg.max_html_depth) {
+        match html::extract(&source, cfg) {
             Ok(ex) => (ex.text, ex.title, ex.flattened),
             Err(e) => {
                 let (reason, detail) = too_deep(e, cfg);

@@ -18,8 +18,11 @@
 //! pages too: Chromium's parser stops nesting at depth 512). A page that
 //! still nests deeper than twice the limit (markup that the simple model of
 //! [`flatten`] misjudges, such as stray end tags that html5ever ignores) is
-//! [`TooDeep`]. Either way a parse costs O(size × limit).
+//! [`TooDeep`]. Either way a parse costs O(size × limit). The tokenizer
+//! compares each attribute of a tag with the earlier ones, so tags are cut
+//! after `max_html_attributes` attributes first ([`limit_attributes`]).
 
+use crate::config::IngestConfig;
 use ego_tree::NodeId;
 use encoding_rs::Encoding;
 use html5ever::driver::{parse_document, ParseOpts};
@@ -128,7 +131,9 @@ pub struct Extracted {
     /// Visible text: one line per block, whitespace collapsed within lines,
     /// no empty lines, lines joined with `\n`.
     pub text: String,
-    /// The page nested deeper than the limit and was parsed flattened.
+    /// The markup was simplified to stay within the limits: elements nested
+    /// deeper than `max_html_depth` or attributes beyond
+    /// `max_html_attributes` dropped.
     pub flattened: bool,
 }
 
@@ -202,14 +207,20 @@ fn is_block(name: &str) -> bool {
     )
 }
 
-/// Extracts the title and the visible text of an HTML document (spec §0.1).
-/// A tree nesting deeper than `max_depth` is parsed again flattened (see the
-/// module documentation); one still deeper than twice that is [`TooDeep`].
-pub fn extract(html: &str, max_depth: u32) -> Result<Extracted, TooDeep> {
+/// Extracts the title and the visible text of an HTML document (spec §0.1)
+/// within `cfg`'s limits: tags are cut after `max_html_attributes`
+/// attributes, a tree nesting deeper than `max_html_depth` is parsed again
+/// flattened (see the module documentation), and one still deeper than
+/// twice that is [`TooDeep`].
+pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
     use ego_tree::iter::Edge;
     use scraper::Node;
+    let max_depth = cfg.max_html_depth;
+    let limited = limit_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
+    let cut_attributes = matches!(limited, Cow::Owned(_));
+    let html = limited.as_ref();
     let (doc, flattened) = match parse_bounded(html, max_depth) {
-        Some(doc) => (doc, false),
+        Some(doc) => (doc, cut_attributes),
         None => {
             let limit = max_depth.saturating_mul(2);
             (parse_bounded(&flatten(html, max_depth), limit).ok_or(TooDeep { limit })?, true)
@@ -453,10 +464,10 @@ const MAX_TAG_NAME: usize = 32;
 
 /// One piece of markup found at a `<`.
 enum Markup<'a> {
-    /// A start tag: lowercase name, whether it ends in `/>`, and where it ends.
-    Start(Cow<'a, str>, bool, usize),
-    /// An end tag: lowercase name and where it ends.
-    End(Cow<'a, str>, usize),
+    /// A start tag: lowercase name, whether it ends in `/>`, and its extent.
+    Start(Cow<'a, str>, bool, Tag),
+    /// An end tag: lowercase name and its extent.
+    End(Cow<'a, str>, Tag),
     /// A comment, doctype or processing instruction ending there.
     Other(usize),
     /// A `<` that starts nothing (text).
@@ -480,7 +491,7 @@ fn flatten(html: &str, max_depth: u32) -> String {
     let mut kept = 0usize;
     let (mut i, mut copied) = (0usize, 0usize);
     while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
-        let Some(markup) = markup_at(b, at) else { break };
+        let Some(markup) = markup_at(b, at, usize::MAX) else { break };
         let mut drop_tag = |out: &mut String, end: usize, replacement: &str| {
             out.push_str(&html[copied..at]);
             out.push_str(replacement);
@@ -489,7 +500,7 @@ fn flatten(html: &str, max_depth: u32) -> String {
         i = match markup {
             Markup::Text => at + 1,
             Markup::Other(end) => end,
-            Markup::Start(name, self_closing, end) => {
+            Markup::Start(name, self_closing, Tag { end, .. }) => {
                 if name == "plaintext" {
                     break;
                 }
@@ -509,7 +520,7 @@ fn flatten(html: &str, max_depth: u32) -> String {
                     end
                 }
             }
-            Markup::End(name, end) => {
+            Markup::End(name, Tag { end, .. }) => {
                 let mut closed_kept = false;
                 if open_names.get(name.as_ref()).is_some_and(|n| *n > 0) {
                     while let Some((top, was_kept)) = open.pop() {
@@ -534,9 +545,57 @@ fn flatten(html: &str, max_depth: u32) -> String {
     out
 }
 
+/// `html` with every tag cut after its first `max` attributes (closed
+/// there, the rest of its attributes dropped); borrowed when no tag has
+/// more. html5ever compares each attribute of a tag with all the earlier
+/// ones (to drop duplicates), so a tag with n attributes costs n².
+fn limit_attributes(html: &str, max: usize) -> Cow<'_, str> {
+    let b = html.as_bytes();
+    let mut out = String::new();
+    let (mut i, mut copied) = (0usize, 0usize);
+    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+        let Some(markup) = markup_at(b, at, max) else { break };
+        let (tag, raw_text) = match markup {
+            Markup::Text => {
+                i = at + 1;
+                continue;
+            }
+            Markup::Other(end) => {
+                i = end;
+                continue;
+            }
+            Markup::Start(name, _, tag) if name == "plaintext" => {
+                if let Some(cut) = tag.cut {
+                    out.push_str(&html[copied..cut]);
+                    out.push('>');
+                    copied = tag.end;
+                }
+                break;
+            }
+            Markup::Start(name, _, tag) => (tag, is_raw_text(&name).then_some(name)),
+            Markup::End(_, tag) => (tag, None),
+        };
+        if let Some(cut) = tag.cut {
+            out.push_str(&html[copied..cut]);
+            out.push('>');
+            copied = tag.end;
+        }
+        i = match raw_text {
+            Some(name) => raw_text_end(b, tag.end, &name),
+            None => tag.end,
+        };
+    }
+    if copied == 0 {
+        return Cow::Borrowed(html);
+    }
+    out.push_str(&html[copied..]);
+    Cow::Owned(out)
+}
+
 /// The markup starting at the `<` at `at`, or `None` when it runs to the
-/// end of the page (the rest is then kept as it is).
-fn markup_at(b: &[u8], at: usize) -> Option<Markup<'_>> {
+/// end of the page (the rest is then kept as it is). Tags note where their
+/// attribute number `max_attributes + 1` starts.
+fn markup_at(b: &[u8], at: usize, max_attributes: usize) -> Option<Markup<'_>> {
     let next = |k: usize| b.get(at + k).copied().unwrap_or(0);
     let close = |from: usize| b[from..].iter().position(|c| *c == b'>').map(|k| from + k + 1);
     match next(1) {
@@ -545,45 +604,79 @@ fn markup_at(b: &[u8], at: usize) -> Option<Markup<'_>> {
         }
         b'!' | b'?' => close(at + 1).map(Markup::Other),
         b'/' if next(2).is_ascii_alphabetic() => {
-            let (name, end) = tag_name_and_end(b, at + 2)?;
-            Some(Markup::End(name, end))
+            let (name, tag) = scan_tag(b, at + 2, max_attributes)?;
+            Some(Markup::End(name, tag))
         }
         b'/' => close(at + 2).map(Markup::Other),
         c if c.is_ascii_alphabetic() => {
-            let (name, end) = tag_name_and_end(b, at + 1)?;
-            let self_closing = b[..end - 1].iter().rev().find(|c| !c.is_ascii_whitespace()) == Some(&b'/');
-            Some(Markup::Start(name, self_closing, end))
+            let (name, tag) = scan_tag(b, at + 1, max_attributes)?;
+            let self_closing = b[..tag.end - 1].iter().rev().find(|c| !c.is_ascii_whitespace()) == Some(&b'/');
+            Some(Markup::Start(name, self_closing, tag))
         }
         _ => Some(Markup::Text),
     }
 }
 
-/// The lowercase tag name starting at `from` and the end of the tag (after
-/// its `>`; a `>` inside a quoted attribute value does not end it).
-fn tag_name_and_end(b: &[u8], from: usize) -> Option<(Cow<'_, str>, usize)> {
-    let len =
-        b[from..].iter().position(|c| c.is_ascii_whitespace() || *c == b'/' || *c == b'>').unwrap_or(b.len() - from);
+/// Where a tag ends, and where its attributes beyond the limit start.
+struct Tag {
+    /// After the tag's `>`.
+    end: usize,
+    /// The start of its attribute number `max_attributes + 1`, if it has one.
+    cut: Option<usize>,
+}
+
+/// States of the HTML tokenizer inside a tag, after its name.
+#[derive(Clone, Copy)]
+enum InTag {
+    BeforeName,
+    Name,
+    AfterName,
+    BeforeValue,
+    Quoted(u8),
+    Unquoted,
+    AfterQuoted,
+}
+
+/// The lowercase name of the tag whose name starts at `from`, and its
+/// extent. Attributes are told apart as the HTML tokenizer does (a `>`
+/// inside a quoted value does not end the tag; `a/b` and `a=""b` are two
+/// attributes each).
+fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str>, Tag)> {
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
+    let len = b[from..].iter().position(|c| space(*c) || *c == b'/' || *c == b'>').unwrap_or(b.len() - from);
     let raw = &b[from..from + len.min(MAX_TAG_NAME)];
     let name = match String::from_utf8_lossy(raw) {
         Cow::Borrowed(s) if !s.bytes().any(|c| c.is_ascii_uppercase()) => Cow::Borrowed(s),
         other => Cow::Owned(other.to_ascii_lowercase()),
     };
-    let mut quote: Option<u8> = None;
-    let mut after_equals = false;
+    let (mut state, mut attributes, mut cut) = (InTag::BeforeName, 0usize, None);
     for (k, &c) in b[from + len..].iter().enumerate() {
-        match quote {
-            Some(q) if c == q => quote = None,
-            Some(_) => {}
-            None if c == b'>' => return Some((name, from + len + k + 1)),
-            None if (c == b'"' || c == b'\'') && after_equals => quote = Some(c),
-            None if c == b'=' => {
-                after_equals = true;
-                continue;
-            }
-            None if c.is_ascii_whitespace() => continue,
-            None => {}
+        let at = from + len + k;
+        if c == b'>' && !matches!(state, InTag::Quoted(_)) {
+            return Some((name, Tag { end: at + 1, cut }));
         }
-        after_equals = false;
+        state = match (state, c) {
+            (InTag::Quoted(q), c) if c == q => InTag::AfterQuoted,
+            (InTag::Quoted(q), _) => InTag::Quoted(q),
+            (InTag::BeforeValue, b'"' | b'\'') => InTag::Quoted(c),
+            (InTag::BeforeValue, c) if space(c) => InTag::BeforeValue,
+            (InTag::BeforeValue, _) => InTag::Unquoted,
+            (InTag::Unquoted, c) if space(c) => InTag::BeforeName,
+            (InTag::Unquoted, _) => InTag::Unquoted,
+            (InTag::Name | InTag::AfterName, b'=') => InTag::BeforeValue,
+            (_, b'/') => InTag::BeforeName,
+            (InTag::Name, c) if !space(c) => InTag::Name,
+            (InTag::Name | InTag::AfterName, c) if space(c) => InTag::AfterName,
+            (InTag::AfterQuoted | InTag::BeforeName, c) if space(c) => InTag::BeforeName,
+            // A new attribute name starts (after a name, a quoted value or a separator).
+            _ => {
+                attributes += 1;
+                if attributes == max_attributes.saturating_add(1) {
+                    cut = Some(at);
+                }
+                InTag::Name
+            }
+        };
     }
     None
 }
@@ -602,7 +695,7 @@ fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
                 None | Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
             );
         if named {
-            return tag_name_and_end(b, at + 2).map_or(b.len(), |(_, end)| end);
+            return scan_tag(b, at + 2, usize::MAX).map_or(b.len(), |(_, tag)| tag.end);
         }
         i = at + 1;
     }
@@ -748,7 +841,7 @@ mod tests {
         assert_eq!((enc.name(), src), ("windows-1251", CharsetSource::Detected));
         let decoded = decode(&bytes, enc);
         assert_eq!(decoded, text);
-        let ex = extract(&decoded, 512).unwrap();
+        let ex = extract(&decoded, &IngestConfig::default()).unwrap();
         assert!(ex.text.starts_with("Съешь же ещё"));
         assert_eq!(detect_lang(&ex.text), "ru");
     }
@@ -767,7 +860,7 @@ mod tests {
                     <script>alert('no')</script><noscript>enable js</noscript>\
                     <template><p>hidden</p></template>\
                     <p>Caf&eacute; &lt;tag&gt; &#8364;5&nbsp;now</p></body></html>";
-        let ex = extract(html, 512).unwrap();
+        let ex = extract(html, &IngestConfig::default()).unwrap();
         assert_eq!(ex.title, "My & Title");
         assert_eq!(ex.text, "Café <tag> €5 now");
     }
@@ -777,7 +870,7 @@ mod tests {
         let html = "<body>Intro <b>bold</b>  text<div>First\n   block</div><ul><li>one</li><li>two</li></ul>\
                     <table><tr><td>a</td><td>b</td></tr></table>line<br>break<h1>Head</h1>\
                     <p>  </p><span>inline</span> tail<pre>x  y\nz</pre></body>";
-        let ex = extract(html, 512).unwrap();
+        let ex = extract(html, &IngestConfig::default()).unwrap();
         assert_eq!(ex.text, "Intro bold text\nFirst block\none\ntwo\na\nb\nline\nbreak\nHead\ninline tail\nx y\nz");
         assert_eq!(ex.title, "");
     }
@@ -788,12 +881,28 @@ mod tests {
                     <p title='a>b'>z</p></div></div></div>";
         let flat = "<div><div><br>x<br>y<script>var s = '<div>';</script><!-- <div> --><br>z</div></div>";
         assert_eq!(flatten(page, 4), flat);
-        let ex = extract(page, 4).unwrap();
+        let depth = |max_html_depth| IngestConfig { max_html_depth, ..IngestConfig::default() };
+        let ex = extract(page, &depth(4)).unwrap();
         assert_eq!((ex.text.as_str(), ex.flattened), ("x\ny\nz", true));
-        assert!(!extract(page, 8).unwrap().flattened);
+        assert!(!extract(page, &depth(8)).unwrap().flattened);
         // Unterminated markup is kept as it is.
         assert_eq!(flatten("<div><div><p>a<!-- b", 3), "<div><br><br>a<!-- b");
         assert_eq!(flatten("<div><div><p title=\"x", 3), "<div><br><p title=\"x");
+    }
+
+    #[test]
+    fn tags_are_cut_after_max_attributes() {
+        // Separators as the tokenizer sees them: spaces, `/`, a quoted value
+        // followed directly by a name; `>` inside quotes; script content is
+        // not markup.
+        let page = "<p a b=1 c = 'x>y' d/e f=\"\"g>one</p><script>'<i a b c d>'</script><p a b>two";
+        assert_eq!(limit_attributes(page, 2), "<p a b=1 >one</p><script>'<i a b c d>'</script><p a b>two");
+        assert!(matches!(limit_attributes(page, 7), Cow::Borrowed(_)));
+        assert_eq!(limit_attributes(page, 6), page.replace("f=\"\"g>", "f=\"\">"));
+        let cfg = IngestConfig { max_html_attributes: 2, ..IngestConfig::default() };
+        let ex = extract(page, &cfg).unwrap();
+        assert_eq!((ex.text.as_str(), ex.flattened), ("one\ntwo", true));
+        assert!(!extract(page, &IngestConfig::default()).unwrap().flattened);
     }
 
     #[test]

@@ -43,8 +43,9 @@ pub struct FileSummary {
     pub rejects: u64,
     /// Outcomes that are skipped record types.
     pub skipped: u64,
-    /// Documents whose HTML was parsed flattened (nested deeper than
-    /// `max_html_depth`); a subset of `documents`.
+    /// Documents whose HTML was simplified to stay within the limits
+    /// (nested deeper than `max_html_depth`, or a tag with more than
+    /// `max_html_attributes` attributes); a subset of `documents`.
     pub flattened: u64,
     /// Documents whose text was cut to `max_text_bytes`; a subset of
     /// `documents`.

@@ -68,8 +68,9 @@ pub struct Document {
     pub text: String,
     /// HTTP payload bytes as stored (before de-chunking and decompression).
     pub raw_bytes: u64,
-    /// The HTML nested deeper than `max_html_depth` and was parsed
-    /// flattened; counted per file, not stored with the document.
+    /// The HTML was simplified to stay within the limits (see
+    /// [`html::Extracted::flattened`]); counted per file, not stored with
+    /// the document.
     pub flattened: bool,
     /// `text` was cut to `max_text_bytes`; counted per file.
     pub text_truncated: bool,
@@ -316,7 +317,7 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     }
     let (enc, _) = html::decide_charset(payload, header_charset.as_deref());
     let text = html::decode(payload, enc);
-    let mut ex = html::extract(&text, cfg.max_html_depth).map_err(|e| too_deep(e, cfg))?;
+    let mut ex = html::extract(&text, cfg).map_err(|e| too_deep(e, cfg))?;
     check_text_length(&ex.text, cfg)?;
     let text_truncated = cut_text(&mut ex.text, cfg.max_text_bytes);
     Ok(Page {
