@@ -168,7 +168,7 @@ fn html_extract(bencher: Bencher) {
     let bytes: usize = pages.iter().map(String::len).sum();
     bencher.counter(BytesCount::new(bytes)).bench(|| {
         for page in pages {
-            black_box(html::extract(page));
+            black_box(html::extract(page, &neardup::config::IngestConfig::default()).ok());
         }
     });
 }

@@ -25,23 +25,53 @@ impl Config {
     pub fn from_file(path: &Path) -> anyhow::Result<Config> {
         let text =
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))
+        let config: Config =
+            toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        let valid = config.ingest.validate().and_then(|()| config.boilerplate.validate());
+        valid.map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        Ok(config)
     }
 }
 
-/// WARC/ARC ingest limits.
+/// WARC/ARC and corpus ingest limits. Together they keep the work spent on
+/// one record roughly linear in its size, whatever an adversary or a damaged
+/// file puts in it (see the README, "Bad input").
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IngestConfig {
-    /// Records whose HTTP payload is larger than this are rejected as `too_large`.
+    /// Records whose HTTP payload is larger than this, before or after
+    /// undoing its Content-Encoding, are rejected as `too_large`; archive
+    /// blocks are held in memory up to this (plus 1 MB of HTTP header) and
+    /// the rest is read past.
     pub max_payload_bytes: u64,
     /// Documents whose extracted text is shorter (in characters) are rejected as `empty_text`.
     pub min_text_chars: u64,
+    /// HTML elements nested deeper than this are flattened: the page is
+    /// parsed again with the elements beyond this depth dropped (block
+    /// elements become line breaks, text is kept), as browsers flatten such
+    /// pages. A page whose tree still nests deeper than twice this is
+    /// rejected as `too_deep`. The HTML tree builder's work per element grows
+    /// with the depth, so this bounds a page's parse to O(size × depth).
+    pub max_html_depth: u32,
+    /// HTML tags are cut after this many attributes (the rest dropped; the
+    /// document counts as flattened): the tokenizer compares each attribute
+    /// with the earlier ones of its tag, so a tag's cost is this squared.
+    pub max_html_attributes: u32,
+    /// A document's text is cut to at most this many bytes (at a character
+    /// boundary) and counted in `ingest_files.text_truncated`: every later
+    /// stage, verification's LCS above all, pays for text length.
+    pub max_text_bytes: u64,
 }
 
 impl Default for IngestConfig {
     fn default() -> Self {
-        IngestConfig { max_payload_bytes: 20 << 20, min_text_chars: 1 }
+        IngestConfig {
+            max_payload_bytes: 20 << 20,
+            min_text_chars: 1,
+            max_html_depth: 512,
+            max_html_attributes: 256,
+            max_text_bytes: 4 << 20,
+        }
     }
 }
 
@@ -57,11 +87,57 @@ pub struct BoilerplateConfig {
     pub min_share: f64,
 }
 
+impl BoilerplateConfig {
+    /// Refuses thresholds that would call a page's own content template.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        anyhow::ensure!(
+            self.min_pages >= 2,
+            "[boilerplate] min_pages must be at least 2 (a line of one page is its content), not {}",
+            self.min_pages
+        );
+        anyhow::ensure!(
+            (0.0..=1.0).contains(&self.min_share),
+            "[boilerplate] min_share must be between 0 and 1, not {}",
+            self.min_share
+        );
+        Ok(())
+    }
+}
+
 impl Default for BoilerplateConfig {
     fn default() -> Self {
         BoilerplateConfig { min_pages: 10, min_share: 0.05 }
     }
 }
+
+impl IngestConfig {
+    /// Refuses limits that would reject every record or lift a bound
+    /// altogether: a zero limit is always a mistake in the job file.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        for (name, value) in [
+            ("max_payload_bytes", self.max_payload_bytes),
+            ("max_html_depth", u64::from(self.max_html_depth)),
+            ("max_html_attributes", u64::from(self.max_html_attributes)),
+            ("max_text_bytes", self.max_text_bytes),
+        ] {
+            anyhow::ensure!(value > 0, "[ingest] {name} must be at least 1, not {value}");
+        }
+        for (name, value) in
+            [("max_html_depth", self.max_html_depth), ("max_html_attributes", self.max_html_attributes)]
+        {
+            anyhow::ensure!(
+                value <= MAX_HTML_LIMIT,
+                "[ingest] {name} must be at most {MAX_HTML_LIMIT} (the parse costs size × this), not {value}"
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The largest `max_html_depth` and `max_html_attributes` accepted: beyond
+/// it a hostile page could cost minutes again (a 1 MB page is 200,000
+/// elements; at depth 10,000 each costs ~10,000 steps of the tree builder).
+pub const MAX_HTML_LIMIT: u32 = 10_000;
 
 /// Text normalization (spec §0).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -345,6 +421,32 @@ mod tests {
     fn unknown_keys_are_errors() {
         let err = toml::from_str::<Config>("[verify]\ntreshold = 0.9\n").unwrap_err();
         assert!(err.to_string().contains("treshold"), "{err}");
+    }
+
+    #[test]
+    fn ingest_limits_are_validated() {
+        let dir = std::env::temp_dir().join(format!("neardup-config-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for (line, word) in [
+            ("max_html_depth = 0", "max_html_depth"),
+            ("max_text_bytes = 0", "max_text_bytes"),
+            ("max_payload_bytes = 0", "max_payload_bytes"),
+            ("max_html_depth = 10001", "at most 10000"),
+            ("max_html_attributes = 0", "max_html_attributes"),
+            ("max_html_attributes = 20000", "at most 10000"),
+        ] {
+            let path = dir.join("job.toml");
+            std::fs::write(&path, format!("[ingest]\n{line}\n")).unwrap();
+            let err = Config::from_file(&path).unwrap_err().to_string();
+            assert!(err.contains(word), "{line}: {err}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert!(IngestConfig::default().validate().is_ok());
+        assert!(BoilerplateConfig::default().validate().is_ok());
+        let one_page = BoilerplateConfig { min_pages: 1, ..BoilerplateConfig::default() };
+        assert!(one_page.validate().unwrap_err().to_string().contains("min_pages"));
+        let share = BoilerplateConfig { min_share: 5.0, ..BoilerplateConfig::default() };
+        assert!(share.validate().unwrap_err().to_string().contains("min_share"));
     }
 
     #[test]

@@ -54,7 +54,8 @@ pub struct RawRecord {
     /// WARC or ARC.
     pub format: ArchiveFormat,
     /// The WARC-Type (`response`, `resource`, `revisit`, `request`,
-    /// `warcinfo`, `metadata`, `conversion`, ...; `unknown` when missing), or
+    /// `warcinfo`, `metadata`, `conversion`, ...; a record without one is a
+    /// `missing_warc_type` [`ArchiveEvent::Malformed`] instead), or
     /// `arc` for an ARC record and `filedesc` for the ARC file header record.
     pub record_type: String,
     /// WARC-Record-ID as written (with its angle brackets); `None` for ARC.
@@ -102,7 +103,7 @@ pub enum ArchiveEvent {
         /// The target URI when the header could be read that far.
         target_uri: Option<String>,
         /// Short snake_case reason: `malformed_record`, `truncated`,
-        /// `bad_gzip`, `unsupported_compression`.
+        /// `bad_gzip`, `unsupported_compression`, `missing_warc_type`.
         reason: String,
         /// Human-readable explanation.
         detail: String,
@@ -906,6 +907,16 @@ impl Parser {
                 detail: format!("corrupt gzip data after {block_len} of {len} block bytes"),
             });
         }
+        if header(&headers, "warc-type").is_none() {
+            // WARC-Type is mandatory; what the block holds would be a guess.
+            return Ok(ArchiveEvent::Malformed {
+                offset,
+                record_type: None,
+                target_uri,
+                reason: "missing_warc_type".into(),
+                detail: format!("no WARC-Type header (block of {block_len} bytes read past)"),
+            });
+        }
         let opt = |name: &str| header(&headers, name).map(str::to_string);
         Ok(ArchiveEvent::Record(RawRecord {
             offset,
@@ -1118,6 +1129,28 @@ mod tests {
         let (_, ev) = scan_bytes("nolen.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
         let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
         assert_eq!(kinds, ["malformed_record", "response"]);
+    }
+
+    #[test]
+    fn missing_warc_type_and_impossible_lengths() {
+        let good = warc("response", "b", "second");
+        // No WARC-Type: its own reject; the block is read past, the next
+        // record read.
+        let no_type = "WARC/1.0\r\nWARC-Target-URI: a\r\nContent-Length: 5\r\n\r\nfirst\r\n\r\n";
+        let (_, ev) = scan_bytes("notype.warc", format!("{no_type}{good}").as_bytes(), 1 << 20);
+        let s = summary(&ev);
+        assert_eq!((s[0].1.as_str(), s[1].0, s[1].1.as_str()), ("missing_warc_type", no_type.len() as u64, "response"));
+        let ArchiveEvent::Malformed { target_uri, record_type, .. } = &ev[0] else { panic!() };
+        assert_eq!((target_uri.as_deref(), record_type), (Some("a"), &None));
+        // A Content-Length beyond u64: malformed, reading resumes at the next record.
+        let huge = "WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 18446744073709551616\r\n\r\nbody\r\n\r\n";
+        let (_, ev) = scan_bytes("huge.warc", format!("{huge}{good}").as_bytes(), 1 << 20);
+        let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
+        assert_eq!(kinds, ["malformed_record", "response"]);
+        // The largest u64, beyond the end of the file: a truncated record.
+        let max = "WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 18446744073709551615\r\n\r\nbody";
+        let (_, ev) = scan_bytes("max.warc", max.as_bytes(), 1 << 20);
+        assert_eq!(summary(&ev), vec![(0, "response+truncated".into(), "body".into())]);
     }
 
     #[test]

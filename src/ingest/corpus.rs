@@ -13,13 +13,14 @@
 //! offset, so `records = documents + rejects` holds per file. Blank lines
 //! are not records. The reader never panics: a compressed stream that breaks
 //! off ends the file with one reject; only a file that cannot be opened (or
-//! a Parquet file without the needed columns) is an error of the whole file.
+//! a Parquet file without the needed columns, or whose `url`, `text` or
+//! `html` column is not a string) is an error of the whole file.
 //!
 //! Not done here: other field names (`content`, `raw_content`, ...) and
 //! crawl dates; map them to `text` beforehand.
 
 use super::html;
-use super::record::{Document, Outcome, Reject};
+use super::record::{check_text_length, cut_text, too_deep, Document, Outcome, Reject};
 use super::source::{RandomAccess, Source};
 use super::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
 use crate::config::IngestConfig;
@@ -132,7 +133,8 @@ type Parsed = Result<Fields, (&'static str, String)>;
 /// in file order (records are processed in parallel batches, as archive
 /// records are). `file` is the name the file goes by in ids and rows.
 /// Returns `Err` only when the file cannot be opened, or is a Parquet file
-/// that cannot be read as one or lacks the `id` and `text`/`html` columns.
+/// that cannot be read as one, lacks the `id` and `text`/`html` columns or
+/// has a `url`, `text` or `html` column that is not a string.
 pub fn ingest_corpus(
     source: &Source,
     file: &str,
@@ -324,6 +326,15 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
         let have: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         return Err(invalid(format!("a Parquet corpus needs columns `id` and `text` (or `html`); it has {have:?}")));
     }
+    // A `text` column of numbers or lists is a mistake in the file, not text
+    // to guess from: the whole file is refused, as a missing column is.
+    for name in [URL, TEXT, HTML] {
+        if let Ok(field) = schema.field_with_name(name) {
+            if !is_string_type(field.data_type()) {
+                return Err(invalid(format!("column `{name}` is {}, not a string", field.data_type())));
+            }
+        }
+    }
     // Leaf indices of the wanted top-level columns (all flat when usable).
     let roots: Vec<usize> = wanted.iter().flatten().copied().collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
@@ -362,6 +373,15 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
         }
     }
     Ok(())
+}
+
+/// UTF-8 string types, plain or dictionary-encoded.
+fn is_string_type(t: &DataType) -> bool {
+    match t {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => true,
+        DataType::Dictionary(_, values) => is_string_type(values),
+        _ => false,
+    }
 }
 
 /// Column `name` of the batch cast to UTF-8 text (numbers become their
@@ -407,25 +427,32 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
         return fail("missing_id", "no `id` (a non-empty string or a number)".into());
     };
     let has_text = fields.text.as_deref().is_some_and(|t| !t.trim().is_empty());
-    let (text, title, mime, raw_bytes) = match (fields.text, fields.html) {
-        (Some(text), _) if has_text => {
-            let bytes = text.len() as u64;
-            (text.trim().to_string(), String::new(), "text/plain", bytes)
-        }
-        (_, Some(html)) => {
-            let ex = html::extract(&html);
-            (ex.text, ex.title, "text/html", html.len() as u64)
-        }
+    let (source, mime) = match (fields.text, fields.html) {
+        (Some(text), _) if has_text => (text, "text/plain"),
+        (_, Some(html)) => (html, "text/html"),
         (Some(_), None) => return fail("empty_text", "`text` is empty".into()),
         (None, None) => return fail("missing_text", "neither `text` nor `html`".into()),
     };
+    // Checked before the HTML is parsed: the limit bounds that work too.
+    let raw_bytes = source.len() as u64;
     if raw_bytes > cfg.max_payload_bytes {
         return fail("too_large", format!("{mime} of {raw_bytes} bytes"));
     }
-    let chars = text.chars().count() as u64;
-    if chars < cfg.min_text_chars || text.is_empty() {
-        return fail("empty_text", format!("{chars} characters of text"));
+    let (mut text, title, flattened) = if mime == "text/html" {
+        match html::extract(&source, cfg) {
+            Ok(ex) => (ex.text, ex.title, ex.flattened),
+            Err(e) => {
+                let (reason, detail) = too_deep(e, cfg);
+                return fail(reason, detail);
+            }
+        }
+    } else {
+        (source.trim().to_string(), String::new(), false)
+    };
+    if let Err((reason, detail)) = check_text_length(&text, cfg) {
+        return fail(reason, detail);
     }
+    let text_truncated = cut_text(&mut text, cfg.max_text_bytes);
     Outcome::Document(Document {
         doc_id: xxh3_64(format!("{file}\n{id}").as_bytes()),
         record_id: Some(id),
@@ -440,6 +467,8 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
         lang: html::detect_lang(&text),
         text,
         raw_bytes,
+        flattened,
+        text_truncated,
     })
 }
 
@@ -534,12 +563,12 @@ mod tests {
     #[test]
     fn crlf_line_ends_and_size_limits() {
         let content = "{\"id\":\"a\",\"text\":\"0123456789\"}\r\n{\"id\":\"b\",\"text\":\"xy\"}\r\n";
-        let cfg = IngestConfig { max_payload_bytes: 5, min_text_chars: 1 };
+        let cfg = IngestConfig { max_payload_bytes: 5, min_text_chars: 1, ..IngestConfig::default() };
         let (s, out) = ingest_bytes("crlf.jsonl", content.as_bytes(), &cfg);
         assert_eq!((s.records, s.documents), (2, 1));
         assert_eq!(rejected(&out[0]), (0, "too_large"));
         assert_eq!((doc(&out[1]).text.as_str(), doc(&out[1]).warc_offset), ("xy", 32));
-        let cfg = IngestConfig { max_payload_bytes: 1 << 20, min_text_chars: 3 };
+        let cfg = IngestConfig { max_payload_bytes: 1 << 20, min_text_chars: 3, ..IngestConfig::default() };
         let (_, out) = ingest_bytes("crlf.jsonl", content.as_bytes(), &cfg);
         assert_eq!(rejected(&out[1]), (32, "empty_text"));
     }
@@ -572,6 +601,18 @@ mod tests {
         let (s, out) = ingest_bytes("cut.jsonl.gz", &gz[..gz.len() / 2], &IngestConfig::default());
         assert_eq!(s.records, s.documents + s.rejects);
         assert_eq!(rejected(out.last().unwrap()).1, "bad_gzip");
+    }
+
+    #[test]
+    fn a_zstd_stream_cut_short_ends_with_a_reject() {
+        // Several zstd blocks (128 KB each at most): the ones before the cut decode.
+        let lines: String = (0..20_000).map(|i| format!("{{\"id\":{i},\"text\":\"line number {i}\"}}\n")).collect();
+        let zst = zstd::encode_all(lines.as_bytes(), 3).unwrap();
+        let (s, out) = ingest_bytes("cut.jsonl.zst", &zst[..zst.len() / 2], &IngestConfig::default());
+        assert_eq!(s.records, s.documents + s.rejects);
+        assert!(s.documents > 0 && s.documents < 20_000, "{s:?}");
+        let (_, reason) = rejected(out.last().unwrap());
+        assert_eq!((reason, s.rejects), ("bad_zstd", 1));
     }
 
     /// Writes a Parquet file with the given columns.
@@ -621,6 +662,29 @@ mod tests {
             let err =
                 ingest_corpus(&Source::File(p.to_path_buf()), "x", &IngestConfig::default(), &mut |_| {}).unwrap_err();
             assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{}", p.display());
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parquet_text_columns_that_are_not_strings_are_a_file_error() {
+        use arrow::array::{Int64Array, ListArray, StringArray};
+        use arrow::datatypes::Int32Type;
+        use std::sync::Arc;
+        let dir = std::env::temp_dir().join(format!("neardup-corpus-types-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ids = || Arc::new(StringArray::from(vec!["a"])) as ArrayRef;
+        let list = ListArray::from_iter_primitive::<Int32Type, _, _>(vec![Some(vec![Some(1)])]);
+        for (name, column, column_type) in [
+            ("numbers.parquet", Arc::new(Int64Array::from(vec![7])) as ArrayRef, "Int64"),
+            ("lists.parquet", Arc::new(list) as ArrayRef, "List"),
+        ] {
+            let path = dir.join(name);
+            std::fs::write(&path, parquet_bytes(vec![("id", ids()), ("text", column)])).unwrap();
+            let err = ingest_corpus(&Source::File(path), name, &IngestConfig::default(), &mut |_| {}).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+            let message = err.to_string();
+            assert!(message.starts_with("column `text` is ") && message.contains(column_type), "{message}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }

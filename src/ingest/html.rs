@@ -7,9 +7,32 @@
 //! iteratively (deeply nested pages cannot overflow the stack), drops
 //! `head`, `script`, `style`, `noscript`, `template`, `iframe`, comments and
 //! tags, and ends a line at block-level elements. No boilerplate removal.
+//!
+//! Nesting depth is bounded. html5ever's tree builder scans its stack of
+//! open elements for most tags, so its work grows with the square of the
+//! nesting depth: a 1 MB page of 200,000 nested `<div>`s took minutes. The
+//! page is fed to it in small chunks through a sink that records the depth
+//! of every node placed ([`DepthGuard`]); once the tree nests deeper than
+//! `max_html_depth`, parsing stops and the page is parsed again with the
+//! elements beyond that depth dropped ([`flatten`]; browsers flatten such
+//! pages too: Chromium's parser stops nesting at depth 512). A page that
+//! still nests deeper than twice the limit (markup that the simple model of
+//! [`flatten`] misjudges, such as stray end tags that html5ever ignores) is
+//! [`TooDeep`]. Either way a parse costs O(size × limit). The tokenizer
+//! compares each attribute of a tag with the earlier ones, so tags are cut
+//! after `max_html_attributes` attributes first ([`limit_attributes`]).
 
+use crate::config::IngestConfig;
+use ego_tree::NodeId;
 use encoding_rs::Encoding;
-use scraper::Html;
+use html5ever::driver::{parse_document, ParseOpts};
+use html5ever::tendril::{StrTendril, TendrilSink};
+use html5ever::tree_builder::{ElementFlags, NodeOrText, QuirksMode, TreeSink};
+use html5ever::{Attribute, QualName};
+use scraper::{Html, HtmlTreeSink};
+use std::borrow::Cow;
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 
 /// How far into the payload `<meta charset>` is looked for.
 const META_SCAN_BYTES: usize = 4096;
@@ -108,6 +131,18 @@ pub struct Extracted {
     /// Visible text: one line per block, whitespace collapsed within lines,
     /// no empty lines, lines joined with `\n`.
     pub text: String,
+    /// The markup was simplified to stay within the limits: elements nested
+    /// deeper than `max_html_depth` or attributes beyond
+    /// `max_html_attributes` dropped.
+    pub flattened: bool,
+}
+
+/// A page whose tree nests deeper than twice `max_html_depth` even after
+/// [`flatten`]: parsing it further would cost the square of its depth.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooDeep {
+    /// The depth the flattened page's tree was stopped at.
+    pub limit: u32,
 }
 
 /// Elements whose content is not visible text.
@@ -172,11 +207,25 @@ fn is_block(name: &str) -> bool {
     )
 }
 
-/// Extracts the title and the visible text of an HTML document (spec §0.1).
-pub fn extract(html: &str) -> Extracted {
+/// Extracts the title and the visible text of an HTML document (spec §0.1)
+/// within `cfg`'s limits: tags are cut after `max_html_attributes`
+/// attributes, a tree nesting deeper than `max_html_depth` is parsed again
+/// flattened (see the module documentation), and one still deeper than
+/// twice that is [`TooDeep`].
+pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
     use ego_tree::iter::Edge;
     use scraper::Node;
-    let doc = Html::parse_document(html);
+    let max_depth = cfg.max_html_depth;
+    let limited = limit_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
+    let cut_attributes = matches!(limited, Cow::Owned(_));
+    let html = limited.as_ref();
+    let (doc, flattened) = match parse_bounded(html, max_depth) {
+        Some(doc) => (doc, cut_attributes),
+        None => {
+            let limit = max_depth.saturating_mul(2);
+            (parse_bounded(&flatten(html, max_depth), limit).ok_or(TooDeep { limit })?, true)
+        }
+    };
     let mut lines: Vec<String> = Vec::new();
     let mut line = String::new();
     let mut title: Option<String> = None;
@@ -240,7 +289,417 @@ pub fn extract(html: &str) -> Extracted {
         }
     }
     end_line(&mut line, &mut lines);
-    Extracted { title: collapse(&title.unwrap_or_default()), text: lines.join("\n") }
+    Ok(Extracted { title: collapse(&title.unwrap_or_default()), text: lines.join("\n"), flattened })
+}
+
+/// How much of the page the tree builder gets at a time: the depth is
+/// checked between chunks, so a page is dropped at most this far past the
+/// point where its tree got too deep.
+const FEED_BYTES: usize = 8 << 10;
+
+/// Parses `html` as a document, or `None` as soon as its tree nests deeper
+/// than `max_depth` (the document node is depth 0, `<html>` 1, `<body>` 2).
+fn parse_bounded(html: &str, max_depth: u32) -> Option<Html> {
+    let sink = DepthGuard {
+        inner: HtmlTreeSink::new(Html::new_document()),
+        depths: RefCell::new(HashMap::new()),
+        deepest: Cell::new(0),
+    };
+    let mut parser = parse_document(sink, ParseOpts::default());
+    let mut rest = html;
+    while !rest.is_empty() {
+        let mut cut = rest.len().min(FEED_BYTES);
+        while !rest.is_char_boundary(cut) {
+            cut += 1;
+        }
+        let (chunk, tail) = rest.split_at(cut);
+        parser.process(StrTendril::from_slice(chunk));
+        if parser.tokenizer.sink.sink.deepest.get() > max_depth {
+            return None;
+        }
+        rest = tail;
+    }
+    let (doc, deepest) = parser.finish();
+    (deepest <= max_depth).then_some(doc)
+}
+
+/// scraper's tree sink, measuring the depth of every node placed in the
+/// tree (its parent's depth plus one; template contents sit at their
+/// template's depth). Parse errors are not kept: scraper would store every
+/// one, and a hostile page has one per tag.
+struct DepthGuard {
+    inner: HtmlTreeSink,
+    depths: RefCell<HashMap<NodeId, u32>>,
+    deepest: Cell<u32>,
+}
+
+impl DepthGuard {
+    fn depth_of(&self, node: &NodeId) -> u32 {
+        self.depths.borrow().get(node).copied().unwrap_or(0)
+    }
+
+    fn placed(&self, child: &NodeOrText<NodeId>, depth: u32) {
+        if let NodeOrText::AppendNode(id) = child {
+            self.depths.borrow_mut().insert(*id, depth);
+            self.deepest.set(self.deepest.get().max(depth));
+        }
+    }
+}
+
+impl TreeSink for DepthGuard {
+    type Output = (Html, u32);
+    type Handle = NodeId;
+    type ElemName<'a> = <HtmlTreeSink as TreeSink>::ElemName<'a>;
+
+    fn finish(self) -> (Html, u32) {
+        let deepest = self.deepest.get();
+        (self.inner.finish(), deepest)
+    }
+    fn parse_error(&self, _msg: Cow<'static, str>) {}
+    fn get_document(&self) -> NodeId {
+        self.inner.get_document()
+    }
+    fn elem_name<'a>(&'a self, target: &'a NodeId) -> Self::ElemName<'a> {
+        self.inner.elem_name(target)
+    }
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> NodeId {
+        self.inner.create_element(name, attrs, flags)
+    }
+    fn create_comment(&self, text: StrTendril) -> NodeId {
+        self.inner.create_comment(text)
+    }
+    fn create_pi(&self, target: StrTendril, data: StrTendril) -> NodeId {
+        self.inner.create_pi(target, data)
+    }
+    fn append(&self, parent: &NodeId, child: NodeOrText<NodeId>) {
+        self.placed(&child, self.depth_of(parent) + 1);
+        self.inner.append(parent, child);
+    }
+    fn append_based_on_parent_node(&self, element: &NodeId, prev_element: &NodeId, child: NodeOrText<NodeId>) {
+        // As scraper does, through this sink's own methods so depths are kept.
+        let has_parent = self.inner.0.borrow().tree.get(*element).is_some_and(|n| n.parent().is_some());
+        if has_parent {
+            self.append_before_sibling(element, child);
+        } else {
+            self.append(prev_element, child);
+        }
+    }
+    fn append_doctype_to_document(&self, name: StrTendril, public_id: StrTendril, system_id: StrTendril) {
+        self.inner.append_doctype_to_document(name, public_id, system_id);
+    }
+    fn mark_script_already_started(&self, node: &NodeId) {
+        self.inner.mark_script_already_started(node);
+    }
+    fn get_template_contents(&self, target: &NodeId) -> NodeId {
+        let contents = self.inner.get_template_contents(target);
+        let depth = self.depth_of(target);
+        self.depths.borrow_mut().insert(contents, depth);
+        contents
+    }
+    fn same_node(&self, x: &NodeId, y: &NodeId) -> bool {
+        self.inner.same_node(x, y)
+    }
+    fn set_quirks_mode(&self, mode: QuirksMode) {
+        self.inner.set_quirks_mode(mode);
+    }
+    fn append_before_sibling(&self, sibling: &NodeId, new_node: NodeOrText<NodeId>) {
+        self.placed(&new_node, self.depth_of(sibling));
+        self.inner.append_before_sibling(sibling, new_node);
+    }
+    fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
+        self.inner.add_attrs_if_missing(target, attrs);
+    }
+    fn remove_from_parent(&self, target: &NodeId) {
+        self.inner.remove_from_parent(target);
+    }
+    fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
+        self.inner.reparent_children(node, new_parent);
+    }
+}
+
+/// Elements that have no content and never nest.
+fn is_void(name: &str) -> bool {
+    matches!(
+        name,
+        "area"
+            | "base"
+            | "basefont"
+            | "bgsound"
+            | "br"
+            | "col"
+            | "embed"
+            | "frame"
+            | "hr"
+            | "img"
+            | "input"
+            | "keygen"
+            | "link"
+            | "meta"
+            | "param"
+            | "source"
+            | "track"
+            | "wbr"
+    )
+}
+
+/// Elements whose content is text up to their end tag, not markup.
+fn is_raw_text(name: &str) -> bool {
+    matches!(
+        name,
+        "script"
+            | "style"
+            | "xmp"
+            | "iframe"
+            | "noembed"
+            | "noframes"
+            | "noscript"
+            | "textarea"
+            | "title"
+            | "plaintext"
+    )
+}
+
+/// Tag names longer than this are compared by their start only.
+const MAX_TAG_NAME: usize = 32;
+
+/// One piece of markup found at a `<`.
+enum Markup<'a> {
+    /// A start tag: lowercase name, whether it ends in `/>`, and its extent.
+    Start(Cow<'a, str>, bool, Tag),
+    /// An end tag: lowercase name and its extent.
+    End(Cow<'a, str>, Tag),
+    /// A comment, doctype or processing instruction ending there.
+    Other(usize),
+    /// A `<` that starts nothing (text).
+    Text,
+}
+
+/// `html` with the elements nested deeper than `max_depth` removed: their
+/// start and end tags are dropped (a block element's start tag becomes
+/// `<br>`, so the text keeps its lines) and their content is kept. Depth
+/// follows a simple model of open elements, linear in the page: a start tag
+/// opens an element (void, raw-text and `/>` ones excepted), an end tag
+/// closes the innermost open element of its name and those inside it, and
+/// an end tag with no open element of its name is dropped. `<html>` and
+/// `<body>` count even when implied.
+fn flatten(html: &str, max_depth: u32) -> String {
+    let b = html.as_bytes();
+    let limit = (max_depth as usize).saturating_sub(2);
+    let mut out = String::with_capacity(html.len());
+    let mut open: Vec<(String, bool)> = Vec::new();
+    let mut open_names: HashMap<String, usize> = HashMap::new();
+    let mut kept = 0usize;
+    let (mut i, mut copied) = (0usize, 0usize);
+    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+        let Some(markup) = markup_at(b, at, usize::MAX) else { break };
+        let mut drop_tag = |out: &mut String, end: usize, replacement: &str| {
+            out.push_str(&html[copied..at]);
+            out.push_str(replacement);
+            copied = end;
+        };
+        i = match markup {
+            Markup::Text => at + 1,
+            Markup::Other(end) => end,
+            Markup::Start(name, self_closing, Tag { end, .. }) => {
+                if name == "plaintext" {
+                    break;
+                }
+                if is_raw_text(&name) {
+                    raw_text_end(b, end, &name)
+                } else if is_void(&name) || self_closing {
+                    end
+                } else {
+                    let keep = kept < limit;
+                    if keep {
+                        kept += 1;
+                    } else {
+                        drop_tag(&mut out, end, if is_block(&name) { "<br>" } else { "" });
+                    }
+                    *open_names.entry(name.to_string()).or_default() += 1;
+                    open.push((name.into_owned(), keep));
+                    end
+                }
+            }
+            Markup::End(name, Tag { end, .. }) => {
+                let mut closed_kept = false;
+                if open_names.get(name.as_ref()).is_some_and(|n| *n > 0) {
+                    while let Some((top, was_kept)) = open.pop() {
+                        kept -= usize::from(was_kept);
+                        if let Some(n) = open_names.get_mut(&top) {
+                            *n -= 1;
+                        }
+                        if top == name {
+                            closed_kept = was_kept;
+                            break;
+                        }
+                    }
+                }
+                if !closed_kept {
+                    drop_tag(&mut out, end, "");
+                }
+                end
+            }
+        };
+    }
+    out.push_str(&html[copied..]);
+    out
+}
+
+/// `html` with every tag cut after its first `max` attributes (closed
+/// there, the rest of its attributes dropped); borrowed when no tag has
+/// more. html5ever compares each attribute of a tag with all the earlier
+/// ones (to drop duplicates), so a tag with n attributes costs n².
+fn limit_attributes(html: &str, max: usize) -> Cow<'_, str> {
+    let b = html.as_bytes();
+    let mut out = String::new();
+    let (mut i, mut copied) = (0usize, 0usize);
+    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+        let Some(markup) = markup_at(b, at, max) else { break };
+        let (tag, raw_text) = match markup {
+            Markup::Text => {
+                i = at + 1;
+                continue;
+            }
+            Markup::Other(end) => {
+                i = end;
+                continue;
+            }
+            Markup::Start(name, _, tag) if name == "plaintext" => {
+                if let Some(cut) = tag.cut {
+                    out.push_str(&html[copied..cut]);
+                    out.push('>');
+                    copied = tag.end;
+                }
+                break;
+            }
+            Markup::Start(name, _, tag) => (tag, is_raw_text(&name).then_some(name)),
+            Markup::End(_, tag) => (tag, None),
+        };
+        if let Some(cut) = tag.cut {
+            out.push_str(&html[copied..cut]);
+            out.push('>');
+            copied = tag.end;
+        }
+        i = match raw_text {
+            Some(name) => raw_text_end(b, tag.end, &name),
+            None => tag.end,
+        };
+    }
+    if copied == 0 {
+        return Cow::Borrowed(html);
+    }
+    out.push_str(&html[copied..]);
+    Cow::Owned(out)
+}
+
+/// The markup starting at the `<` at `at`, or `None` when it runs to the
+/// end of the page (the rest is then kept as it is). Tags note where their
+/// attribute number `max_attributes + 1` starts.
+fn markup_at(b: &[u8], at: usize, max_attributes: usize) -> Option<Markup<'_>> {
+    let next = |k: usize| b.get(at + k).copied().unwrap_or(0);
+    let close = |from: usize| b[from..].iter().position(|c| *c == b'>').map(|k| from + k + 1);
+    match next(1) {
+        b'!' if b[at..].starts_with(b"<!--") => {
+            b[at + 4..].windows(3).position(|w| w == b"-->").map(|k| Markup::Other(at + 4 + k + 3))
+        }
+        b'!' | b'?' => close(at + 1).map(Markup::Other),
+        b'/' if next(2).is_ascii_alphabetic() => {
+            let (name, tag) = scan_tag(b, at + 2, max_attributes)?;
+            Some(Markup::End(name, tag))
+        }
+        b'/' => close(at + 2).map(Markup::Other),
+        c if c.is_ascii_alphabetic() => {
+            let (name, tag) = scan_tag(b, at + 1, max_attributes)?;
+            let self_closing = b[..tag.end - 1].iter().rev().find(|c| !c.is_ascii_whitespace()) == Some(&b'/');
+            Some(Markup::Start(name, self_closing, tag))
+        }
+        _ => Some(Markup::Text),
+    }
+}
+
+/// Where a tag ends, and where its attributes beyond the limit start.
+struct Tag {
+    /// After the tag's `>`.
+    end: usize,
+    /// The start of its attribute number `max_attributes + 1`, if it has one.
+    cut: Option<usize>,
+}
+
+/// States of the HTML tokenizer inside a tag, after its name.
+#[derive(Clone, Copy)]
+enum InTag {
+    BeforeName,
+    Name,
+    AfterName,
+    BeforeValue,
+    Quoted(u8),
+    Unquoted,
+    AfterQuoted,
+}
+
+/// The lowercase name of the tag whose name starts at `from`, and its
+/// extent. Attributes are told apart as the HTML tokenizer does (a `>`
+/// inside a quoted value does not end the tag; `a/b` and `a=""b` are two
+/// attributes each).
+fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str>, Tag)> {
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
+    let len = b[from..].iter().position(|c| space(*c) || *c == b'/' || *c == b'>').unwrap_or(b.len() - from);
+    let raw = &b[from..from + len.min(MAX_TAG_NAME)];
+    let name = match String::from_utf8_lossy(raw) {
+        Cow::Borrowed(s) if !s.bytes().any(|c| c.is_ascii_uppercase()) => Cow::Borrowed(s),
+        other => Cow::Owned(other.to_ascii_lowercase()),
+    };
+    let (mut state, mut attributes, mut cut) = (InTag::BeforeName, 0usize, None);
+    for (k, &c) in b[from + len..].iter().enumerate() {
+        let at = from + len + k;
+        if c == b'>' && !matches!(state, InTag::Quoted(_)) {
+            return Some((name, Tag { end: at + 1, cut }));
+        }
+        state = match (state, c) {
+            (InTag::Quoted(q), c) if c == q => InTag::AfterQuoted,
+            (InTag::Quoted(q), _) => InTag::Quoted(q),
+            (InTag::BeforeValue, b'"' | b'\'') => InTag::Quoted(c),
+            (InTag::BeforeValue, c) if space(c) => InTag::BeforeValue,
+            (InTag::BeforeValue, _) => InTag::Unquoted,
+            (InTag::Unquoted, c) if space(c) => InTag::BeforeName,
+            (InTag::Unquoted, _) => InTag::Unquoted,
+            (InTag::Name | InTag::AfterName, b'=') => InTag::BeforeValue,
+            (_, b'/') => InTag::BeforeName,
+            (InTag::Name, c) if !space(c) => InTag::Name,
+            (InTag::Name | InTag::AfterName, c) if space(c) => InTag::AfterName,
+            (InTag::AfterQuoted | InTag::BeforeName, c) if space(c) => InTag::BeforeName,
+            // A new attribute name starts (after a name, a quoted value or a separator).
+            _ => {
+                attributes += 1;
+                if attributes == max_attributes.saturating_add(1) {
+                    cut = Some(at);
+                }
+                InTag::Name
+            }
+        };
+    }
+    None
+}
+
+/// Where the content of raw-text element `name` (opened before `from`)
+/// ends: after its end tag, or at the end of the page.
+fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
+    let mut i = from;
+    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+        let tag = &b[at + 1..];
+        let named = tag.len() > name.len()
+            && tag[0] == b'/'
+            && tag[1..=name.len()].eq_ignore_ascii_case(name.as_bytes())
+            && matches!(
+                tag.get(name.len() + 1).copied(),
+                None | Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+            );
+        if named {
+            return scan_tag(b, at + 2, usize::MAX).map_or(b.len(), |(_, tag)| tag.end);
+        }
+        i = at + 1;
+    }
+    b.len()
 }
 
 /// Ends the current line: keeps it (whitespace collapsed) unless empty.
@@ -382,7 +841,7 @@ mod tests {
         assert_eq!((enc.name(), src), ("windows-1251", CharsetSource::Detected));
         let decoded = decode(&bytes, enc);
         assert_eq!(decoded, text);
-        let ex = extract(&decoded);
+        let ex = extract(&decoded, &IngestConfig::default()).unwrap();
         assert!(ex.text.starts_with("Съешь же ещё"));
         assert_eq!(detect_lang(&ex.text), "ru");
     }
@@ -401,7 +860,7 @@ mod tests {
                     <script>alert('no')</script><noscript>enable js</noscript>\
                     <template><p>hidden</p></template>\
                     <p>Caf&eacute; &lt;tag&gt; &#8364;5&nbsp;now</p></body></html>";
-        let ex = extract(html);
+        let ex = extract(html, &IngestConfig::default()).unwrap();
         assert_eq!(ex.title, "My & Title");
         assert_eq!(ex.text, "Café <tag> €5 now");
     }
@@ -411,9 +870,39 @@ mod tests {
         let html = "<body>Intro <b>bold</b>  text<div>First\n   block</div><ul><li>one</li><li>two</li></ul>\
                     <table><tr><td>a</td><td>b</td></tr></table>line<br>break<h1>Head</h1>\
                     <p>  </p><span>inline</span> tail<pre>x  y\nz</pre></body>";
-        let ex = extract(html);
+        let ex = extract(html, &IngestConfig::default()).unwrap();
         assert_eq!(ex.text, "Intro bold text\nFirst block\none\ntwo\na\nb\nline\nbreak\nHead\ninline tail\nx y\nz");
         assert_eq!(ex.title, "");
+    }
+
+    #[test]
+    fn flatten_drops_deep_tags_and_keeps_text_raw_text_and_comments() {
+        let page = "<div><div><div><b>x</b><DIV>y</div><script>var s = '<div>';</script><!-- <div> -->\
+                    <p title='a>b'>z</p></div></div></div>";
+        let flat = "<div><div><br>x<br>y<script>var s = '<div>';</script><!-- <div> --><br>z</div></div>";
+        assert_eq!(flatten(page, 4), flat);
+        let depth = |max_html_depth| IngestConfig { max_html_depth, ..IngestConfig::default() };
+        let ex = extract(page, &depth(4)).unwrap();
+        assert_eq!((ex.text.as_str(), ex.flattened), ("x\ny\nz", true));
+        assert!(!extract(page, &depth(8)).unwrap().flattened);
+        // Unterminated markup is kept as it is.
+        assert_eq!(flatten("<div><div><p>a<!-- b", 3), "<div><br><br>a<!-- b");
+        assert_eq!(flatten("<div><div><p title=\"x", 3), "<div><br><p title=\"x");
+    }
+
+    #[test]
+    fn tags_are_cut_after_max_attributes() {
+        // Separators as the tokenizer sees them: spaces, `/`, a quoted value
+        // followed directly by a name; `>` inside quotes; script content is
+        // not markup.
+        let page = "<p a b=1 c = 'x>y' d/e f=\"\"g>one</p><script>'<i a b c d>'</script><p a b>two";
+        assert_eq!(limit_attributes(page, 2), "<p a b=1 >one</p><script>'<i a b c d>'</script><p a b>two");
+        assert!(matches!(limit_attributes(page, 7), Cow::Borrowed(_)));
+        assert_eq!(limit_attributes(page, 6), page.replace("f=\"\"g>", "f=\"\">"));
+        let cfg = IngestConfig { max_html_attributes: 2, ..IngestConfig::default() };
+        let ex = extract(page, &cfg).unwrap();
+        assert_eq!((ex.text.as_str(), ex.flattened), ("one\ntwo", true));
+        assert!(!extract(page, &IngestConfig::default()).unwrap().flattened);
     }
 
     #[test]

@@ -89,48 +89,68 @@ fn truncate_chars(s: &str, n: usize) -> &str {
     s.char_indices().nth(n).map_or(s, |(i, _)| &s[..i])
 }
 
-/// Undoes chunked transfer encoding. Returns `None` when `body` is not
-/// validly chunked from its start (the caller then uses the body as stored:
-/// many archives store it already de-chunked). A stream that ends without
-/// the final zero-size chunk keeps the chunks read so far.
-pub fn dechunk(body: &[u8]) -> Option<Vec<u8>> {
+/// Undoes chunked transfer encoding. `Ok(None)` when `body` does not start
+/// with a valid chunk (a size line, that many bytes and a line end): the
+/// caller then uses the body as stored, since many archives store it
+/// already de-chunked under the original header. A stream that ends without
+/// the final zero-size chunk, or inside its last chunk, keeps the data read
+/// so far (the crawler cut it). `Err` when a later chunk contradicts its
+/// size (no line end after the data, a size line that is not hex): the body
+/// is chunked but damaged, and where its next chunk starts is a guess.
+pub fn dechunk(body: &[u8]) -> Result<Option<Vec<u8>>, String> {
     let mut out = Vec::with_capacity(body.len());
     let mut pos = 0;
     let mut chunks = 0;
+    let bad = |chunks: usize, at: usize, why: &str| {
+        if chunks == 0 {
+            Ok(None)
+        } else {
+            Err(format!("chunk {} at body byte {at}: {why}", chunks + 1))
+        }
+    };
     loop {
         if pos >= body.len() {
-            return (chunks > 0).then_some(out);
+            return Ok((chunks > 0).then_some(out));
         }
-        let nl = body[pos..].iter().position(|b| *b == b'\n')?;
+        let start = pos;
+        let Some(nl) = body[pos..].iter().position(|b| *b == b'\n') else {
+            return bad(chunks, start, "no line end after the chunk size");
+        };
         let line = String::from_utf8_lossy(&body[pos..pos + nl]);
         let size_text = line.split(';').next().unwrap_or("").trim();
-        if size_text.is_empty() || size_text.len() > 15 {
-            return None;
-        }
-        let size = usize::from_str_radix(size_text, 16).ok()?;
+        let size = match usize::from_str_radix(size_text, 16) {
+            Ok(size) if size_text.len() <= 15 => size,
+            _ => {
+                return bad(
+                    chunks,
+                    start,
+                    &format!("chunk size {:?} is not a hex number", truncate_chars(size_text, 20)),
+                )
+            }
+        };
         pos += nl + 1;
         if size == 0 {
-            return Some(out);
+            return Ok(Some(out));
         }
         if size > body.len() - pos {
             // A last chunk cut short: keep it only if earlier chunks were good.
             if chunks == 0 {
-                return None;
+                return Ok(None);
             }
             out.extend_from_slice(&body[pos..]);
-            return Some(out);
+            return Ok(Some(out));
         }
         out.extend_from_slice(&body[pos..pos + size]);
         pos += size;
-        chunks += 1;
         // The chunk data must be followed by a line end.
         if body[pos..].starts_with(b"\r\n") {
             pos += 2;
         } else if body[pos..].starts_with(b"\n") {
             pos += 1;
         } else if pos < body.len() {
-            return None;
+            return bad(chunks, start, &format!("no line end after its {size} bytes"));
         }
+        chunks += 1;
     }
 }
 
@@ -238,17 +258,23 @@ mod tests {
 
     #[test]
     fn chunked_good_bad_and_cut() {
-        assert_eq!(dechunk(b"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\n").unwrap(), b"Wikipedia");
-        assert_eq!(dechunk(b"4\nWiki\n0\n").unwrap(), b"Wiki");
+        assert_eq!(dechunk(b"4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\n\r\n").unwrap().unwrap(), b"Wikipedia");
+        assert_eq!(dechunk(b"4\nWiki\n0\n").unwrap().unwrap(), b"Wiki");
         // Not chunked at all: the caller falls back to the raw body.
-        assert_eq!(dechunk(b"<html><body>hi</body></html>"), None);
+        assert_eq!(dechunk(b"<html><body>hi</body></html>"), Ok(None));
         // Size larger than the data on the first chunk.
-        assert_eq!(dechunk(b"ff\r\nshort"), None);
-        // Chunk data not followed by a line end.
-        assert_eq!(dechunk(b"2\r\nabc\r\n0\r\n"), None);
+        assert_eq!(dechunk(b"ff\r\nshort"), Ok(None));
+        // First chunk data not followed by a line end: not chunked either.
+        assert_eq!(dechunk(b"2\r\nabc\r\n0\r\n"), Ok(None));
         // Cut after a good chunk: keep what is there.
-        assert_eq!(dechunk(b"3\r\nabc\r\n10\r\nde").unwrap(), b"abcde");
-        assert_eq!(dechunk(b""), None);
+        assert_eq!(dechunk(b"3\r\nabc\r\n10\r\nde").unwrap().unwrap(), b"abcde");
+        assert_eq!(dechunk(b""), Ok(None));
+        // A later chunk whose size lies (data runs on past it), or whose size
+        // line is not a number: chunked, but damaged.
+        let lie = dechunk(b"3\r\nabc\r\n2\r\ndefgh\r\n0\r\n\r\n").unwrap_err();
+        assert_eq!(lie, "chunk 2 at body byte 8: no line end after its 2 bytes");
+        let lie = dechunk(b"3\r\nabc\r\nzz\r\nde\r\n0\r\n\r\n").unwrap_err();
+        assert!(lie.starts_with("chunk 2 at body byte 8: chunk size \"zz\""), "{lie}");
     }
 
     #[test]

@@ -43,6 +43,13 @@ pub struct FileSummary {
     pub rejects: u64,
     /// Outcomes that are skipped record types.
     pub skipped: u64,
+    /// Documents whose HTML was simplified to stay within the limits
+    /// (nested deeper than `max_html_depth`, or a tag with more than
+    /// `max_html_attributes` attributes); a subset of `documents`.
+    pub flattened: u64,
+    /// Documents whose text was cut to `max_text_bytes`; a subset of
+    /// `documents`.
+    pub text_truncated: u64,
 }
 
 impl FileSummary {
@@ -58,6 +65,8 @@ impl FileSummary {
             revisits: 0,
             rejects: 0,
             skipped: 0,
+            flattened: 0,
+            text_truncated: 0,
         }
     }
 
@@ -65,7 +74,11 @@ impl FileSummary {
     pub fn count(&mut self, outcome: &Outcome) {
         self.records += 1;
         match outcome {
-            Outcome::Document(_) => self.documents += 1,
+            Outcome::Document(d) => {
+                self.documents += 1;
+                self.flattened += u64::from(d.flattened);
+                self.text_truncated += u64::from(d.text_truncated);
+            }
             Outcome::Revisit(_) => self.revisits += 1,
             Outcome::Reject(_) => self.rejects += 1,
             Outcome::Skipped { .. } => self.skipped += 1,

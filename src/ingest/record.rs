@@ -68,6 +68,12 @@ pub struct Document {
     pub text: String,
     /// HTTP payload bytes as stored (before de-chunking and decompression).
     pub raw_bytes: u64,
+    /// The HTML was simplified to stay within the limits (see
+    /// [`html::Extracted::flattened`]); counted per file, not stored with
+    /// the document.
+    pub flattened: bool,
+    /// `text` was cut to `max_text_bytes`; counted per file.
+    pub text_truncated: bool,
 }
 
 /// A revisit record: the capture repeats an earlier payload.
@@ -101,8 +107,9 @@ pub struct Reject {
     /// Target URI when known.
     pub url: Option<String>,
     /// Short snake_case reason: `not_html`, `truncated`, `bad_gzip`,
-    /// `bad_http_header`, `decode_error`, `empty_text`, `too_large`,
-    /// `unsupported_compression`, `malformed_record`.
+    /// `bad_http_header`, `bad_chunking`, `decode_error`, `empty_text`,
+    /// `too_large`, `too_deep`, `unsupported_compression`,
+    /// `malformed_record`, `missing_warc_type`.
     pub reason: String,
     /// Human-readable explanation.
     pub detail: String,
@@ -174,6 +181,8 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
             lang: p.lang,
             text: p.text,
             raw_bytes: p.raw_bytes,
+            flattened: p.flattened,
+            text_truncated: p.text_truncated,
         }),
         Err((reason, detail)) => Outcome::Reject(Reject {
             warc_file: file.to_string(),
@@ -207,6 +216,8 @@ struct Page {
     lang: String,
     text: String,
     raw_bytes: u64,
+    flattened: bool,
+    text_truncated: bool,
 }
 
 type Rejection = (&'static str, String);
@@ -233,11 +244,9 @@ fn text_page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     if raw_bytes > cfg.max_payload_bytes {
         return Err(("too_large", format!("text of {raw_bytes} bytes")));
     }
-    let text = String::from_utf8_lossy(&raw.block).trim().to_string();
-    let chars = text.chars().count() as u64;
-    if chars < cfg.min_text_chars || text.is_empty() {
-        return Err(("empty_text", format!("{chars} characters of text")));
-    }
+    let mut text = String::from_utf8_lossy(&raw.block).trim().to_string();
+    check_text_length(&text, cfg)?;
+    let text_truncated = cut_text(&mut text, cfg.max_text_bytes);
     Ok(Page {
         status: None,
         mime: Some(PLAIN_TEXT.to_string()),
@@ -246,6 +255,8 @@ fn text_page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         lang: html::detect_lang(&text),
         text,
         raw_bytes,
+        flattened: false,
+        text_truncated,
     })
 }
 
@@ -281,9 +292,13 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     let dechunked;
     let mut payload = body;
     if transfer_enc.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
-        if let Some(d) = http::dechunk(body) {
-            dechunked = d;
-            payload = &dechunked;
+        match http::dechunk(body) {
+            Ok(Some(d)) => {
+                dechunked = d;
+                payload = &dechunked;
+            }
+            Ok(None) => {}
+            Err(why) => return Err(("bad_chunking", why)),
         }
     }
     let decoded;
@@ -302,11 +317,9 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     }
     let (enc, _) = html::decide_charset(payload, header_charset.as_deref());
     let text = html::decode(payload, enc);
-    let ex = html::extract(&text);
-    let chars = ex.text.chars().count() as u64;
-    if chars < cfg.min_text_chars || ex.text.is_empty() {
-        return Err(("empty_text", format!("{chars} characters of text")));
-    }
+    let mut ex = html::extract(&text, cfg).map_err(|e| too_deep(e, cfg))?;
+    check_text_length(&ex.text, cfg)?;
+    let text_truncated = cut_text(&mut ex.text, cfg.max_text_bytes);
     Ok(Page {
         status,
         mime: (!mime.is_empty()).then_some(mime),
@@ -315,7 +328,44 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         lang: html::detect_lang(&ex.text),
         text: ex.text,
         raw_bytes,
+        flattened: ex.flattened,
+        text_truncated,
     })
+}
+
+/// The rejection of a page whose tree stays too deep after flattening.
+pub(crate) fn too_deep(e: html::TooDeep, cfg: &IngestConfig) -> Rejection {
+    (
+        "too_deep",
+        format!(
+            "the HTML nests deeper than {} elements even with the elements beyond max_html_depth = {} dropped",
+            e.limit, cfg.max_html_depth
+        ),
+    )
+}
+
+/// A text shorter than `min_text_chars` (or empty) is no document.
+pub(crate) fn check_text_length(text: &str, cfg: &IngestConfig) -> Result<(), Rejection> {
+    let chars = text.chars().count() as u64;
+    if chars < cfg.min_text_chars || text.is_empty() {
+        return Err(("empty_text", format!("{chars} characters of text")));
+    }
+    Ok(())
+}
+
+/// Cuts `text` to at most `max_bytes` bytes at a character boundary (and
+/// trims the whitespace the cut leaves at its end); true when it cut.
+pub(crate) fn cut_text(text: &mut String, max_bytes: u64) -> bool {
+    let max = usize::try_from(max_bytes).unwrap_or(usize::MAX);
+    if text.len() <= max {
+        return false;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(text[..end].trim_end().len());
+    true
 }
 
 /// Record types whose block may be an HTTP response without saying so.
@@ -502,6 +552,61 @@ mod tests {
         for t in ["warcinfo", "request", "metadata", "conversion", "filedesc", "unknown"] {
             assert_eq!(process_record(&raw(t, "x", b""), "f", &cfg), Outcome::Skipped { record_type: t.into() });
         }
+    }
+
+    #[test]
+    fn lying_chunk_sizes_are_rejected() {
+        let cfg = IngestConfig::default();
+        let block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n\
+                      5\r\n<p>ab\r\n3\r\ncdefgh</p>\r\n0\r\n\r\n";
+        let Outcome::Reject(r) = process_record(&raw("response", HTTP, block), "f", &cfg) else { panic!() };
+        assert_eq!(
+            (r.reason.as_str(), r.detail.as_str()),
+            ("bad_chunking", "chunk 2 at body byte 10: no line end after its 3 bytes")
+        );
+    }
+
+    #[test]
+    fn deep_pages_are_flattened_or_rejected_and_long_texts_cut() {
+        let http = |body: &str| format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n{body}");
+        let cfg = IngestConfig { max_html_depth: 20, max_text_bytes: 12, ..IngestConfig::default() };
+        // 50 nested divs: flattened, every line kept.
+        let deep = format!("<body>{}<p>end</p></body>", (0..50).map(|i| format!("<div>{i}")).collect::<String>());
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, http(&deep).as_bytes()), "f", &cfg) else {
+            panic!()
+        };
+        assert!(d.flattened && d.text_truncated);
+        assert_eq!(d.text, "0\n1\n2\n3\n4\n5");
+        let wide = IngestConfig { max_text_bytes: 1 << 20, ..cfg.clone() };
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, http(&deep).as_bytes()), "f", &wide) else {
+            panic!()
+        };
+        let lines: Vec<String> = (0..50).map(|i| i.to_string()).chain(["end".to_string()]).collect();
+        assert_eq!((d.text, d.text_truncated), (lines.join("\n"), false));
+        // Stray end tags html5ever ignores keep it nesting past the model
+        // of the flattening: rejected.
+        let evasive = format!("<body>{}x</body>", "<span><div></span>".repeat(50));
+        let Outcome::Reject(r) = process_record(&raw("response", HTTP, http(&evasive).as_bytes()), "f", &cfg) else {
+            panic!()
+        };
+        assert_eq!(r.reason, "too_deep");
+        // A shallow page is parsed as it is.
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, http("<p>short</p>").as_bytes()), "f", &cfg)
+        else {
+            panic!()
+        };
+        assert_eq!((d.text.as_str(), d.flattened, d.text_truncated), ("short", false, false));
+    }
+
+    #[test]
+    fn texts_are_cut_at_character_boundaries() {
+        let mut t = "ab\u{e9}\u{e9}".to_string();
+        assert!(cut_text(&mut t, 4));
+        assert_eq!(t, "ab\u{e9}");
+        let mut t = "ab cd".to_string();
+        assert!(cut_text(&mut t, 3));
+        assert_eq!(t, "ab");
+        assert!(!cut_text(&mut t, 3));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! `blocks`, read whole by every task of `tokens`; it is one row per
 //! template line of a host, so it stays small.
 
-use anyhow::{ensure, Result};
+use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
@@ -40,12 +40,6 @@ impl Stage for Boilerplate {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config.boilerplate;
-    ensure!(config.min_pages >= 2, "boilerplate.min_pages must be at least 2 (a line of one page is its content)");
-    ensure!(
-        (0.0..=1.0).contains(&config.min_share),
-        "boilerplate.min_share must be between 0 and 1, not {}",
-        config.min_share
-    );
     let sql = substitute(
         include_str!("../../jobs/boilerplate.sql"),
         &[("min_pages", config.min_pages.to_string()), ("min_share", format!("{:?}", config.min_share))],

@@ -15,8 +15,10 @@ use anyhow::{Context, Result};
 use arrow::array::{StringBuilder, UInt16Builder, UInt64Builder};
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
-use std::path::Path;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::config::Config;
@@ -51,7 +53,7 @@ impl Stage for Ingest {
         true
     }
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
-        let (files, problems) = expand_inputs(&ctx.inputs);
+        let (files, problems, _) = expand_inputs(&ctx.inputs);
         let files: Vec<Value> = files
             .iter()
             .map(|InputFile { source, label }| json!({"path": source.name(), "label": label, "version": source.version()}))
@@ -59,7 +61,10 @@ impl Stage for Ingest {
         Ok(json!({"files": files, "problems": problems}))
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
-        let (all_files, mut problems) = expand_inputs(&ctx.inputs);
+        let (all_files, mut problems, warnings) = expand_inputs(&ctx.inputs);
+        for w in &warnings {
+            tracing::warn!("{w}");
+        }
         if all_files.is_empty() && problems.is_empty() {
             problems.push(format!("no archive or corpus files found in {:?}", ctx.inputs));
         }
@@ -106,6 +111,8 @@ impl Stage for Ingest {
                         ("revisits", s.revisits),
                         ("rejects", s.rejects),
                         ("skipped", s.skipped),
+                        ("flattened", s.flattened),
+                        ("text_truncated", s.text_truncated),
                     ]
                     .into_iter()
                     .enumerate()
@@ -113,15 +120,15 @@ impl Stage for Ingest {
                         list.col::<UInt64Builder>(3 + i).append_value(v);
                         *totals.entry(name).or_default() += v;
                     }
-                    list.col::<StringBuilder>(9).append_null();
+                    list.col::<StringBuilder>(11).append_null();
                 }
                 Err(e) => {
                     list.col::<StringBuilder>(1).append_value("unknown");
                     list.col::<StringBuilder>(2).append_value("unknown");
-                    for i in 3..9 {
+                    for i in 3..11 {
                         list.col::<UInt64Builder>(i).append_value(0);
                     }
-                    list.col::<StringBuilder>(9).append_value(e);
+                    list.col::<StringBuilder>(11).append_value(e);
                     report.input_errors.push(e.clone());
                 }
             }
@@ -147,11 +154,17 @@ impl Stage for Ingest {
 /// (`.jsonl`, `.parquet`, ...: see [`corpus::is_corpus_file`]); a path given
 /// explicitly is always taken. An object-store URL (`s3://bucket/crawl/`,
 /// `file:///data/crawl`) is an object or, like a folder, a prefix listed
-/// recursively. Two files with the same name would give the same document
-/// ids, so the second one is reported instead of read.
-pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
+/// recursively. Links are followed (see [`Walker`]), and a local file
+/// reached by several paths (links, hard links, an input given twice) is
+/// read once, under the first of its paths in sorted order. Two files with
+/// the same name would give the same document ids, so the second one is
+/// reported instead of read. Returns the files, the problems (inputs not
+/// read: exit code 3) and warnings for the log (loops, odd names), which
+/// the caller logs once.
+pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>, Vec<String>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
+    let mut walker = Walker::default();
     for input in inputs {
         let path = Path::new(input);
         if store::is_url(input) {
@@ -161,7 +174,7 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
         } else if path.is_file() {
             files.push(InputFile { source: Source::File(path.to_path_buf()), label: file_name(path) });
         } else if path.is_dir() {
-            walk(path, path, &mut files);
+            walker.walk(path, &mut files, &mut problems);
         } else if input.contains(['*', '?', '[']) {
             match glob::glob(input) {
                 Ok(paths) => {
@@ -170,7 +183,7 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
                         if p.is_file() {
                             files.push(InputFile { label: file_name(&p), source: Source::File(p) });
                         } else if p.is_dir() {
-                            walk(&p, &p, &mut files);
+                            walker.walk(&p, &mut files, &mut problems);
                         }
                     }
                     if files.len() == before {
@@ -184,7 +197,22 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
         }
     }
     files.sort_by_key(|f| f.source.name());
-    files.dedup_by(|a, b| a.source.name() == b.source.name());
+    files.dedup_by(|a, b| matches!(a.source, Source::Object { .. }) && a.source.name() == b.source.name());
+    let mut read_as: HashMap<(u64, u64), String> = HashMap::new();
+    files.retain(|f| {
+        let Source::File(path) = &f.source else { return true };
+        let Ok(meta) = std::fs::metadata(path) else { return true };
+        match read_as.entry((meta.dev(), meta.ino())) {
+            Entry::Occupied(first) => {
+                tracing::debug!("{}: the same file as {}; read once, as the latter", path.display(), first.get());
+                false
+            }
+            Entry::Vacant(slot) => {
+                slot.insert(f.source.name());
+                true
+            }
+        }
+    });
     let mut seen: BTreeMap<String, String> = BTreeMap::new();
     files.retain(|f| {
         if let Some(first) = seen.get(&f.label) {
@@ -200,7 +228,84 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>) {
             true
         }
     });
-    (files, problems)
+    let mut warnings = walker.loops;
+    for f in &files {
+        if let Source::File(path) = &f.source {
+            if path.to_str().is_none() {
+                warnings.push(format!(
+                    "{}: the path is not UTF-8; the file goes by `{}` in document ids and tables",
+                    path.display(),
+                    f.label
+                ));
+            }
+        }
+    }
+    (files, problems, warnings)
+}
+
+/// Reads input folders recursively, following links to files and folders
+/// wherever they point: a crawl laid out with links to other disks is read
+/// whole, each file labelled by its path under the input folder. Each
+/// folder is read once, known by its device and inode: a link back to a
+/// folder it is inside (`again -> .`) is a loop, noted once (a warning, not
+/// a failure) and not followed, and a second way to a folder already read
+/// is skipped.
+/// Entries are read in name order, so the labels never depend on the order
+/// the file system lists them in.
+#[derive(Default)]
+struct Walker {
+    /// Folders read so far (device, inode) and the path they were read by.
+    read: HashMap<(u64, u64), PathBuf>,
+    /// One message per link that loops back.
+    loops: Vec<String>,
+}
+
+impl Walker {
+    /// Adds the archives and corpora under `root`, labelled by their path
+    /// relative to it.
+    fn walk(&mut self, root: &Path, files: &mut Vec<InputFile>, problems: &mut Vec<String>) {
+        self.visit(root, root, &mut Vec::new(), files, problems);
+    }
+
+    fn visit(
+        &mut self,
+        root: &Path,
+        dir: &Path,
+        inside: &mut Vec<(u64, u64)>,
+        files: &mut Vec<InputFile>,
+        problems: &mut Vec<String>,
+    ) {
+        let listing = std::fs::metadata(dir).and_then(|meta| Ok((meta, std::fs::read_dir(dir)?)));
+        let (meta, entries) = match listing {
+            Ok(l) => l,
+            Err(e) => {
+                problems.push(format!("{}: cannot read the folder: {e}", dir.display()));
+                return;
+            }
+        };
+        let id = (meta.dev(), meta.ino());
+        if inside.contains(&id) {
+            self.loops.push(format!("{}: a link back to a folder it is inside (a loop); not followed", dir.display()));
+            return;
+        }
+        if let Some(first) = self.read.get(&id) {
+            tracing::debug!("{}: the same folder as {}; read once, as the latter", dir.display(), first.display());
+            return;
+        }
+        self.read.insert(id, dir.to_path_buf());
+        let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+        paths.sort();
+        inside.push(id);
+        for p in paths {
+            if p.is_dir() {
+                self.visit(root, &p, inside, files, problems);
+            } else if looks_like_archive(&p) {
+                let label = p.strip_prefix(root).map_or_else(|_| file_name(&p), |r| r.to_string_lossy().into_owned());
+                files.push(InputFile { source: Source::File(p), label });
+            }
+        }
+        inside.pop();
+    }
 }
 
 /// An archive to read and the name it goes by in document ids: its path
@@ -238,19 +343,6 @@ fn list_objects(url: &str, files: &mut Vec<InputFile>) -> Result<()> {
     Ok(())
 }
 
-fn walk(root: &Path, dir: &Path, files: &mut Vec<InputFile>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    for entry in entries.flatten() {
-        let p = entry.path();
-        if p.is_dir() {
-            walk(root, &p, files);
-        } else if looks_like_archive(&p) {
-            let label = p.strip_prefix(root).map_or_else(|_| file_name(&p), |r| r.to_string_lossy().into_owned());
-            files.push(InputFile { source: Source::File(p), label });
-        }
-    }
-}
-
 fn looks_like_archive(p: &Path) -> bool {
     let name = file_name(p).to_ascii_lowercase();
     [".warc", ".arc", ".wet", ".wat"].iter().any(|ext| name.contains(ext)) || corpus::is_corpus_file(p)
@@ -273,6 +365,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let duplicate_type = if corpus::is_corpus_file(&name) { corpus::record_type(&name) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
+    let (mut repeated_flattened, mut repeated_truncated) = (0u64, 0u64);
     let read = ingest_file(source, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
@@ -281,6 +374,8 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
         if let Outcome::Document(d) = &outcome {
             if !seen_ids.insert(d.doc_id) {
                 repeated_ids += 1;
+                repeated_flattened += u64::from(d.flattened);
+                repeated_truncated += u64::from(d.text_truncated);
                 outcome = Outcome::Reject(Reject {
                     warc_file: d.warc_file.clone(),
                     warc_offset: d.warc_offset,
@@ -324,6 +419,8 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     };
     summary.documents -= repeated_ids;
     summary.rejects += repeated_ids;
+    summary.flattened -= repeated_flattened;
+    summary.text_truncated -= repeated_truncated;
     for (w, b) in writers.iter_mut().zip(builders.iter_mut()) {
         w.write_rest(b)?;
     }
