@@ -21,6 +21,19 @@ pub mod spotsigs;
 pub mod topwords;
 pub mod whole;
 
+/// Which token lists a method reads of a document (see [`DocView`]). The lists are most of a document's
+/// memory (`words` about twice `terms`), and the stages that hold the whole
+/// corpus (`stats` for a9, `search`) need one of them only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenParts {
+    /// `terms` and `sentence_ends`.
+    Terms,
+    /// `words`.
+    Words,
+    /// Everything.
+    All,
+}
+
 /// The view of one tokenized document that methods read.
 #[derive(Debug, Clone, Copy)]
 pub struct DocView<'a> {
@@ -126,6 +139,9 @@ pub trait PairMethod: Send + Sync {
     /// All pairs the method proposes over the corpus, each once, sorted by
     /// (`doc_a`, `doc_b`) so output is deterministic.
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair>;
+    /// The token lists the search reads: only those are loaded, since a
+    /// search holds the whole corpus at once.
+    fn reads(&self) -> TokenParts;
     /// [`PairMethod::find_pairs`], also adding the search's own counters
     /// (comparisons made, ...) to `counters` under keys prefixed with the
     /// method id, so a run's manifest shows what the search cost. By default

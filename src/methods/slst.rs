@@ -10,7 +10,7 @@
 //! A pair is proposed if a verified block has at least m sentences, scored
 //! by the sentence Jaccard `matched / (|A| + |B| - matched)`.
 
-use super::{DocView, PairMethod, ScoredPair};
+use super::{DocView, PairMethod, ScoredPair, TokenParts};
 use crate::config::MethodsConfig;
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
@@ -434,6 +434,10 @@ impl Slst {
 impl PairMethod for Slst {
     fn id(&self) -> &'static str {
         "slst"
+    }
+
+    fn reads(&self) -> TokenParts {
+        TokenParts::Terms
     }
 
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {

@@ -8,7 +8,7 @@
 //! pipeline); two different strings colliding has probability 2^-64 per
 //! pair of strings, far below anything a crawl can show.
 
-use super::{DocView, PairMethod, ScoredPair};
+use super::{DocView, PairMethod, ScoredPair, TokenParts};
 use crate::config::MethodsConfig;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -366,6 +366,10 @@ impl SpotSigs {
 impl PairMethod for SpotSigs {
     fn id(&self) -> &'static str {
         "spotsigs"
+    }
+
+    fn reads(&self) -> TokenParts {
+        TokenParts::Words
     }
 
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {

@@ -4,7 +4,8 @@
 //! rather than by equal signatures: SpotSigs (partitioned, pruned inverted
 //! index) and SL+ST (suffix array over sentence-length strings). They need
 //! every document at once, so this stage is not sharded; it holds the
-//! tokenized corpus in memory. Both searches are bounded like every method
+//! tokenized corpus in memory, one search at a time and only the token
+//! lists that search reads. Both searches are bounded like every method
 //! (`candidates.max_edges_per_document`): a bounded number of comparisons
 //! per document, and each document's strongest edges kept.
 
@@ -48,16 +49,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     if ctx.config.methods.is_enabled("slst") {
         searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods).with_max_edges(max_edges)));
     }
-    let rows = if searches.is_empty() {
-        Vec::new()
-    } else {
-        load_tokens(&crate::sql::session_over(&ctx.out).await?, "").await?
-    };
-    let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+    let session = crate::sql::session_over(&ctx.out).await?;
     let mut report = StageReport::default();
     let mut w = TableWriter::for_table(&ctx.out, "method_pairs")?;
     let mut b = BatchBuilder::new("method_pairs");
     for search in &searches {
+        // One search's token lists at a time: the corpus is held whole.
+        let rows = load_tokens(&session, "", search.reads()).await?;
+        let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
         let started = std::time::Instant::now();
         let found = search.find_pairs_counted(&docs, &mut report.counters);
         report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);

@@ -2,15 +2,16 @@
 //! `signatures`, `sketches`, `shingles`, `a12_records`, `spotsigs`.
 //!
 //! Every enabled method signs every document in parallel (rayon); rows are
-//! written method by method in doc_id order, so the tables are the same on
-//! any number of threads. Every output table is always written (empty when
+//! written chunk by chunk, method by method, in doc_id order, so the tables
+//! are the same on any number of threads. Every output table is always written (empty when
 //! its method is off) so later SQL can rely on it.
 //!
 //! A map stage: task I of N (`--shard I/N`) signs the documents with
 //! `doc_id % N = I`. The corpus-wide state of the global methods was built
 //! once by the `stats` stage; a9's descriptive words are read back from
 //! `method_state`, the other lexicons are rebuilt from `df`. The task's
-//! documents are held in memory while signing.
+//! documents are read and signed in chunks of [`CHUNK_DOCS`], so memory is
+//! bounded by a chunk whatever the corpus size.
 
 use anyhow::Result;
 use arrow::array::{AsArray, ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
@@ -21,7 +22,7 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::methods::{self, DescrSource, DocView, Signature, StateRow};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::tokens::load_tokens;
+use crate::stages::tokens::{TokenChunks, TokenParts};
 use crate::table::{BatchBuilder, TableWriter};
 
 /// The signatures stage.
@@ -48,61 +49,110 @@ impl Stage for Signatures {
     }
 }
 
+/// Documents signed at a time: the stage holds one chunk of the task's
+/// tokens, so its memory does not grow with the corpus.
+const CHUNK_DOCS: usize = 16_384;
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
     let session = crate::sql::session_over(&ctx.out).await?;
     let stats = crate::stages::stats::load_corpus_stats(&session).await?;
     let a9_state = load_method_state(&session, "a9").await?;
-    let rows = load_tokens(&session, &ctx.shard.doc_predicate("doc_id")).await?;
-    drop(session);
-    let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+    let own = ctx.shard.doc_predicate("doc_id");
+    let total: i64 = {
+        let sql = format!("SELECT COUNT(*) FROM tokens WHERE {own}");
+        let b = session.sql(&sql).await?.collect().await?;
+        b.first().map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0))
+    };
+    let mut chunks = TokenChunks::open(&session, &own, TokenParts::All).await?;
     let mut report = StageReport::default();
 
-    // Exact-match signature methods.
     let sig_methods = methods::build_signature_methods(
         &config.methods.enabled,
         &config.methods,
         &stats,
         DescrSource::State(&a9_state),
     );
-    let mut sigs = TableWriter::for_shard(&ctx.out, "signatures", ctx.shard)?;
-    let mut sb = BatchBuilder::new("signatures");
-    let progress =
-        crate::progress::counter(ctx.progress, (docs.len() * sig_methods.len()) as u64, "signatures", "docs");
-    for method in &sig_methods {
-        let started = std::time::Instant::now();
-        let per_doc: Vec<Vec<Signature>> = docs
-            .par_iter()
-            .map(|d| {
-                let mut out = Vec::new();
-                method.sign(d, &mut out);
-                out
-            })
-            .collect();
-        let signed = per_doc.iter().filter(|s| !s.is_empty()).count() as u64;
-        report.counters.insert(format!("{}_documents_signed", method.id()), signed);
-        report.counters.insert(format!("{}_sign_ms", method.id()), started.elapsed().as_millis() as u64);
-        for (doc, doc_sigs) in docs.iter().zip(&per_doc) {
-            for s in doc_sigs {
-                sb.col::<StringBuilder>(0).append_value(method.id());
-                sb.col::<UInt64Builder>(1).append_value(doc.doc_id);
-                sb.col::<UInt16Builder>(2).append_value(s.slot);
-                sb.col::<UInt64Builder>(3).append_value(s.sig);
-                sb.col::<UInt32Builder>(4).append_value(doc.terms.len() as u32);
-                sigs.write_if_full(&mut sb)?;
+    let mut writers = Writers::new(ctx)?;
+    let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "signatures", "docs");
+    let mut sign_ms: Vec<u64> = vec![0; sig_methods.len()];
+    let mut signed: Vec<u64> = vec![0; sig_methods.len()];
+    while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {
+        let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+        for (m, method) in sig_methods.iter().enumerate() {
+            let started = std::time::Instant::now();
+            let per_doc: Vec<Vec<Signature>> = docs
+                .par_iter()
+                .map(|d| {
+                    let mut out = Vec::new();
+                    method.sign(d, &mut out);
+                    out
+                })
+                .collect();
+            signed[m] += per_doc.iter().filter(|s| !s.is_empty()).count() as u64;
+            sign_ms[m] += started.elapsed().as_millis() as u64;
+            let b = &mut writers.signatures.1;
+            for (doc, doc_sigs) in docs.iter().zip(&per_doc) {
+                for s in doc_sigs {
+                    b.col::<StringBuilder>(0).append_value(method.id());
+                    b.col::<UInt64Builder>(1).append_value(doc.doc_id);
+                    b.col::<UInt16Builder>(2).append_value(s.slot);
+                    b.col::<UInt64Builder>(3).append_value(s.sig);
+                    b.col::<UInt32Builder>(4).append_value(doc.terms.len() as u32);
+                    writers.signatures.0.write_if_full(b)?;
+                }
             }
         }
+        write_sketches(ctx, &docs, &mut writers.sketches)?;
+        write_shingles(ctx, &docs, &mut writers.shingles)?;
+        write_a12(ctx, &docs, &mut writers.a12_records)?;
+        write_spotsigs(ctx, &docs, &mut writers.spotsigs)?;
         progress.inc(docs.len() as u64);
     }
     progress.finish_and_clear();
-    sigs.write_rest(&mut sb)?;
-    report.rows.insert("signatures".into(), sigs.commit()?);
-
-    report.rows.insert("sketches".into(), write_sketches(ctx, &docs)?);
-    report.rows.insert("shingles".into(), write_shingles(ctx, &docs)?);
-    report.rows.insert("a12_records".into(), write_a12(ctx, &docs)?);
-    report.rows.insert("spotsigs".into(), write_spotsigs(ctx, &docs)?);
+    for (m, method) in sig_methods.iter().enumerate() {
+        report.counters.insert(format!("{}_documents_signed", method.id()), signed[m]);
+        report.counters.insert(format!("{}_sign_ms", method.id()), sign_ms[m]);
+    }
+    for (table, (mut writer, mut rest)) in [
+        ("signatures", writers.signatures),
+        ("sketches", writers.sketches),
+        ("shingles", writers.shingles),
+        ("a12_records", writers.a12_records),
+        ("spotsigs", writers.spotsigs),
+    ] {
+        writer.write_rest(&mut rest)?;
+        report.rows.insert(table.into(), writer.commit()?);
+    }
     Ok(report)
+}
+
+/// A table being written and its pending rows.
+type Output = (TableWriter, BatchBuilder);
+
+/// The stage's output tables, open for the whole run and fed chunk by
+/// chunk (a method that is off leaves its table empty).
+struct Writers {
+    signatures: Output,
+    sketches: Output,
+    shingles: Output,
+    a12_records: Output,
+    spotsigs: Output,
+}
+
+impl Writers {
+    fn new(ctx: &RunContext) -> Result<Writers> {
+        let open = |table: &str| -> Result<Output> {
+            Ok((TableWriter::for_shard(&ctx.out, table, ctx.shard)?, BatchBuilder::new(table)))
+        };
+        Ok(Writers {
+            signatures: open("signatures")?,
+            sketches: open("sketches")?,
+            shingles: open("shingles")?,
+            a12_records: open("a12_records")?,
+            spotsigs: open("spotsigs")?,
+        })
+    }
 }
 
 /// The `method_state` rows of `method`, by slot and term.
@@ -121,53 +171,45 @@ async fn load_method_state(session: &datafusion::prelude::SessionContext, method
 }
 
 /// Min-hash sketches, for scoring minhash candidates.
-fn write_sketches(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_shard(&ctx.out, "sketches", ctx.shard)?;
+fn write_sketches(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<()> {
     if ctx.config.methods.is_enabled("minhash") {
         let hasher = methods::shingles::MinHash::new(&ctx.config.methods);
         let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| hasher.sketch(d.terms)).collect();
-        let mut b = BatchBuilder::new("sketches");
         for (d, s) in docs.iter().zip(sketches) {
             if let Some(s) = s {
                 b.col::<UInt64Builder>(0).append_value(d.doc_id);
                 let list = b.col::<ListBuilder<UInt64Builder>>(1);
                 list.values().append_slice(&s);
                 list.append(true);
-                w.write_if_full(&mut b)?;
+                w.write_if_full(b)?;
             }
         }
-        w.write_rest(&mut b)?;
     }
-    w.commit()
+    Ok(())
 }
 
 /// Distinct shingles per document, the records of a11's chains.
-fn write_shingles(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_shard(&ctx.out, "shingles", ctx.shard)?;
+fn write_shingles(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<()> {
     if ctx.config.methods.is_enabled("a11") {
         let width = ctx.config.methods.shingle_width;
         let per_doc: Vec<Vec<u64>> =
             docs.par_iter().map(|d| methods::shingles::distinct_shingles(d.terms, width)).collect();
-        let mut b = BatchBuilder::new("shingles");
         for (d, shingles) in docs.iter().zip(per_doc) {
             for s in shingles {
                 b.col::<UInt64Builder>(0).append_value(s);
                 b.col::<UInt64Builder>(1).append_value(d.doc_id);
                 b.col::<UInt32Builder>(2).append_value(d.terms.len() as u32);
-                w.write_if_full(&mut b)?;
+                w.write_if_full(b)?;
             }
         }
-        w.write_rest(&mut b)?;
     }
-    w.commit()
+    Ok(())
 }
 
 /// A12 records (up to 3 per document).
-fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_shard(&ctx.out, "a12_records", ctx.shard)?;
+fn write_a12(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<()> {
     if ctx.config.methods.is_enabled("a12") {
         let per_doc: Vec<Vec<methods::a12::A12Record>> = docs.par_iter().map(methods::a12::a12_records).collect();
-        let mut b = BatchBuilder::new("a12_records");
         for r in per_doc.iter().flatten() {
             b.col::<UInt64Builder>(0).append_value(r.doc_id);
             b.col::<UInt32Builder>(1).append_value(r.key);
@@ -179,29 +221,25 @@ fn write_a12(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
             for (i, ws) in r.ws.iter().enumerate() {
                 b.col::<UInt32Builder>(7 + i).append_value(*ws);
             }
-            w.write_if_full(&mut b)?;
+            w.write_if_full(b)?;
         }
-        w.write_rest(&mut b)?;
     }
-    w.commit()
+    Ok(())
 }
 
 /// SpotSigs multisets.
-fn write_spotsigs(ctx: &RunContext, docs: &[DocView]) -> Result<u64> {
-    let mut w = TableWriter::for_shard(&ctx.out, "spotsigs", ctx.shard)?;
+fn write_spotsigs(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<()> {
     if ctx.config.methods.is_enabled("spotsigs") {
         let spot = methods::spotsigs::SpotSigs::new(&ctx.config.methods);
         let per_doc: Vec<Vec<(String, u32)>> = docs.par_iter().map(|d| spot.spot_signatures(d.words)).collect();
-        let mut b = BatchBuilder::new("spotsigs");
         for (d, multiset) in docs.iter().zip(per_doc) {
             for (sig, count) in multiset {
                 b.col::<UInt64Builder>(0).append_value(d.doc_id);
                 b.col::<StringBuilder>(1).append_value(&sig);
                 b.col::<UInt32Builder>(2).append_value(count);
-                w.write_if_full(&mut b)?;
+                w.write_if_full(b)?;
             }
         }
-        w.write_rest(&mut b)?;
     }
-    w.commit()
+    Ok(())
 }

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::methods::{self, CorpusStats, DescrSource, DocView, TermStats};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::tokens::load_tokens;
+use crate::stages::tokens::{load_tokens, TokenParts};
 use crate::table::{BatchBuilder, TableWriter};
 
 /// The stats stage.
@@ -55,8 +55,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // A new session sees the tables just written.
     let session = crate::sql::session_over(&ctx.out).await?;
     let stats = load_corpus_stats(&session).await?;
-    // Only a9 reads the documents themselves.
-    let rows = if ctx.config.methods.is_enabled("a9") { load_tokens(&session, "").await? } else { Vec::new() };
+    // Only a9 reads the documents themselves, and only their terms.
+    let rows = if ctx.config.methods.is_enabled("a9") {
+        load_tokens(&session, "", TokenParts::Terms).await?
+    } else {
+        Vec::new()
+    };
     drop(session);
     let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
     let config = &ctx.config.methods;

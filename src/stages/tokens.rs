@@ -17,6 +17,7 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::config::Config;
+pub use crate::methods::TokenParts;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::{BatchBuilder, TableWriter};
 use crate::text::blocks::{Boilerplate, Stripped};
@@ -156,31 +157,70 @@ impl TokenRow {
     }
 }
 
-/// Loads the `tokens` rows selected by `filter` (a SQL WHERE clause, or
-/// empty), in doc_id order.
-pub async fn load_tokens(session: &datafusion::prelude::SessionContext, filter: &str) -> Result<Vec<TokenRow>> {
-    let sql = format!(
-        "SELECT doc_id, terms, sentence_ends, words FROM tokens {} ORDER BY doc_id",
-        if filter.is_empty() { String::new() } else { format!("WHERE {filter}") }
-    );
-    let mut stream = session.sql(&sql).await?.execute_stream().await?;
-    let mut rows = Vec::new();
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let ids = batch.column(0).as_primitive::<UInt64Type>();
-        let terms = batch.column(1).as_list::<i32>();
-        let ends = batch.column(2).as_list::<i32>();
-        let words = batch.column(3).as_list::<i32>();
-        for i in 0..batch.num_rows() {
-            rows.push(TokenRow {
-                doc_id: ids.value(i),
-                terms: strings(&terms.value(i)),
-                sentence_ends: ends.value(i).as_primitive::<arrow::datatypes::UInt32Type>().values().to_vec(),
-                words: strings(&words.value(i)),
-            });
-        }
+/// The `tokens` rows selected by `filter` (a SQL WHERE clause, or empty)
+/// in doc_id order, read in chunks of a bounded number of documents, with
+/// only the lists `parts` names (the others are left empty).
+pub struct TokenChunks {
+    stream: datafusion::physical_plan::SendableRecordBatchStream,
+    parts: TokenParts,
+    pending: Vec<TokenRow>,
+}
+
+impl TokenChunks {
+    /// Starts reading.
+    pub async fn open(session: &datafusion::prelude::SessionContext, filter: &str, parts: TokenParts) -> Result<Self> {
+        let columns = match parts {
+            TokenParts::Terms => "doc_id, terms, sentence_ends",
+            TokenParts::Words => "doc_id, words",
+            TokenParts::All => "doc_id, terms, sentence_ends, words",
+        };
+        let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
+        let sql = format!("SELECT {columns} FROM tokens {filter} ORDER BY doc_id");
+        let stream = session.sql(&sql).await?.execute_stream().await?;
+        Ok(TokenChunks { stream, parts, pending: Vec::new() })
     }
-    Ok(rows)
+
+    /// The next at most `max_docs` rows; None at the end.
+    pub async fn next_chunk(&mut self, max_docs: usize) -> Result<Option<Vec<TokenRow>>> {
+        while self.pending.len() < max_docs {
+            let Some(batch) = self.stream.next().await else { break };
+            let batch = batch?;
+            let ids = batch.column(0).as_primitive::<UInt64Type>();
+            let (terms, ends, words) = match self.parts {
+                TokenParts::Terms => (Some(1), Some(2), None),
+                TokenParts::Words => (None, None, Some(1)),
+                TokenParts::All => (Some(1), Some(2), Some(3)),
+            };
+            let list = |i: Option<usize>| i.map(|i| batch.column(i).as_list::<i32>().clone());
+            let (terms, ends, words) = (list(terms), list(ends), list(words));
+            for i in 0..batch.num_rows() {
+                self.pending.push(TokenRow {
+                    doc_id: ids.value(i),
+                    terms: terms.as_ref().map_or_else(Vec::new, |t| strings(&t.value(i))),
+                    sentence_ends: ends.as_ref().map_or_else(Vec::new, |e| {
+                        e.value(i).as_primitive::<arrow::datatypes::UInt32Type>().values().to_vec()
+                    }),
+                    words: words.as_ref().map_or_else(Vec::new, |w| strings(&w.value(i))),
+                });
+            }
+        }
+        if self.pending.is_empty() {
+            return Ok(None);
+        }
+        let rest = self.pending.split_off(self.pending.len().min(max_docs));
+        Ok(Some(std::mem::replace(&mut self.pending, rest)))
+    }
+}
+
+/// Loads every `tokens` row selected by `filter` (a SQL WHERE clause, or
+/// empty) in doc_id order, with the lists `parts` names.
+pub async fn load_tokens(
+    session: &datafusion::prelude::SessionContext,
+    filter: &str,
+    parts: TokenParts,
+) -> Result<Vec<TokenRow>> {
+    let mut chunks = TokenChunks::open(session, filter, parts).await?;
+    Ok(chunks.next_chunk(usize::MAX).await?.unwrap_or_default())
 }
 
 fn strings(a: &dyn Array) -> Vec<String> {
