@@ -30,7 +30,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STAGES=(ingest tokens stats signatures search candidates verify evaluate)
+STAGES=(ingest blocks boilerplate tokens stats signatures search candidates verify evaluate)
 SCALES=""
 BIN=""
 WORK="$ROOT/target/bench"

@@ -19,7 +19,7 @@ import re
 import sys
 from pathlib import Path
 
-STAGES = ["ingest", "tokens", "stats", "signatures", "search", "candidates", "verify", "evaluate"]
+STAGES = ["ingest", "blocks", "boilerplate", "tokens", "stats", "signatures", "search", "candidates", "verify", "evaluate"]
 
 
 def peak_rss_mb(time_file):
