@@ -55,6 +55,20 @@ def record(headers, block):
     return out.getvalue()
 
 
+def response_record(url, html):
+    """The `response` record of a page served as HTTP/1.1 200 text/html,
+    with an id derived from its URL."""
+    http = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
+            + f"Content-Length: {len(html)}\r\n\r\n".encode() + html)
+    return record([
+        ("WARC-Type", "response"),
+        ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid5(NAMESPACE, url)}>"),
+        ("WARC-Date", WARC_DATE),
+        ("WARC-Target-URI", url),
+        ("Content-Type", "application/http; msgtype=response"),
+    ], http)
+
+
 def pages(api_root):
     """Every regular .html file under api_root, as sorted relative paths;
     symlinks are skipped so that each file is read once."""
@@ -131,15 +145,7 @@ def main():
                     with open(path, "rb") as page:
                         html = page.read()
                     total_bytes += len(html)
-                    http = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                            + f"Content-Length: {len(html)}\r\n\r\n".encode() + html)
-                    out.write(record([
-                        ("WARC-Type", "response"),
-                        ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid5(NAMESPACE, url)}>"),
-                        ("WARC-Date", WARC_DATE),
-                        ("WARC-Target-URI", url),
-                        ("Content-Type", "application/http; msgtype=response"),
-                    ], http))
+                    out.write(response_record(url, html))
         print(f"{len(chosen)} pages, {total_bytes / 1e6:.1f} MB of HTML, {args.files} files in {args.out_dir}")
 
 

@@ -29,10 +29,9 @@ import os
 import subprocess
 import sys
 import tempfile
-import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_javadoc_crawl import NAMESPACE, WARC_DATE, pages, record  # noqa: E402
+from make_javadoc_crawl import pages, response_record  # noqa: E402
 
 DEFAULT_PACKAGE = "postgresql-doc-15"
 
@@ -88,15 +87,7 @@ def main():
         with open(path, "wb") as out:
             for url, html in chosen[f * per_file:(f + 1) * per_file]:
                 total += len(html)
-                http = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n"
-                        + f"Content-Length: {len(html)}\r\n\r\n".encode() + html)
-                out.write(record([
-                    ("WARC-Type", "response"),
-                    ("WARC-Record-ID", f"<urn:uuid:{uuid.uuid5(NAMESPACE, url)}>"),
-                    ("WARC-Date", WARC_DATE),
-                    ("WARC-Target-URI", url),
-                    ("Content-Type", "application/http; msgtype=response"),
-                ], http))
+                out.write(response_record(url, html))
     print(f"{len(chosen)} pages, {total / 1e6:.1f} MB of HTML, {args.files} files in {args.out_dir}")
 
 
