@@ -51,7 +51,7 @@ impl Stage for Signatures {
 
 /// Documents signed at a time: the stage holds one chunk of the task's
 /// tokens, so its memory does not grow with the corpus.
-const CHUNK_DOCS: usize = 16_384;
+const CHUNK_DOCS: usize = 4_096;
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
