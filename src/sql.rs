@@ -207,6 +207,13 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
     Ok(ctx)
 }
 
+/// Tables whose every part file is written in doc_id order (`tokens`: its
+/// stage reads and writes documents in that order). Declared to DataFusion,
+/// so `ORDER BY doc_id` over them is a streaming merge of the files instead
+/// of a sort that holds the whole table: the stages that read the corpus in
+/// doc_id order (`signatures` chunk by chunk) stay bounded in memory.
+const SORTED_BY_DOC_ID: [&str; 1] = ["tokens"];
+
 /// Registers every published table under `out` by its folder name (hidden
 /// and `_` folders skipped, and folders without a Parquet file, which are
 /// no tables: a user's stray folder must not break every query).
@@ -226,7 +233,12 @@ async fn register_tables(ctx: &SessionContext, out: &Path) -> Result<()> {
         names.sort();
         for name in names {
             let path = out.join(&name);
-            ctx.register_parquet(&name, path.to_string_lossy().as_ref(), ParquetReadOptions::default())
+            let mut options = ParquetReadOptions::default();
+            if SORTED_BY_DOC_ID.contains(&name.as_str()) {
+                let doc_id = datafusion::prelude::col("doc_id").sort(true, false);
+                options = options.file_sort_order(vec![vec![doc_id]]);
+            }
+            ctx.register_parquet(&name, path.to_string_lossy().as_ref(), options)
                 .await
                 .with_context(|| format!("cannot register table {name} at {}", path.display()))?;
         }
