@@ -20,6 +20,7 @@
 #   WARC_DIR          real crawl files (default: ../shared/data/warc)
 #   FUZZ_PARALLEL     with `all`: how many targets run at once (default 1)
 #   FUZZ_RESEED=1     rebuild the seed corpora (built once, then kept)
+#   FUZZ_NO_BUILD=1   run the targets as last built (no cargo fuzz build)
 #   FUZZ_FLAGS        extra libFuzzer flags
 #
 # Summary lines (one per target) go to $FUZZ_DIR/summary.txt:
@@ -68,7 +69,9 @@ esac
         python3 "$ROOT/scripts/fuzz_seeds.py" "$FUZZ_DIR/seeds" "$WARC_DIR" "$ROOT/sample-data"
         touch "$FUZZ_DIR/seeds/.done"
     fi
-    cd "$ROOT" && nice -n 19 cargo +nightly fuzz build "${BUILD_FLAGS[@]}"
+    if [ "${FUZZ_NO_BUILD:-0}" != 1 ]; then
+        cd "$ROOT" && nice -n 19 cargo +nightly fuzz build "${BUILD_FLAGS[@]}"
+    fi
 ) 9>"$FUZZ_DIR/.prep.lock"
 BIN_DIR="$CARGO_TARGET_DIR/x86_64-unknown-linux-gnu/release"
 
