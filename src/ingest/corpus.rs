@@ -26,11 +26,12 @@ use super::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
 use crate::config::IngestConfig;
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::DataType;
-use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::arrow_reader::{ArrowReaderOptions, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
 use rayon::prelude::*;
 use serde_json::Value;
 use std::io::{self, BufRead, BufReader, Read};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -302,7 +303,20 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
+/// Runs `f`, turning a panic into its message. The Parquet reader (arrow-rs)
+/// panics on some damaged files instead of returning an error (found by
+/// fuzzing: `assert!`s on bit widths, `unimplemented!` schema types); such a
+/// file must end as a file error or a reject like any other damage.
+fn no_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|p| {
+        let msg = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
+        format!("the Parquet reader panicked: {}", msg.unwrap_or_else(|| "no message".into()))
+    })
+}
+
 /// Reads a Parquet corpus batch by batch (only the four columns it needs).
+/// The Arrow schema a writer may embed is not read: the columns are cast to
+/// text anyway, and decoding it is where damaged files made the reader panic.
 fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     input: R,
     file: &str,
@@ -311,7 +325,9 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     emit: &mut dyn FnMut(Outcome, &mut FileSummary),
 ) -> io::Result<()> {
     let invalid = |e: String| io::Error::new(io::ErrorKind::InvalidData, e);
-    let builder = ParquetRecordBatchReaderBuilder::try_new(input)
+    let options = ArrowReaderOptions::new().with_skip_arrow_metadata(true);
+    let builder = no_panic(|| ParquetRecordBatchReaderBuilder::try_new_with_options(input, options))
+        .map_err(|m| invalid(format!("not a readable Parquet file: {m}")))?
         .map_err(|e| invalid(format!("not a readable Parquet file: {e}")))?;
     let metadata = builder.metadata().clone();
     summary.compression = metadata
@@ -338,14 +354,18 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
     // Leaf indices of the wanted top-level columns (all flat when usable).
     let roots: Vec<usize> = wanted.iter().flatten().copied().collect();
     let mask = ProjectionMask::roots(builder.parquet_schema(), roots);
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_RECORDS)
-        .build()
+    let mut reader = no_panic(|| builder.with_projection(mask).with_batch_size(BATCH_RECORDS).build())
+        .map_err(|m| invalid(format!("cannot read Parquet file: {m}")))?
         .map_err(|e| invalid(format!("cannot read Parquet file: {e}")))?;
     let mut row = 0u64;
-    for batch in reader {
-        let batch = match batch {
+    loop {
+        let failed = match no_panic(|| reader.next()) {
+            Ok(None) => break,
+            Ok(Some(Ok(b))) => Ok(b),
+            Ok(Some(Err(e))) => Err(e.to_string()),
+            Err(m) => Err(m),
+        };
+        let batch = match failed {
             Ok(b) => b,
             Err(e) => {
                 let r = reject(file, row, "row", None, "bad_parquet", format!("reading stopped here: {e}"));
@@ -687,6 +707,72 @@ mod tests {
             assert!(message.starts_with("column `text` is ") && message.contains(column_type), "{message}");
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn parquet_files_that_make_the_reader_panic_are_file_errors_or_rejects() {
+        // Found by fuzzing (minimized): arrow-rs panics on these instead of
+        // returning an error: a bit width over 64 in a data page
+        // (`assertion failed: num_bits <= size_of::<T>() * 8`), and a
+        // damaged embedded Arrow schema (`unwrap()` on `None`).
+        let bit_width = concat!(
+            "504152311504150c150e4c15021500120000600200000064311506150a150a5c150415001504151015041500121c00000004",
+            "15901504154c35001806736368656d61150600150c25021802696425004c1c000000150c250218047465787425004c1c0000",
+            "00150c2502180468746d6c25004c1c000000160c193c193c26001c150c19350006101918026964150e160416621664263226",
+            "08292c15041500150200150015101502003c160419061926020200000026001c150c193500061019180474657874150e1604",
+            "16e21016cc0b26fe0b266c292c15041500150200150015101502003c16801019061926020200000026001c150c1935000610",
+            "19180468746d6c150e160416ea2016de1526dc2126b80c292c15041500150200150015101502003c16802019061926000400",
+            "000016ae3216042608168e2200193c26001c150c19350006101918026964150e1604166e167026cc22269622292c15041500",
+            "150200150015101502003c160819061926000400000026001c150c193500061019180474657874150e160416ea2016961626",
+            "e238268623292c15041500150200150015101502003c16802019061926000400000026001c150c193500061019180468746d",
+            "6c150e160416ea2016961626f84e269c39292c15041500150200150015101502003c16802019061926000400000016c24216",
+            "04269622169c2d00193c26001c150c19350006101918026964150e1604166e167026e84f26b24f292c150415001502001500",
+            "15101502003c160819061926000400000026001c150c193500061019180474657874150e160416822916e21926ca6926a250",
+            "292c15041500150200150015101502003c16982819061926000400000026001c150c193500061019180468746d6c150e1604",
+            "16822916e21926ac830126846a292c15041500150200150015101502003c16982819061926000400000016f252160426b24f",
+            "16b43400191c180c4152524f573a736368656d611898022f2f2f2f2f38674141414151414141414141414b41417741426741",
+            "464141674143674141414141424241414d41414141434141494141414142414149414141414241414141414d414141427341",
+            "4141414d41414141415141414143772f2f2f2f41414142425241414141415941414141424141414141414141414145414141",
+            "4161485274624141414141436b2f2f2f2f32502f2f2f77414141515551414141414741414141415141414141414141414142",
+            "4141414148526c65485141414141417a502f2f2f78414146414149414159414277414d414141414541415141414141414141",
+            "4242524141414141594141414142414141414141414141414341414141615751414141514142414145414141414141414141",
+            "413d3d001820706172717565742d6370702d6172726f77207630207c2040612032362e302e31193c1c00001c00001c000000",
+            "e603000050415231",
+        );
+        let arrow_schema = concat!(
+            "1504193c35001806736368656d61150400150c25021802696425004c1c0000001502250218047465787400160c191c192c26",
+            "001c150c193500061019180269641504160c16b80116e801267426081c36002802643518026430111100192c150415001502",
+            "00150015101502003c161819061926000c00000026001c15021935000610191804746578741504160c16c00116800226d402",
+            "26f0011c1804050000001804000000001600280405000000180400000000111100192c15041500150200150015101502003c",
+            "29061926000c00000016f802160c260816e82700191c180c4152524f573a736368656d6118ec012f2f2f2f2f366741414141",
+            "51414141414141414b41417741426741464141674143674141414141424241414d4141414143414149414241414141414941",
+            "4141414241414141414941414142514141414142414141414d6a2f2f2f384141414543454141414143414141414145414141",
+            "414141414141415141414142305a586830414141414141674144414149414163414341414141414141414145674141414145",
+            "4141554141674142674148414141417741415141424141414141414141454645414141414267414141414541414141414141",
+            "4141414941414142705a41414142414145414151414141413d001820706172717565742d6370702d6172726f772076657273",
+            "696f6e2031332e302e31192c1c00001c0000000702000050415231",
+        );
+        for (name, hex) in [("bit_width.parquet", bit_width), ("arrow_schema.parquet", arrow_schema)] {
+            let bytes: Vec<u8> =
+                (0..hex.len()).step_by(2).map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap()).collect();
+            let dir = std::env::temp_dir().join(format!("neardup-corpus-{}-panic", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join(name);
+            std::fs::write(&path, &bytes).unwrap();
+            let mut outcomes = Vec::new();
+            let result = ingest_corpus(&Source::File(path), name, &IngestConfig::default(), &mut |o| outcomes.push(o));
+            std::fs::remove_dir_all(&dir).unwrap();
+            match result {
+                Err(e) => assert!(e.to_string().contains("Parquet"), "{name}: {e}"),
+                Ok(summary) => {
+                    assert_eq!(summary.records, outcomes.len() as u64, "{name}");
+                    assert!(
+                        outcomes.iter().any(|o| matches!(o, Outcome::Reject(r) if r.reason == "bad_parquet")),
+                        "{name}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

@@ -426,6 +426,10 @@ pub fn valid_date(d: Option<&str>) -> Option<String> {
 
 /// `hh:mm[:ss[.frac]][Z|±hh[:]mm]`.
 fn valid_time(t: &str) -> bool {
+    // Only ASCII can be valid, and the slicing below needs it.
+    if !t.is_ascii() {
+        return false;
+    }
     let (clock, zone) = match t.find(['Z', '+', '-']) {
         Some(i) => (&t[..i], &t[i..]),
         None => (t, ""),
@@ -677,5 +681,19 @@ mod tests {
             assert_eq!(valid_date(Some(bad)), None, "{bad}");
         }
         assert_eq!(valid_date(None), None);
+    }
+
+    #[test]
+    fn dates_with_non_ascii_zones_or_times_are_invalid() {
+        // A four-byte zone whose third byte is inside a character: sliced
+        // at a byte that is not a character boundary, this panicked.
+        for bad in [
+            "2020-01-01T00:00+1\u{e9}1",
+            "2020-01-01T00:00-\u{e9}\u{e9}",
+            "2020-01-01T0\u{e9}:00Z",
+            "2020-01-01T00:00:0\u{e9}",
+        ] {
+            assert_eq!(valid_date(Some(bad)), None, "{bad}");
+        }
     }
 }
