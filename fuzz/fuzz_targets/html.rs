@@ -1,15 +1,23 @@
-//! The HTML text extractor (html5ever tree, iterative walk), HTML sniffing
-//! and language detection of the extracted text.
+//! The HTML text extractor (attribute cut, depth-bounded html5ever parse,
+//! flattening, iterative walk), HTML sniffing and language detection of the
+//! extracted text. Inputs of odd length run with tiny limits (depth 8, 4
+//! attributes), so that the flattening and `TooDeep` paths are reached by
+//! small inputs too; even lengths with the defaults.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use neardup::config::IngestConfig;
 use neardup::ingest::html::{detect_lang, extract};
 use neardup::ingest::record::sniff_html;
 
 fuzz_target!(|data: &[u8]| {
     let _ = sniff_html(data);
     let html = String::from_utf8_lossy(data);
-    let config = neardup::config::IngestConfig::default();
+    let mut config = IngestConfig::default();
+    if data.len() % 2 == 1 {
+        config.max_html_depth = 8;
+        config.max_html_attributes = 4;
+    }
     if let Ok(ex) = extract(&html, &config) {
         assert!(!ex.text.contains("\n\n"), "no empty lines");
         let _ = detect_lang(&ex.text);
