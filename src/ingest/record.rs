@@ -109,7 +109,9 @@ pub struct Reject {
     /// Short snake_case reason: `not_html`, `truncated`, `bad_gzip`,
     /// `bad_http_header`, `bad_chunking`, `decode_error`, `empty_text`,
     /// `too_large`, `too_deep`, `unsupported_compression`,
-    /// `malformed_record`, `missing_warc_type`.
+    /// `malformed_record`, `missing_warc_type`; corpus files add
+    /// `missing_id`, `missing_text`, `bad_json`, `bad_parquet`,
+    /// `too_many_rows`, `bad_gzip`, `bad_zstd`.
     pub reason: String,
     /// Human-readable explanation.
     pub detail: String,
