@@ -88,15 +88,17 @@ fn lcs_bit_parallel(short: &[char], long: &[char], still_possible: impl Fn(usize
     let words = m.div_ceil(64);
     let peq = MatchMasks::new(short, words);
     let mut v = vec![u64::MAX; words];
-    let last_mask = if m.is_multiple_of(64) { u64::MAX } else { (1u64 << (m % 64)) - 1 };
-    let lcs_so_far = |v: &[u64]| {
-        let ones: usize = v[..words - 1].iter().map(|w| w.count_ones() as usize).sum::<usize>()
-            + (v[words - 1] & last_mask).count_ones() as usize;
-        m - ones
-    };
     for (row, c) in long.iter().enumerate() {
         if row % CHECK_EVERY == 0 && row > 0 {
-            let bound = (lcs_so_far(&v) + (long.len() - row)).min(m);
+            // The alignment crosses the split after row `row` at some prefix
+            // k of `short`: LCS ≤ max over k of LCS(short[..k], long[..row])
+            // + min(m - k, rest). The first term grows by at most 1 per k, so
+            // the maximum is at k = m - rest: the prefixes aligned so far,
+            // not the whole of `short` against them (a bound several times
+            // tighter on pages that fail late).
+            let rest = long.len() - row;
+            let k = m.saturating_sub(rest);
+            let bound = lcs_of_prefix(&v, k) + (m - k).min(rest);
             if !still_possible(bound) {
                 return None;
             }
@@ -111,7 +113,20 @@ fn lcs_bit_parallel(short: &[char], long: &[char], still_possible: impl Fn(usize
             *vw = sum | (*vw & !mw);
         }
     }
-    Some(lcs_so_far(&v))
+    Some(lcs_of_prefix(&v, m))
+}
+
+/// LCS(short[..k], long[..row]) from the bit vector after `row` rows: the
+/// number of zero bits among the first `k` (bit i is 0 where the DP row
+/// steps up at column i).
+fn lcs_of_prefix(v: &[u64], k: usize) -> usize {
+    let full = k / 64;
+    let ones: usize = v[..full].iter().map(|w| w.count_ones() as usize).sum();
+    let partial = match k % 64 {
+        0 => 0,
+        bits => (v[full] & ((1u64 << bits) - 1)).count_ones() as usize,
+    };
+    k - ones - partial
 }
 
 /// For each distinct char of the shorter string, the bitmask of its
@@ -347,6 +362,27 @@ mod tests {
         assert_eq!(similarity_at_least(&a, &b, 0.8), (exact >= 0.8).then_some(exact));
         let (c, _) = random_pair(&mut rng, &alphabet, 3000, 0.0);
         assert_eq!(similarity_at_least(&a, &c, 0.8), None);
+    }
+
+    /// The early exit stops only what cannot reach the limit: at the exact
+    /// value itself (the tightest limit that must pass) and just above it,
+    /// on pairs long enough for many checks, of unequal lengths (the split
+    /// of the bound moves) and with edits bunched or spread.
+    #[test]
+    fn early_exit_keeps_every_pair_at_its_exact_value() {
+        let mut rng = Rng(2024);
+        for i in 0..60 {
+            let alphabet: Vec<char> = ALPHABETS[i % ALPHABETS.len()].chars().collect();
+            let len = 300 + rng.below(700);
+            let (mut a, b) = random_pair(&mut rng, &alphabet, len, [0.03, 0.1, 0.25, 0.4][i % 4]);
+            if i % 3 == 0 {
+                a = a.chars().take(len * 2 / 3).collect();
+            }
+            let exact = sim_dp(&a, &b);
+            assert_eq!(similarity_at_least(&a, &b, exact), Some(exact), "pair {i}");
+            assert_eq!(similarity_at_least(&b, &a, exact), Some(exact), "pair {i}, swapped");
+            assert_eq!(similarity_at_least(&a, &b, exact + 1e-9), None, "pair {i}");
+        }
     }
 
     /// Compares with Perl's `String::Similarity` (Debian
