@@ -27,9 +27,66 @@ impl Config {
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
         let config: Config =
             toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
-        let valid = config.ingest.validate().and_then(|()| config.boilerplate.validate());
-        valid.map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        config.validate().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
         Ok(config)
+    }
+
+    /// Checks every value of every section, so that a wrong one stops the
+    /// run before any stage starts (`pipeline run` exits 2) instead of
+    /// panicking, looping or being silently clamped deep inside a stage.
+    /// Every problem is reported at once, each naming its section and
+    /// parameter. `pipeline run` calls it again after the command line has
+    /// overridden the file.
+    pub fn validate(&self) -> anyhow::Result<()> {
+        let mut problems = Problems::default();
+        self.ingest.check(&mut problems);
+        self.boilerplate.check(&mut problems);
+        self.methods.check(&mut problems);
+        self.candidates.check(&mut problems);
+        self.verify.check(&mut problems);
+        self.evaluate.check(&mut problems);
+        anyhow::ensure!(problems.0.is_empty(), "{}", problems.0.join("; "));
+        Ok(())
+    }
+}
+
+/// The problems found by [`Config::validate`], one message each.
+#[derive(Debug, Default)]
+struct Problems(Vec<String>);
+
+impl Problems {
+    /// Records `problem` unless `holds`.
+    fn require(&mut self, holds: bool, problem: impl FnOnce() -> String) {
+        if !holds {
+            self.0.push(problem());
+        }
+    }
+
+    /// `[section] name` must be at least `min`.
+    fn at_least<T: PartialOrd + std::fmt::Display>(&mut self, section: &str, name: &str, value: T, min: T) {
+        self.require(value >= min, || format!("[{section}] {name} = {value} must be at least {min}"));
+    }
+
+    /// `[section] name` must lie in `[low, high]` (a NaN never does).
+    fn within(&mut self, section: &str, name: &str, value: f64, low: f64, high: f64) {
+        self.require((low..=high).contains(&value), || {
+            format!("[{section}] {name} = {value} must be between {low} and {high}")
+        });
+    }
+
+    /// `[section] name` must lie in `(low, high]`: a share or step of which
+    /// zero means "nothing".
+    fn above_up_to(&mut self, section: &str, name: &str, value: f64, low: f64, high: f64) {
+        self.require(value > low && value <= high, || {
+            format!("[{section}] {name} = {value} must be above {low} and at most {high}")
+        });
+    }
+
+    /// Every id of `[section] name` must be a method the pipeline knows.
+    fn known_methods(&mut self, section: &str, name: &str, ids: &[String]) {
+        for id in ids.iter().filter(|id| !ALL_METHODS.contains(&id.as_str())) {
+            self.0.push(format!("[{section}] {name}: unknown method `{id}`; known: {}", ALL_METHODS.join(", ")));
+        }
     }
 }
 
@@ -89,18 +146,14 @@ pub struct BoilerplateConfig {
 
 impl BoilerplateConfig {
     /// Refuses thresholds that would call a page's own content template.
-    pub fn validate(&self) -> anyhow::Result<()> {
-        anyhow::ensure!(
-            self.min_pages >= 2,
-            "[boilerplate] min_pages must be at least 2 (a line of one page is its content), not {}",
-            self.min_pages
-        );
-        anyhow::ensure!(
-            (0.0..=1.0).contains(&self.min_share),
-            "[boilerplate] min_share must be between 0 and 1, not {}",
-            self.min_share
-        );
-        Ok(())
+    fn check(&self, problems: &mut Problems) {
+        problems.require(self.min_pages >= 2, || {
+            format!(
+                "[boilerplate] min_pages = {} must be at least 2 (a line of one page is its content)",
+                self.min_pages
+            )
+        });
+        problems.within("boilerplate", "min_share", self.min_share, 0.0, 1.0);
     }
 }
 
@@ -113,24 +166,22 @@ impl Default for BoilerplateConfig {
 impl IngestConfig {
     /// Refuses limits that would reject every record or lift a bound
     /// altogether: a zero limit is always a mistake in the job file.
-    pub fn validate(&self) -> anyhow::Result<()> {
+    fn check(&self, problems: &mut Problems) {
         for (name, value) in [
             ("max_payload_bytes", self.max_payload_bytes),
             ("max_html_depth", u64::from(self.max_html_depth)),
             ("max_html_attributes", u64::from(self.max_html_attributes)),
             ("max_text_bytes", self.max_text_bytes),
         ] {
-            anyhow::ensure!(value > 0, "[ingest] {name} must be at least 1, not {value}");
+            problems.at_least("ingest", name, value, 1);
         }
         for (name, value) in
             [("max_html_depth", self.max_html_depth), ("max_html_attributes", self.max_html_attributes)]
         {
-            anyhow::ensure!(
-                value <= MAX_HTML_LIMIT,
-                "[ingest] {name} must be at most {MAX_HTML_LIMIT} (the parse costs size × this), not {value}"
-            );
+            problems.require(value <= MAX_HTML_LIMIT, || {
+                format!("[ingest] {name} = {value} must be at most {MAX_HTML_LIMIT} (the parse costs size × this)")
+            });
         }
-        Ok(())
     }
 }
 
@@ -221,15 +272,18 @@ pub struct MethodsConfig {
     pub minhash_shingle_width: usize,
     /// minhash: number of min-wise functions.
     pub minhash_functions: usize,
-    /// minhash: rows per band for candidate generation (functions / rows bands).
+    /// minhash: rows per band for candidate generation (functions / rows
+    /// bands); must divide `minhash_functions`, so no minimum is left out.
     pub minhash_band_rows: usize,
     /// minhash, a6: seed of the min-wise function coefficients.
     pub minhash_seed: u64,
     /// a6, a8, a11: shingle width.
     pub shingle_width: usize,
-    /// a6: preset `36` (6 groups of 6, the study) or `84` (6 groups of 14, Fetterly).
+    /// a6: preset `36` (6 groups of 6, the study) or `84` (6 groups of 14,
+    /// Fetterly); any positive multiple of 6.
     pub megashingle_functions: usize,
-    /// a8: keep about this many shingles (k = floor(log2 n) - log2(this)).
+    /// a8: keep about this many shingles (k = floor(log2 n) - log2(this)); a
+    /// power of two.
     pub logshingle_target: usize,
     /// spotsigs: antecedent words.
     pub spotsigs_antecedents: Vec<String>,
@@ -271,6 +325,106 @@ impl MethodsConfig {
     /// True when method `id` is switched on (`--methods`, `[methods] enabled`).
     pub fn is_enabled(&self, id: &str) -> bool {
         self.enabled.iter().any(|m| m == id)
+    }
+}
+
+impl MethodsConfig {
+    /// The rules the methods rely on (see each parameter's doc), so that no
+    /// value is silently clamped or rounded and no method asserts on it.
+    fn check(&self, p: &mut Problems) {
+        const S: &str = "methods";
+        p.known_methods(S, "enabled", &self.enabled);
+        p.require(!self.enabled.is_empty(), || "[methods] enabled must name at least one method".to_string());
+        p.at_least(S, "top_words", self.top_words, 1);
+        p.at_least(S, "top_sentences", self.top_sentences, 1);
+        p.require(self.bm25_k.is_finite() && self.bm25_k >= 0.0, || {
+            format!("[methods] bm25_k = {} must be a number of at least 0", self.bm25_k)
+        });
+        p.within(S, "bm25_b", self.bm25_b, 0.0, 1.0);
+        p.within(S, "imatch_idf_low", self.imatch_idf_low, 0.0, 1.0);
+        p.within(S, "imatch_idf_high", self.imatch_idf_high, 0.0, 1.0);
+        p.require(self.imatch_idf_low < self.imatch_idf_high || self.imatch_idf_low.is_nan(), || {
+            format!(
+                "[methods] imatch_idf_low = {} must be below imatch_idf_high = {} (the lexicon is the band between)",
+                self.imatch_idf_low, self.imatch_idf_high
+            )
+        });
+        p.at_least(S, "imatch_min_features", self.imatch_min_features, 1);
+        // Slot K of a7 holds the last extra lexicon; slots are 16-bit.
+        p.require(self.lexrand_extra_lexicons <= usize::from(u16::MAX), || {
+            format!("[methods] lexrand_extra_lexicons = {} must be at most {}", self.lexrand_extra_lexicons, u16::MAX)
+        });
+        p.within(S, "lexrand_drop_fraction", self.lexrand_drop_fraction, 0.0, 1.0);
+        p.at_least(S, "descr_max_words", self.descr_max_words, 1);
+        p.at_least(S, "descr_candidates", self.descr_candidates, 1);
+        p.above_up_to(S, "descr_max_df_fraction", self.descr_max_df_fraction, 0.0, 1.0);
+        // The grid is step, 2·step, ... below 1: a step of 0 or at least 1
+        // leaves no threshold at all.
+        p.require(self.descr_grid_step > 0.0 && self.descr_grid_step < 1.0, || {
+            format!("[methods] descr_grid_step = {} must be above 0 and below 1", self.descr_grid_step)
+        });
+        p.within(S, "descr_band", self.descr_band, 0.0, 0.5);
+        p.at_least(S, "descr_rounds", self.descr_rounds, 1);
+        p.within(S, "descr_precision_floor", self.descr_precision_floor, 0.0, 1.0);
+        p.within(S, "descr_coverage_floor", self.descr_coverage_floor, 0.0, 1.0);
+        p.at_least(S, "minhash_shingle_width", self.minhash_shingle_width, 1);
+        p.at_least(S, "minhash_functions", self.minhash_functions, 1);
+        p.at_least(S, "minhash_band_rows", self.minhash_band_rows, 1);
+        if self.minhash_band_rows >= 1 {
+            // Minima left over after the last full band would be in no band.
+            p.require(self.minhash_functions.is_multiple_of(self.minhash_band_rows), || {
+                format!(
+                    "[methods] minhash_band_rows = {} must divide minhash_functions = {}",
+                    self.minhash_band_rows, self.minhash_functions
+                )
+            });
+            // Band j is signed in slot j; slots are 16-bit.
+            p.require(self.minhash_functions / self.minhash_band_rows <= usize::from(u16::MAX) + 1, || {
+                format!(
+                    "[methods] minhash_functions / minhash_band_rows = {} bands must be at most {}",
+                    self.minhash_functions / self.minhash_band_rows,
+                    usize::from(u16::MAX) + 1
+                )
+            });
+        }
+        p.at_least(S, "shingle_width", self.shingle_width, 1);
+        p.require(self.megashingle_functions > 0 && self.megashingle_functions.is_multiple_of(6), || {
+            format!(
+                "[methods] megashingle_functions = {} must be a positive multiple of 6 (6 equal groups; presets 36 and 84)",
+                self.megashingle_functions
+            )
+        });
+        p.require(self.logshingle_target.is_power_of_two(), || {
+            format!(
+                "[methods] logshingle_target = {} must be a power of two (k = floor(log2 n) - log2 of it)",
+                self.logshingle_target
+            )
+        });
+        p.require(!self.spotsigs_antecedents.is_empty(), || {
+            "[methods] spotsigs_antecedents must name at least one word".to_string()
+        });
+        p.require(!self.spotsigs_chains.is_empty(), || {
+            "[methods] spotsigs_chains must hold at least one (distance, length) pair".to_string()
+        });
+        for &(distance, length) in &self.spotsigs_chains {
+            p.require(distance >= 1 && length >= 1, || {
+                format!(
+                    "[methods] spotsigs_chains: [{distance}, {length}] needs a spot distance and a chain length of at least 1"
+                )
+            });
+        }
+        p.above_up_to(S, "spotsigs_tau", self.spotsigs_tau, 0.0, 1.0);
+        p.at_least(S, "spotsigs_min_spots", self.spotsigs_min_spots, 1);
+        // Blocks shorter than 2 sentences are dropped by the method itself.
+        p.at_least(S, "slst_min_block", self.slst_min_block, 2);
+        p.at_least(S, "slst_max_group_docs", self.slst_max_group_docs, 2);
+        p.within(S, "slst_min_jaccard", self.slst_min_jaccard, 0.0, 1.0);
+        p.at_least(S, "slst_max_sentence_repeats", self.slst_max_sentence_repeats, 1);
+        for (name, value) in [("chain_ratio", self.chain_ratio), ("a12_num_ratio", self.a12_num_ratio)] {
+            p.require(value.is_finite() && value >= 1.0, || {
+                format!("[methods] {name} = {value} must be a ratio of at least 1")
+            });
+        }
     }
 }
 
@@ -337,6 +491,14 @@ pub struct CandidatesConfig {
     pub max_edges_per_document: u32,
 }
 
+impl CandidatesConfig {
+    /// Both bounds must let at least one document or edge through.
+    fn check(&self, p: &mut Problems) {
+        p.at_least("candidates", "max_group_size", self.max_group_size, 1);
+        p.at_least("candidates", "max_edges_per_document", self.max_edges_per_document, 1);
+    }
+}
+
 impl Default for CandidatesConfig {
     fn default() -> Self {
         CandidatesConfig { max_group_size: 1000, max_edges_per_document: 8 }
@@ -371,6 +533,13 @@ pub enum VerificationText {
     Terms,
 }
 
+impl VerifyConfig {
+    /// The threshold is a similarity, in [0, 1].
+    fn check(&self, p: &mut Problems) {
+        p.within("verify", "threshold", self.threshold, 0.0, 1.0);
+    }
+}
+
 impl Default for VerifyConfig {
     fn default() -> Self {
         VerifyConfig { threshold: 0.8, text: VerificationText::Visible }
@@ -394,6 +563,82 @@ pub struct EvaluateConfig {
     /// verified for `method_quality`; a method with more is judged on a
     /// uniform random sample of this many, with a 95% interval.
     pub max_judged_pairs: u64,
+    /// The methods whose verified pairs make the pool, the reference for
+    /// 100% recall in `method_quality`: `"all"` (every method run),
+    /// `"study"` (A0–A10, the study's Table 2 experiment, so recall can be
+    /// set beside its figures) or a list of method ids.
+    pub pool: Pool,
+}
+
+/// Which methods' verified pairs make the recall pool. The study measured
+/// recall against the union of the duplicates found by the algorithms of
+/// its experiment (A0–A10); a pool of every method run (17 here) holds
+/// pairs only the later methods find, so its recall figures are lower and
+/// cannot be compared with the study's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Pool {
+    /// A named preset: [`POOL_ALL`] or [`POOL_STUDY`] (checked by
+    /// [`Config::validate`], so a typo is an error naming `[evaluate] pool`).
+    Preset(String),
+    /// Explicit method ids.
+    Methods(Vec<String>),
+}
+
+/// The pool preset of every method run.
+pub const POOL_ALL: &str = "all";
+/// The pool preset of the study's Table 2 experiment.
+pub const POOL_STUDY: &str = "study";
+/// The methods of the study's Table 2 experiment (A0–A10): its recall
+/// reference is the union of their duplicates.
+pub const STUDY_POOL_METHODS: &[&str] = &["a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10"];
+
+impl EvaluateConfig {
+    /// The pool's methods among `enabled` (the methods run), in
+    /// [`ALL_METHODS`] order: a configured method that did not run has no
+    /// pairs to add (the evaluate stage warns about it).
+    pub fn pool_methods(&self, enabled: &[String]) -> Vec<String> {
+        let configured = self.configured_pool();
+        ALL_METHODS
+            .iter()
+            .filter(|m| configured.contains(m) && enabled.iter().any(|e| e == *m))
+            .map(|m| m.to_string())
+            .collect()
+    }
+
+    /// The pool's methods as configured, whether they run or not: every
+    /// method for `"all"`, A0–A10 for `"study"`, else the list.
+    pub fn configured_pool(&self) -> Vec<&str> {
+        match &self.pool {
+            Pool::Preset(name) if name == POOL_STUDY => STUDY_POOL_METHODS.to_vec(),
+            Pool::Preset(_) => ALL_METHODS.to_vec(),
+            Pool::Methods(ids) => ids.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// The label bounds must leave positives above negatives, the sample
+    /// must judge at least one pair, and the pool must name known methods.
+    fn check(&self, p: &mut Problems) {
+        p.require(self.gold_positive_min_label > self.gold_negative_max_label, || {
+            format!(
+                "[evaluate] gold_positive_min_label = {} must be above gold_negative_max_label = {}",
+                self.gold_positive_min_label, self.gold_negative_max_label
+            )
+        });
+        p.require(self.gold_file.is_empty() || Path::new(&self.gold_file).is_file(), || {
+            format!("[evaluate] gold_file = \"{}\": no such file", self.gold_file)
+        });
+        p.at_least("evaluate", "max_judged_pairs", self.max_judged_pairs, 1);
+        match &self.pool {
+            Pool::Preset(name) => p.require(name == POOL_ALL || name == POOL_STUDY, || {
+                format!("[evaluate] pool = \"{name}\" must be \"{POOL_ALL}\", \"{POOL_STUDY}\" or a list of method ids")
+            }),
+            Pool::Methods(ids) => {
+                p.known_methods("evaluate", "pool", ids);
+                p.require(!ids.is_empty(), || "[evaluate] pool must name at least one method".to_string());
+            }
+        }
+    }
 }
 
 impl Default for EvaluateConfig {
@@ -403,6 +648,7 @@ impl Default for EvaluateConfig {
             gold_positive_min_label: 3,
             gold_negative_max_label: 0,
             max_judged_pairs: 5_000,
+            pool: Pool::Preset(POOL_ALL.to_string()),
         }
     }
 }
@@ -423,30 +669,142 @@ mod tests {
         assert!(err.to_string().contains("treshold"), "{err}");
     }
 
+    /// The problems `Config::validate` finds in a job file's text.
+    fn problems_of(job: &str) -> String {
+        let config: Config = toml::from_str(job).unwrap_or_else(|e| panic!("{job}: {e}"));
+        config.validate().err().map(|e| e.to_string()).unwrap_or_default()
+    }
+
     #[test]
-    fn ingest_limits_are_validated() {
+    fn defaults_and_the_study_pool_are_valid() {
+        assert_eq!(problems_of(""), "");
+        assert_eq!(problems_of("[evaluate]\npool = \"study\"\n"), "");
+        assert_eq!(problems_of("[evaluate]\npool = [\"a4\", \"slst\"]\n"), "");
+        assert_eq!(problems_of("[methods]\nminhash_functions = 100\nminhash_band_rows = 5\n"), "");
+        assert_eq!(problems_of("[methods]\nmegashingle_functions = 84\n"), "");
+    }
+
+    #[test]
+    fn every_rule_names_its_section_and_parameter() {
+        for (job, message) in [
+            ("[ingest]\nmax_html_depth = 0", "[ingest] max_html_depth = 0 must be at least 1"),
+            ("[ingest]\nmax_text_bytes = 0", "[ingest] max_text_bytes = 0 must be at least 1"),
+            ("[ingest]\nmax_payload_bytes = 0", "[ingest] max_payload_bytes = 0 must be at least 1"),
+            ("[ingest]\nmax_html_depth = 10001", "[ingest] max_html_depth = 10001 must be at most 10000"),
+            ("[ingest]\nmax_html_attributes = 0", "[ingest] max_html_attributes = 0 must be at least 1"),
+            ("[ingest]\nmax_html_attributes = 20000", "[ingest] max_html_attributes = 20000 must be at most 10000"),
+            ("[boilerplate]\nmin_pages = 1", "[boilerplate] min_pages = 1 must be at least 2"),
+            ("[boilerplate]\nmin_share = 5.0", "[boilerplate] min_share = 5 must be between 0 and 1"),
+            ("[boilerplate]\nmin_share = nan", "[boilerplate] min_share = NaN must be between 0 and 1"),
+            ("[methods]\nenabled = [\"a1\", \"a13\"]", "[methods] enabled: unknown method `a13`"),
+            ("[methods]\nenabled = []", "[methods] enabled must name at least one method"),
+            ("[methods]\ntop_words = 0", "[methods] top_words = 0 must be at least 1"),
+            ("[methods]\ntop_sentences = 0", "[methods] top_sentences = 0 must be at least 1"),
+            ("[methods]\nbm25_k = -1.0", "[methods] bm25_k = -1 must be a number of at least 0"),
+            ("[methods]\nbm25_k = inf", "[methods] bm25_k = inf must be a number of at least 0"),
+            ("[methods]\nbm25_b = 1.5", "[methods] bm25_b = 1.5 must be between 0 and 1"),
+            ("[methods]\nimatch_idf_low = -0.1", "[methods] imatch_idf_low = -0.1 must be between 0 and 1"),
+            ("[methods]\nimatch_idf_high = 2.0", "[methods] imatch_idf_high = 2 must be between 0 and 1"),
+            ("[methods]\nimatch_idf_low = 0.9", "[methods] imatch_idf_low = 0.9 must be below imatch_idf_high = 0.85"),
+            ("[methods]\nimatch_min_features = 0", "[methods] imatch_min_features = 0 must be at least 1"),
+            (
+                "[methods]\nlexrand_extra_lexicons = 70000",
+                "[methods] lexrand_extra_lexicons = 70000 must be at most 65535",
+            ),
+            ("[methods]\nlexrand_drop_fraction = 1.2", "[methods] lexrand_drop_fraction = 1.2 must be between 0 and 1"),
+            ("[methods]\ndescr_max_words = 0", "[methods] descr_max_words = 0 must be at least 1"),
+            ("[methods]\ndescr_candidates = 0", "[methods] descr_candidates = 0 must be at least 1"),
+            (
+                "[methods]\ndescr_max_df_fraction = 0.0",
+                "[methods] descr_max_df_fraction = 0 must be above 0 and at most 1",
+            ),
+            ("[methods]\ndescr_grid_step = 0.0", "[methods] descr_grid_step = 0 must be above 0 and below 1"),
+            ("[methods]\ndescr_grid_step = 1.0", "[methods] descr_grid_step = 1 must be above 0 and below 1"),
+            ("[methods]\ndescr_band = 0.6", "[methods] descr_band = 0.6 must be between 0 and 0.5"),
+            ("[methods]\ndescr_rounds = 0", "[methods] descr_rounds = 0 must be at least 1"),
+            ("[methods]\ndescr_precision_floor = 2.0", "[methods] descr_precision_floor = 2 must be between 0 and 1"),
+            ("[methods]\ndescr_coverage_floor = -1.0", "[methods] descr_coverage_floor = -1 must be between 0 and 1"),
+            ("[methods]\nminhash_shingle_width = 0", "[methods] minhash_shingle_width = 0 must be at least 1"),
+            ("[methods]\nminhash_functions = 0", "[methods] minhash_functions = 0 must be at least 1"),
+            ("[methods]\nminhash_band_rows = 0", "[methods] minhash_band_rows = 0 must be at least 1"),
+            ("[methods]\nminhash_band_rows = 5", "[methods] minhash_band_rows = 5 must divide minhash_functions = 84"),
+            (
+                "[methods]\nminhash_functions = 70000\nminhash_band_rows = 1",
+                "[methods] minhash_functions / minhash_band_rows = 70000 bands must be at most 65536",
+            ),
+            ("[methods]\nshingle_width = 0", "[methods] shingle_width = 0 must be at least 1"),
+            (
+                "[methods]\nmegashingle_functions = 40",
+                "[methods] megashingle_functions = 40 must be a positive multiple of 6",
+            ),
+            (
+                "[methods]\nmegashingle_functions = 0",
+                "[methods] megashingle_functions = 0 must be a positive multiple of 6",
+            ),
+            ("[methods]\nlogshingle_target = 10", "[methods] logshingle_target = 10 must be a power of two"),
+            ("[methods]\nlogshingle_target = 0", "[methods] logshingle_target = 0 must be a power of two"),
+            ("[methods]\nspotsigs_antecedents = []", "[methods] spotsigs_antecedents must name at least one word"),
+            ("[methods]\nspotsigs_chains = []", "[methods] spotsigs_chains must hold at least one"),
+            ("[methods]\nspotsigs_chains = [[0, 2]]", "[methods] spotsigs_chains: [0, 2] needs a spot distance"),
+            ("[methods]\nspotsigs_chains = [[2, 0]]", "[methods] spotsigs_chains: [2, 0] needs"),
+            ("[methods]\nspotsigs_tau = 0.0", "[methods] spotsigs_tau = 0 must be above 0 and at most 1"),
+            ("[methods]\nspotsigs_tau = 1.1", "[methods] spotsigs_tau = 1.1 must be above 0 and at most 1"),
+            ("[methods]\nspotsigs_min_spots = 0", "[methods] spotsigs_min_spots = 0 must be at least 1"),
+            ("[methods]\nslst_min_block = 1", "[methods] slst_min_block = 1 must be at least 2"),
+            ("[methods]\nslst_max_group_docs = 1", "[methods] slst_max_group_docs = 1 must be at least 2"),
+            ("[methods]\nslst_min_jaccard = 1.5", "[methods] slst_min_jaccard = 1.5 must be between 0 and 1"),
+            ("[methods]\nslst_max_sentence_repeats = 0", "[methods] slst_max_sentence_repeats = 0 must be at least 1"),
+            ("[methods]\nchain_ratio = 0.9", "[methods] chain_ratio = 0.9 must be a ratio of at least 1"),
+            ("[methods]\na12_num_ratio = nan", "[methods] a12_num_ratio = NaN must be a ratio of at least 1"),
+            ("[candidates]\nmax_group_size = 0", "[candidates] max_group_size = 0 must be at least 1"),
+            ("[candidates]\nmax_edges_per_document = 0", "[candidates] max_edges_per_document = 0 must be at least 1"),
+            ("[verify]\nthreshold = 1.01", "[verify] threshold = 1.01 must be between 0 and 1"),
+            (
+                "[evaluate]\ngold_positive_min_label = 0",
+                "[evaluate] gold_positive_min_label = 0 must be above gold_negative_max_label = 0",
+            ),
+            (
+                "[evaluate]\ngold_file = \"/nonexistent/gold.jsonl\"",
+                "[evaluate] gold_file = \"/nonexistent/gold.jsonl\": no such file",
+            ),
+            ("[evaluate]\nmax_judged_pairs = 0", "[evaluate] max_judged_pairs = 0 must be at least 1"),
+            ("[evaluate]\npool = \"studdy\"", "[evaluate] pool = \"studdy\" must be \"all\", \"study\" or a list"),
+            ("[evaluate]\npool = [\"a0\", \"md5\"]", "[evaluate] pool: unknown method `md5`"),
+            ("[evaluate]\npool = []", "[evaluate] pool must name at least one method"),
+        ] {
+            let problems = problems_of(job);
+            assert!(problems.starts_with(message), "{job}:\n  got {problems}\n  want {message}");
+        }
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once_and_from_file_names_the_file() {
+        let job = "[methods]\ntop_words = 0\nminhash_band_rows = 5\n[verify]\nthreshold = 2.0\n";
+        assert_eq!(
+            problems_of(job),
+            "[methods] top_words = 0 must be at least 1; \
+             [methods] minhash_band_rows = 5 must divide minhash_functions = 84; \
+             [verify] threshold = 2 must be between 0 and 1"
+        );
         let dir = std::env::temp_dir().join(format!("neardup-config-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        for (line, word) in [
-            ("max_html_depth = 0", "max_html_depth"),
-            ("max_text_bytes = 0", "max_text_bytes"),
-            ("max_payload_bytes = 0", "max_payload_bytes"),
-            ("max_html_depth = 10001", "at most 10000"),
-            ("max_html_attributes = 0", "max_html_attributes"),
-            ("max_html_attributes = 20000", "at most 10000"),
-        ] {
-            let path = dir.join("job.toml");
-            std::fs::write(&path, format!("[ingest]\n{line}\n")).unwrap();
-            let err = Config::from_file(&path).unwrap_err().to_string();
-            assert!(err.contains(word), "{line}: {err}");
-        }
+        let path = dir.join("job.toml");
+        std::fs::write(&path, job).unwrap();
+        let err = Config::from_file(&path).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("bad config {}: [methods] top_words", path.display())), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(IngestConfig::default().validate().is_ok());
-        assert!(BoilerplateConfig::default().validate().is_ok());
-        let one_page = BoilerplateConfig { min_pages: 1, ..BoilerplateConfig::default() };
-        assert!(one_page.validate().unwrap_err().to_string().contains("min_pages"));
-        let share = BoilerplateConfig { min_share: 5.0, ..BoilerplateConfig::default() };
-        assert!(share.validate().unwrap_err().to_string().contains("min_share"));
+    }
+
+    #[test]
+    fn the_pool_resolves_to_the_configured_methods_that_ran() {
+        let enabled: Vec<String> = ["a0", "a4", "a11", "minhash"].iter().map(|s| s.to_string()).collect();
+        let pool = |pool: Pool| EvaluateConfig { pool, ..EvaluateConfig::default() }.pool_methods(&enabled);
+        assert_eq!(pool(Pool::Preset(POOL_ALL.into())), enabled);
+        assert_eq!(pool(Pool::Preset(POOL_STUDY.into())), ["a0", "a4"]);
+        assert_eq!(pool(Pool::Methods(vec!["minhash".into(), "a0".into(), "a9".into()])), ["a0", "minhash"]);
+        let all: Vec<String> = ALL_METHODS.iter().map(|s| s.to_string()).collect();
+        let study = EvaluateConfig { pool: Pool::Preset(POOL_STUDY.into()), ..EvaluateConfig::default() };
+        assert_eq!(study.pool_methods(&all), STUDY_POOL_METHODS);
     }
 
     #[test]

@@ -13,6 +13,11 @@ use std::path::Path;
 /// representative, and every pair that involves it with the methods that
 /// proposed it and the verified similarity.
 pub async fn explain(out: &Path, document: &str) -> Result<String> {
+    for table in ["documents", "clusters", "duplicates", "boilerplate"] {
+        if crate::table::table_exists(out, table) {
+            crate::table::check_table_schema(out, table)?;
+        }
+    }
     let session = crate::sql::session_over(out).await?;
     let filter = match document.parse::<u64>() {
         Ok(id) => format!("doc_id = {id}"),

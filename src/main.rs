@@ -245,6 +245,8 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         }
         config.evaluate.gold_file = gold.display().to_string();
     }
+    // The command line may have changed the file's values (--methods, --gold).
+    config.validate().map_err(|e| UsageError(format!("bad configuration: {e:#}")))?;
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
     }

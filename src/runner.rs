@@ -303,6 +303,12 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
             ))
             .into());
         }
+        crate::table::check_table_schema(&ctx.out, table).with_context(|| {
+            format!(
+                "stage {} cannot read its input; rerun the stage that writes it: `pipeline run --stage {maker} --force`",
+                stage.name()
+            )
+        })?;
         let fp = match completion(&ctx.out, maker) {
             Completion::NotRun => String::new(),
             Completion::Complete(tasks) if tasks.len() == 1 => tasks[0].fingerprint.clone(),

@@ -126,6 +126,34 @@ pub fn schema_differences(table: &str, written: &Schema) -> Vec<String> {
     diffs
 }
 
+/// The first difference between the schema of a stored table file and the
+/// table's schema file, stricter than [`schema_differences`]: the stages
+/// read columns by position as the exact types the schema file names
+/// (`Utf8`, not `Utf8View`), so any other name, order or type is reported,
+/// as `column doc_id is Int64, schemas/documents.json says UInt64`.
+pub fn stored_schema_difference(table: &str, stored: &Schema) -> Option<String> {
+    let expected = arrow_schema(table);
+    let names = |s: &Schema| s.fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+    if names(&expected) != names(stored) {
+        return Some(format!("columns {:?}, schemas/{table}.json says {:?}", names(stored), names(&expected)));
+    }
+    expected
+        .fields()
+        .iter()
+        .zip(stored.fields())
+        .find(|(e, s)| !same_stored_type(e.data_type(), s.data_type()))
+        .map(|(e, s)| format!("column {} is {}, schemas/{table}.json says {}", e.name(), s.data_type(), e.data_type()))
+}
+
+/// Exact type equality, except for the name and nullability of a list's
+/// item field (which no reader looks at).
+fn same_stored_type(a: &DataType, b: &DataType) -> bool {
+    match (a, b) {
+        (DataType::List(x), DataType::List(y)) => same_stored_type(x.data_type(), y.data_type()),
+        _ => a == b,
+    }
+}
+
 /// Type equality that ignores list item field names and nullability.
 fn same_type(a: &DataType, b: &DataType) -> bool {
     match (a, b) {
@@ -163,5 +191,43 @@ mod tests {
         let mut compiled: Vec<String> = table_names().map(String::from).collect();
         compiled.sort();
         assert_eq!(on_disk, compiled);
+    }
+
+    #[test]
+    fn a_stored_table_must_have_the_exact_types_of_its_schema_file() {
+        let expected = arrow_schema("method_overlap");
+        assert_eq!(stored_schema_difference("method_overlap", &expected), None);
+        // List item names and nullability do not matter.
+        let documents = arrow_schema("tokens");
+        let renamed: Vec<Field> = documents
+            .fields()
+            .iter()
+            .map(|f| match f.data_type() {
+                DataType::List(item) => Field::new(
+                    f.name(),
+                    DataType::List(Arc::new(Field::new("element", item.data_type().clone(), false))),
+                    true,
+                ),
+                _ => f.as_ref().clone().with_nullable(true),
+            })
+            .collect();
+        assert_eq!(stored_schema_difference("tokens", &Schema::new(renamed)), None);
+        let with = |i: usize, ty: DataType| {
+            let mut fields: Vec<Field> = expected.fields().iter().map(|f| f.as_ref().clone()).collect();
+            fields[i] = Field::new(fields[i].name(), ty, true);
+            Schema::new(fields)
+        };
+        let first = expected.field(0).name().clone();
+        assert_eq!(
+            stored_schema_difference("method_overlap", &with(0, DataType::Utf8View)).as_deref(),
+            Some(format!("column {first} is Utf8View, schemas/method_overlap.json says Utf8").as_str())
+        );
+        let dice = with(3, DataType::Float32);
+        assert_eq!(
+            stored_schema_difference("method_overlap", &dice).as_deref(),
+            Some("column dice is Float32, schemas/method_overlap.json says Float64")
+        );
+        let fewer = Schema::new(vec![Field::new("method_a", DataType::Utf8, false)]);
+        assert!(stored_schema_difference("method_overlap", &fewer).unwrap().starts_with("columns [\"method_a\"]"));
     }
 }

@@ -315,6 +315,32 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Checks every Parquet file of `table` under `out_dir` against the
+/// table's schema file ([`schema::stored_schema_difference`]), reading
+/// only the files' footers. The stages read columns by position and as the
+/// schema file's types, so a table damaged, edited or written by another
+/// program must stop a stage with an error naming the table, file and
+/// column, not a panic deep inside a downcast.
+pub fn check_table_schema(out_dir: &Path, table: &str) -> Result<()> {
+    let dir = out_dir.join(table);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .with_context(|| format!("cannot list table {table} at {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    for path in files {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+            .with_context(|| format!("table `{table}`: {name} is not a readable Parquet file"))?;
+        if let Some(difference) = schema::stored_schema_difference(table, reader.schema()) {
+            anyhow::bail!("table `{table}` ({name}) does not match its schema: {difference}");
+        }
+    }
+    Ok(())
+}
+
 /// True when `DIR/<table>/` holds a published table.
 pub fn table_exists(out_dir: &Path, table: &str) -> bool {
     out_dir.join(table).is_dir()

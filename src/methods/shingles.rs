@@ -181,8 +181,8 @@ fn hash_u64s(values: &[u64]) -> u64 {
 /// j*r..(j+1)*r, slot j), so two documents become candidates when at least one
 /// band is equal; the stage that scores pairs reads the full sketches
 /// ([`MinHash::sketch`]) and estimates the resemblance with [`resemblance`].
-/// With k not a multiple of r, the last k mod r rows are in no band (they
-/// still count in the resemblance).
+/// r divides k ([`crate::config::Config::validate`] refuses a job file
+/// where it does not), so every minimum is in exactly one band.
 #[derive(Debug, Clone)]
 pub struct MinHash {
     width: usize,
@@ -192,7 +192,9 @@ pub struct MinHash {
 
 impl MinHash {
     /// Reads `minhash_shingle_width`, `minhash_functions`, `minhash_band_rows`
-    /// (at least 1) and `minhash_seed`.
+    /// and `minhash_seed`. A configuration that bypassed
+    /// [`crate::config::Config::validate`] with 0 rows gets bands of 1 row
+    /// rather than a panic.
     pub fn new(cfg: &MethodsConfig) -> MinHash {
         MinHash {
             width: cfg.minhash_shingle_width,
@@ -245,7 +247,9 @@ impl Megashingles {
     ///
     /// # Panics
     /// If `megashingle_functions` is not a positive multiple of 6 (the
-    /// method needs 6 equal groups; the presets are 36 and 84).
+    /// method needs 6 equal groups; the presets are 36 and 84): a
+    /// programming error, since [`crate::config::Config::validate`] refuses
+    /// such a job file.
     pub fn new(cfg: &MethodsConfig) -> Megashingles {
         let k = cfg.megashingle_functions;
         assert!(
@@ -302,8 +306,9 @@ pub struct LogShingles {
 }
 
 impl LogShingles {
-    /// Reads `shingle_width` and `logshingle_target` (rounded down to a
-    /// power of two; 0 counts as 1).
+    /// Reads `shingle_width` and `logshingle_target`, a power of two
+    /// ([`crate::config::Config::validate`] refuses others in a job file;
+    /// here another value is rounded down and 0 counts as 1).
     pub fn new(cfg: &MethodsConfig) -> LogShingles {
         LogShingles { width: cfg.shingle_width, target_log2: cfg.logshingle_target.max(1).ilog2() }
     }

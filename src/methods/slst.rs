@@ -387,8 +387,9 @@ impl Slst {
         self
     }
 
-    /// Reads `slst_min_block` (m; values below 2 act as 2, since shorter
-    /// blocks are dropped), `slst_max_group_docs` (the bound of
+    /// Reads `slst_min_block` (m, at least 2 since shorter blocks are
+    /// dropped: [`crate::config::Config::validate`] refuses less in a job
+    /// file, and less acts as 2 here), `slst_max_group_docs` (the bound of
     /// [`shared_substring_pairs`]), `slst_min_jaccard` and
     /// `slst_max_sentence_repeats` (the anchor bound of [`verified_blocks`]).
     pub fn new(cfg: &MethodsConfig) -> Slst {

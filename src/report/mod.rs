@@ -1,7 +1,8 @@
 //! `pipeline report`: one self-contained HTML page about a run.
 //!
 //! The page (`DIR/report.html`) holds the run's counts, a bar chart of
-//! precision, recall and F1 per method, the Dice heat map between methods,
+//! precision, recall and F1 per method with the study's published figures
+//! beside this run's, the Dice heat map between methods,
 //! the per-method pair counts, the largest clusters with sample URLs, the
 //! reject reasons and the stage timings from the manifests. Charts are
 //! inline SVG and styles inline CSS: no JavaScript and no external resource,
@@ -24,6 +25,7 @@ use data::{ClusterSample, Count, MethodQuality, Overlap, RejectReason, ReportDat
 use html::{escape, grouped, ratio, seconds, truncate_chars};
 use svg::{BarGroup, Series};
 
+use crate::config::STUDY_POOL_METHODS;
 use crate::runner::Manifest;
 
 /// File name of the report inside the output folder.
@@ -61,7 +63,12 @@ pub async fn render(out: &Path) -> Result<String> {
 pub fn page(data: &ReportData) -> String {
     let mut body = String::new();
     body.push_str(&section("summary", "Run summary", &summary_html(&data.summary)));
-    body.push_str(&section("quality", "Quality per method", &body_of(&data.quality, |q| quality_html(q))));
+    let pool = pool_methods(&data.stages);
+    body.push_str(&section(
+        "quality",
+        "Quality per method",
+        &body_of(&data.quality, |q| quality_html(q, pool.as_deref())),
+    ));
     body.push_str(&section(
         "overlap",
         "Overlap between methods",
@@ -150,8 +157,98 @@ fn summary_html(counts: &[Count]) -> String {
     out
 }
 
-/// The quality bar chart and the pair-count table (`method_quality`).
-fn quality_html(quality: &[MethodQuality]) -> String {
+/// One method's figures as the study published them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StudyFigure {
+    pub method: &'static str,
+    pub recall: f64,
+    pub precision: f64,
+    pub f: f64,
+    /// Where the study gives them.
+    pub table: &'static str,
+}
+
+/// The study's published figures (Zelenkov & Segalovich, ROMIP web
+/// collection, about 500,000 documents; spec, "Reference figures from the
+/// study"): Table 2 for A0–A10, in its order (F descending), whose recall
+/// is relative to the union of the duplicates of those eleven methods, and
+/// Table 7 for A12. A11's are only described ("nearly 1.0", §6.1).
+pub const STUDY_FIGURES: [StudyFigure; 12] = [
+    StudyFigure { method: "a4", recall: 0.84, precision: 0.80, f: 0.82, table: "Table 2" },
+    StudyFigure { method: "a1", recall: 0.60, precision: 0.94, f: 0.73, table: "Table 2" },
+    StudyFigure { method: "a10", recall: 0.59, precision: 0.94, f: 0.73, table: "Table 2" },
+    StudyFigure { method: "a3", recall: 0.59, precision: 0.95, f: 0.73, table: "Table 2" },
+    StudyFigure { method: "a5", recall: 0.62, precision: 0.86, f: 0.72, table: "Table 2" },
+    StudyFigure { method: "a2", recall: 0.54, precision: 0.96, f: 0.69, table: "Table 2" },
+    StudyFigure { method: "a7", recall: 0.50, precision: 0.97, f: 0.66, table: "Table 2" },
+    StudyFigure { method: "a9", recall: 0.44, precision: 0.77, f: 0.56, table: "Table 2" },
+    StudyFigure { method: "a8", recall: 0.39, precision: 0.97, f: 0.56, table: "Table 2" },
+    StudyFigure { method: "a6", recall: 0.36, precision: 0.91, f: 0.51, table: "Table 2" },
+    StudyFigure { method: "a0", recall: 0.23, precision: 1.00, f: 0.38, table: "Table 2" },
+    StudyFigure { method: "a12", recall: 0.96, precision: 0.95, f: 0.95, table: "Table 7" },
+];
+
+/// The pool's methods the evaluate stage recorded in its manifest, if it
+/// ran (and recorded them).
+fn pool_methods(stages: &[(&'static str, Option<Manifest>)]) -> Option<Vec<String>> {
+    let (_, manifest) = stages.iter().find(|(name, _)| *name == "evaluate")?;
+    let methods = manifest.as_ref()?.config.get("pool_methods")?.as_array()?;
+    methods.iter().map(|m| m.as_str().map(str::to_string)).collect()
+}
+
+/// A sentence naming the recall pool and whether it is the study's.
+fn pool_sentence(pool: Option<&[String]>) -> String {
+    match pool {
+        None => {
+            "The pool's methods are not recorded (an evaluate stage of an older version: every method run).".to_string()
+        }
+        Some(methods) if methods.iter().map(String::as_str).eq(STUDY_POOL_METHODS.iter().copied()) => format!(
+            "Recall is relative to the pool of {} (<code>evaluate.pool = \"study\"</code>): the study's definition, \
+             so the recall figures compare with the study's.",
+            methods.join(", ")
+        ),
+        Some(methods) => format!(
+            "Recall is relative to the pool of {}: not the study's pool (a0–a10), so the recall and F figures do \
+             not compare with the study's; set <code>evaluate.pool = \"study\"</code> for that.",
+            if methods.is_empty() { "no method".to_string() } else { escape(&methods.join(", ")) }
+        ),
+    }
+}
+
+/// The study's figures beside this run's, for the methods the study
+/// reports, in the study's order.
+fn study_comparison_html(quality: &[MethodQuality], pool: Option<&[String]>) -> String {
+    let mut out = format!(
+        "<h3>Beside the study</h3>\n<p class=\"note\">The study's figures (Zelenkov &amp; Segalovich: ROMIP web \
+         collection, about 500,000 documents; Table 2 for A0–A10, whose recall is relative to the union of their \
+         duplicates, Table 7 for A12; A11 is described as \"nearly 1.0\" in recall and precision) and this run's. \
+         {}</p>\n<table>\n<tr><th>method</th><th>source</th><th>study recall</th><th>study precision</th><th>study F</th>\
+         <th>recall</th><th>precision</th><th>F1</th></tr>\n",
+        pool_sentence(pool)
+    );
+    for figure in STUDY_FIGURES {
+        let run = quality.iter().find(|q| q.method == figure.method);
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            figure.method,
+            figure.table,
+            figure.recall,
+            figure.precision,
+            figure.f,
+            run.map_or_else(|| "not run".to_string(), |q| ratio(q.recall)),
+            run.map_or_else(|| "not run".to_string(), |q| ratio(q.precision)),
+            run.map_or_else(|| "not run".to_string(), |q| ratio(q.f1)),
+        );
+    }
+    out.push_str("</table>\n");
+    out
+}
+
+/// The quality bar chart, the pair-count table (`method_quality`) and the
+/// study's figures beside this run's; `pool` names the recall pool's
+/// methods when the evaluate stage recorded them.
+fn quality_html(quality: &[MethodQuality], pool: Option<&[String]>) -> String {
     if quality.is_empty() {
         return "<p class=\"missing\">no method was evaluated</p>\n".to_string();
     }
@@ -160,8 +257,8 @@ fn quality_html(quality: &[MethodQuality]) -> String {
         .map(|q| BarGroup { label: q.method.clone(), values: vec![q.precision, q.recall, q.f1] })
         .collect();
     let mut out = String::from(
-        "<p class=\"note\">Precision = verified / found; recall = verified / all pairs verified by any method; \
-         F1 = 2PR / (P + R). A dash: no value (the method found no pair). A method with more pairs than \
+        "<p class=\"note\">Precision = verified / found; recall = verified / the pool's verified pairs (the \
+         union of the verified pairs of the pool's methods, <code>evaluate.pool</code>); F1 = 2PR / (P + R). A dash: no value (the method found no pair). A method with more pairs than \
          <code>evaluate.max_judged_pairs</code> is judged on a uniform random sample of them (\"judged\"): \
          its verified count, recall and F1 are estimates, and the precision has its 95% interval.</p>\n<div class=\"chart\">",
     );
@@ -188,6 +285,7 @@ fn quality_html(quality: &[MethodQuality]) -> String {
         );
     }
     out.push_str("</table>\n");
+    out.push_str(&study_comparison_html(quality, pool));
     out
 }
 
@@ -398,5 +496,41 @@ mod tests {
         assert!(html.contains("Without verified pairs (not in the map): a7."));
         assert!(html.contains("(0.912) <span class=\"url\">http://e.example/copy</span>"));
         assert!(html.contains("<tr><td>ingest</td><td colspan=\"4\" class=\"missing\">not run</td></tr>"));
+    }
+
+    /// The evaluate stage's manifest recording `pool` as its pool.
+    fn evaluate_manifest(pool: &[&str]) -> Manifest {
+        serde_json::from_value(serde_json::json!({
+            "stage": "evaluate", "program_version": "0", "fingerprint": "f", "inputs": {},
+            "external_inputs": null, "config": {"pool_methods": pool}, "report": {"rows": {}, "counters": {},
+            "input_errors": []}, "started_at_unix": 0, "wall_seconds": 1.0, "cpu_seconds": 1.0
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_study_figures_stand_beside_this_runs() {
+        let mut data = sample_data();
+        data.stages = vec![("evaluate", Some(evaluate_manifest(STUDY_POOL_METHODS)))];
+        let html = page(&data);
+        // a0: the study's 0.23 / 1.00 / 0.38 beside this run's 1 / 0.5 / 2/3.
+        assert!(html.contains(
+            "<tr><td>a0</td><td>Table 2</td><td class=\"num\">0.23</td><td class=\"num\">1.00</td><td class=\"num\">0.38</td><td class=\"num\">1.000</td><td class=\"num\">0.500</td><td class=\"num\">0.667</td></tr>"
+        ), "{html}");
+        // a4 leads the study's table; this run did not evaluate it.
+        assert!(html.contains(
+            "<tr><td>a4</td><td>Table 2</td><td class=\"num\">0.84</td><td class=\"num\">0.80</td><td class=\"num\">0.82</td><td class=\"num\">not run</td>"
+        ));
+        assert!(html.contains("<tr><td>a12</td><td>Table 7</td><td class=\"num\">0.96</td><td class=\"num\">0.95</td><td class=\"num\">0.95</td>"));
+        // a7 ran but found nothing: no precision, recall 0.
+        assert!(html.contains("<tr><td>a7</td><td>Table 2</td><td class=\"num\">0.50</td><td class=\"num\">0.97</td><td class=\"num\">0.66</td><td class=\"num\">0.000</td><td class=\"num\">–</td><td class=\"num\">–</td></tr>"));
+        assert_eq!(html.matches("<td>Table 2</td>").count(), 11);
+        assert!(html.contains(
+            "pool of a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 (<code>evaluate.pool = \"study\"</code>): the study's definition"
+        ));
+        data.stages = vec![("evaluate", Some(evaluate_manifest(&["a0", "a7", "slst"])))];
+        assert!(page(&data).contains("Recall is relative to the pool of a0, a7, slst: not the study's pool"));
+        data.stages = vec![("evaluate", None)];
+        assert!(page(&data).contains("The pool's methods are not recorded"));
     }
 }

@@ -9,7 +9,7 @@
 //! and adds one thing SQL cannot express portably: the min-hash resemblance
 //! of minhash edges (share of equal positions of two sketches).
 
-use anyhow::{ensure, Result};
+use anyhow::Result;
 use arrow::array::{Array, AsArray, Float64Builder, StringBuilder, UInt64Builder};
 use arrow::datatypes::{Float64Type, UInt64Type};
 use futures::StreamExt;
@@ -72,7 +72,6 @@ const EDGE_VIEWS: [(&str, &str); 3] = [
 
 /// Registers the edge views over the tables of `session`.
 async fn register_edge_views(session: &datafusion::prelude::SessionContext, config: &Config) -> Result<()> {
-    ensure!(config.candidates.max_edges_per_document >= 1, "candidates.max_edges_per_document must be at least 1");
     let params = sql_params(config);
     for (view, sql) in EDGE_VIEWS {
         let df = session.sql(&substitute(sql, &params)).await?;

@@ -15,11 +15,16 @@
 //! precision). The sample of a method is its pairs with the smallest hash
 //! values (a bottom-k sample, [`pair_hash`]): the same hash for every
 //! method, so the k smallest of a union of methods are among the judged
-//! pairs of its members, and the pool (the union of every method's verified
-//! pairs, for recall) and the overlap of two methods are estimated from the
-//! same judged pairs without verifying more.
+//! pairs of its members, and the pool (the union of the verified pairs of
+//! the pool's methods, `evaluate.pool`, for recall) and the overlap of two
+//! methods are estimated from the same judged pairs without verifying more.
+//!
+//! The pool's methods are configurable because the study's recall is
+//! relative to the union of the duplicates of its experiment's methods
+//! (A0–A10, preset `"study"`): only with that pool can this run's recall be
+//! set beside the study's published figures (the report shows both).
 
-use anyhow::{ensure, Result};
+use anyhow::Result;
 use arrow::array::{AsArray, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
 use arrow::datatypes::UInt64Type;
 use futures::StreamExt;
@@ -28,7 +33,7 @@ use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use crate::config::Config;
+use crate::config::{Config, Pool, POOL_ALL};
 use crate::gold::{read_gold, GoldLabels};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
@@ -51,8 +56,14 @@ impl Stage for Evaluate {
     fn runs_sql_on_engine(&self) -> bool {
         true
     }
+    /// The evaluation settings with the pool resolved to the methods run
+    /// (the report names them next to the recall figures).
     fn config_section(&self, config: &Config) -> Value {
-        json!({"enabled": config.methods.enabled, "evaluate": config.evaluate})
+        json!({
+            "enabled": config.methods.enabled,
+            "evaluate": config.evaluate,
+            "pool_methods": config.evaluate.pool_methods(&config.methods.enabled),
+        })
     }
     /// The gold file's content, so that editing it reruns the stage.
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
@@ -65,20 +76,28 @@ impl Stage for Evaluate {
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let cfg = &ctx.config.evaluate;
-        ensure!(
-            cfg.gold_positive_min_label > cfg.gold_negative_max_label,
-            "evaluate.gold_positive_min_label ({}) must be above evaluate.gold_negative_max_label ({})",
-            cfg.gold_positive_min_label,
-            cfg.gold_negative_max_label
-        );
+        let pool = cfg.pool_methods(&ctx.config.methods.enabled);
+        // "all" means the methods run; a preset or list naming others is
+        // not the pool it says.
+        let every_method_run = matches!(&cfg.pool, Pool::Preset(name) if name == POOL_ALL);
+        let not_run: Vec<&str> = cfg.configured_pool().into_iter().filter(|m| !pool.iter().any(|p| p == m)).collect();
+        if !every_method_run && !not_run.is_empty() {
+            tracing::warn!(
+                "evaluate.pool names methods that were not run ({}): the pool is the union of {} only",
+                not_run.join(", "),
+                if pool.is_empty() { "no method (recall is not computed)".to_string() } else { pool.join(", ") }
+            );
+        }
         let gold = if cfg.gold_file.is_empty() { GoldLabels::default() } else { read_gold(Path::new(&cfg.gold_file))? };
         let mut report = StageReport::default();
         let (pairs, members) = write_gold_tables(&ctx.out, &gold)?;
         report.rows.insert("gold_pairs".into(), pairs);
         report.rows.insert("gold_clusters".into(), members);
         ctx.runtime.block_on(async {
-            let judged = judge_method_pairs(ctx, &mut report).await?;
-            report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &ctx.config, &judged)?);
+            let judged = judge_method_pairs(ctx, &pool, &mut report).await?;
+            let (pool_verified, rows) = quality_rows(&judged, &ctx.config.methods.enabled);
+            report.counters.insert("pool_verified_pairs".into(), pool_verified);
+            report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &rows)?);
             report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged)?);
             let session = crate::sql::sql_stage_session(&ctx.out).await?;
             let enabled = ctx
@@ -164,8 +183,10 @@ struct Judged {
     /// Distinct candidate pairs proposed by both methods i and j
     /// (`both[i][i]`: by method i).
     both: Vec<Vec<u64>>,
-    /// Distinct candidate pairs of all methods together.
-    total: u64,
+    /// Bit mask of the pool's methods.
+    pool: u64,
+    /// Distinct candidate pairs of the pool's methods together.
+    pool_found: u64,
     /// Judged pairs in ascending hash order.
     pairs: Vec<JudgedPair>,
     /// Size of the judged sample of each method and of any union of
@@ -199,7 +220,8 @@ impl Judged {
 /// Chooses and verifies the judged pairs: for each method its `k` pairs
 /// of smallest [`pair_hash`] (all when it has fewer). Pairs `verify`
 /// already compared keep that verdict; the others are verified here.
-async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Result<Judged> {
+/// `pool` names the pool's methods.
+async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut StageReport) -> Result<Judged> {
     let session = crate::sql::session_over(&ctx.out).await?;
     let edges = CandidateEdges::load(&session).await?;
     let k = usize::try_from(ctx.config.evaluate.max_judged_pairs).unwrap_or(usize::MAX).max(1);
@@ -207,6 +229,8 @@ async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Resul
         edges.pairs.iter().map(|(&(a, b), &m)| (pair_hash(a, b), a, b, m)).collect();
     all.sort_unstable();
     let methods = edges.methods.len();
+    let pool_mask = (0..methods).filter(|&i| pool.contains(&edges.methods[i])).fold(0u64, |mask, i| mask | 1 << i);
+    let pool_found = all.iter().filter(|p| p.3 & pool_mask != 0).count() as u64;
     let mut both = vec![vec![0u64; methods]; methods];
     let mut taken = vec![0usize; methods];
     let mut chosen: Vec<(u64, u64, u64, u64)> = Vec::new();
@@ -269,7 +293,7 @@ async fn judge_method_pairs(ctx: &RunContext, report: &mut StageReport) -> Resul
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
     let reused = chosen.iter().filter(|(_, a, b, _)| known.contains_key(&(*a, *b))).count();
     report.counters.insert("judged_pairs_verified_here".into(), (pairs.len() - reused) as u64);
-    Ok(Judged { methods: edges.methods, both, total: edges.pairs.len() as u64, pairs, k })
+    Ok(Judged { methods: edges.methods, both, pool: pool_mask, pool_found, pairs, k })
 }
 
 /// The Wilson score interval of a proportion `hits / n` at 95%.
@@ -296,44 +320,75 @@ fn scale(found: u64, hits: u64, judged: u64) -> u64 {
     }
 }
 
-/// `method_quality`: one row per enabled method (also when it found
-/// nothing), in method order.
-fn write_method_quality(out: &Path, config: &Config, judged: &Judged) -> Result<u64> {
-    let all_methods: u64 = if judged.methods.is_empty() { 0 } else { u64::MAX >> (64 - judged.methods.len()) };
-    // The pool: the union of every method's verified pairs, estimated from
-    // the bottom-k sample of the union of all methods.
-    let (union_judged, union_hits) =
-        judged.sample_of(all_methods).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64));
-    let pool = scale(judged.total, union_hits, union_judged);
-    let mut enabled: Vec<&String> = config.methods.enabled.iter().collect();
+/// One row of `method_quality`.
+#[derive(Debug, Clone, PartialEq)]
+struct QualityRow {
+    method: String,
+    found: u64,
+    judged: u64,
+    verified: u64,
+    precision: Option<f64>,
+    interval: Option<(f64, f64)>,
+    recall: Option<f64>,
+    f1: Option<f64>,
+}
+
+/// The verified pairs of the pool (the union of the pool's methods'
+/// verified pairs), estimated from the bottom-k sample of the union of
+/// those methods; and one row per enabled method (also when it found
+/// nothing), in method-id order, its recall relative to that pool.
+fn quality_rows(judged: &Judged, enabled: &[String]) -> (u64, Vec<QualityRow>) {
+    let (pool_judged, pool_hits) =
+        judged.sample_of(judged.pool).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64));
+    let pool = scale(judged.pool_found, pool_hits, pool_judged);
+    let mut enabled: Vec<&String> = enabled.iter().collect();
     enabled.sort();
     enabled.dedup();
+    let rows = enabled
+        .into_iter()
+        .map(|method| {
+            let bit = judged.methods.iter().position(|m| m == method);
+            let found = bit.map_or(0, |i| judged.found(i));
+            let (n, hits) = bit.map_or((0, 0), |i| {
+                judged.sample_of(1 << i).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64))
+            });
+            let verified = scale(found, hits, n);
+            let precision = (n > 0).then(|| hits as f64 / n as f64);
+            let recall = (pool > 0).then(|| verified as f64 / pool as f64);
+            let f1 = match (precision, recall) {
+                (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
+                _ => None,
+            };
+            QualityRow {
+                method: method.clone(),
+                found,
+                judged: n,
+                verified,
+                precision,
+                interval: (n > 0).then(|| wilson_interval(hits, n)),
+                recall,
+                f1,
+            }
+        })
+        .collect();
+    (pool, rows)
+}
+
+/// Writes `method_quality`.
+fn write_method_quality(out: &Path, rows: &[QualityRow]) -> Result<u64> {
     let mut w = TableWriter::for_table(out, "method_quality")?;
     let mut b = BatchBuilder::new("method_quality");
-    for method in enabled {
-        let bit = judged.methods.iter().position(|m| m == method);
-        let found = bit.map_or(0, |i| judged.found(i));
-        let (n, hits) = bit.map_or((0, 0), |i| {
-            judged.sample_of(1 << i).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64))
-        });
-        let verified = scale(found, hits, n);
-        let precision = (n > 0).then(|| hits as f64 / n as f64);
-        let interval = (n > 0).then(|| wilson_interval(hits, n));
-        let recall = (pool > 0).then(|| verified as f64 / pool as f64);
-        let f1 = match (precision, recall) {
-            (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
-            _ => None,
-        };
-        b.col::<StringBuilder>(0).append_value(method);
-        b.col::<Int64Builder>(1).append_value(found as i64);
-        b.col::<Int64Builder>(2).append_value(n as i64);
-        b.col::<Int64Builder>(3).append_value(verified as i64);
-        b.col::<Float64Builder>(4).append_option(precision);
-        b.col::<Float64Builder>(5).append_option(interval.map(|i| i.0));
-        b.col::<Float64Builder>(6).append_option(interval.map(|i| i.1));
-        b.col::<Float64Builder>(7).append_option(recall);
-        b.col::<Float64Builder>(8).append_option(f1);
-        b.col::<BooleanBuilder>(9).append_value(n == found);
+    for row in rows {
+        b.col::<StringBuilder>(0).append_value(&row.method);
+        b.col::<Int64Builder>(1).append_value(row.found as i64);
+        b.col::<Int64Builder>(2).append_value(row.judged as i64);
+        b.col::<Int64Builder>(3).append_value(row.verified as i64);
+        b.col::<Float64Builder>(4).append_option(row.precision);
+        b.col::<Float64Builder>(5).append_option(row.interval.map(|i| i.0));
+        b.col::<Float64Builder>(6).append_option(row.interval.map(|i| i.1));
+        b.col::<Float64Builder>(7).append_option(row.recall);
+        b.col::<Float64Builder>(8).append_option(row.f1);
+        b.col::<BooleanBuilder>(9).append_value(row.judged == row.found);
     }
     w.write_rest(&mut b)?;
     w.commit()
@@ -394,7 +449,8 @@ mod tests {
         let judged = Judged {
             methods: vec!["x".into(), "y".into()],
             both: vec![vec![10, 5], vec![5, 5]],
-            total: 10,
+            pool: 3,
+            pool_found: 10,
             pairs,
             k: 3,
         };
@@ -403,5 +459,47 @@ mod tests {
         assert_eq!(judged.found_either(0, 1), 10);
         assert_eq!(scale(judged.found(1), 2, 3), 3);
         assert_eq!(scale(4, 2, 4), 2);
+    }
+
+    #[test]
+    fn the_pool_is_the_union_of_the_pool_methods_verified_pairs() {
+        // Three methods x, y, z; 6 pairs in hash order, all judged (k = 10):
+        //   pair  methods  verified
+        //   0     x        yes
+        //   1     x, y     yes
+        //   2     y        yes
+        //   3     z        yes   (only z finds it)
+        //   4     y        no
+        //   5     x, z     yes
+        // Pool {x, y}: verified pairs 0, 1, 2, 5 = 4 (pair 3 is z's alone).
+        let (x, y, z) = (1u64, 2u64, 4u64);
+        let pairs = [(x, true), (x | y, true), (y, true), (z, true), (y, false), (x | z, true)]
+            .map(|(methods, verified)| JudgedPair { methods, verified })
+            .to_vec();
+        let judged = Judged {
+            methods: vec!["x".into(), "y".into(), "z".into()],
+            // found: x 3, y 3, z 2; x∩y 1, x∩z 1, y∩z 0.
+            both: vec![vec![3, 1, 1], vec![1, 3, 0], vec![1, 0, 2]],
+            pool: x | y,
+            pool_found: 5,
+            pairs,
+            k: 10,
+        };
+        let enabled: Vec<String> = ["z", "x", "y"].iter().map(|s| s.to_string()).collect();
+        let (pool, rows) = quality_rows(&judged, &enabled);
+        assert_eq!(pool, 4);
+        let by_method: Vec<(&str, u64, u64, Option<f64>)> =
+            rows.iter().map(|r| (r.method.as_str(), r.found, r.verified, r.recall)).collect();
+        // x verified 3 (pairs 0, 1, 5): recall 3/4; y 2 of 3: 2/4; z 2 of 2:
+        // 2/4 (outside the pool, its pairs still count for its recall).
+        assert_eq!(by_method, [("x", 3, 3, Some(0.75)), ("y", 3, 2, Some(0.5)), ("z", 2, 2, Some(0.5))]);
+        // With every method in the pool, pair 3 joins it: 5.
+        let all = Judged { pool: x | y | z, pool_found: 6, ..judged };
+        assert_eq!(quality_rows(&all, &enabled).0, 5);
+        // A pool of methods that found nothing: no recall.
+        let none = Judged { pool: 0, pool_found: 0, ..all };
+        let (pool, rows) = quality_rows(&none, &enabled);
+        assert_eq!(pool, 0);
+        assert!(rows.iter().all(|r| r.recall.is_none() && r.f1.is_none()));
     }
 }
