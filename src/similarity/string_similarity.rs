@@ -22,8 +22,8 @@
 //!   alternation, the odd/even overlap test, and ties broken in the same
 //!   order (diagonals scanned from the highest down);
 //! - the cut-off: with `total = |a| + |b|`, `too_expensive` is 2 to the
-//!   power of the number of base-4 digits of `total`, at least 256 (about
-//!   `2·√total`); once a search has run that many rounds without meeting,
+//!   power of the number of base-4 digits of `total` (between `√total`
+//!   and `2·√total`), at least 256; once a search has run that many rounds without meeting,
 //!   it stops and splits at the forward diagonal with the largest `x + y`
 //!   or the backward one with the smallest, whichever went further, and
 //!   the side the search came from is then solved minimally;
@@ -145,13 +145,8 @@ impl<'s> EditCount<'s> {
     fn count_edits(&mut self) -> Option<i64> {
         let (x, y) = (self.x, self.y);
         let mut edits: i64 = 0;
-        let mut tasks = vec![Task {
-            x_start: 0,
-            x_end: x.len() as isize,
-            y_start: 0,
-            y_end: y.len() as isize,
-            minimal: false,
-        }];
+        let mut tasks =
+            vec![Task { x_start: 0, x_end: x.len() as isize, y_start: 0, y_end: y.len() as isize, minimal: false }];
         while let Some(Task { mut x_start, mut x_end, mut y_start, mut y_end, minimal }) = tasks.pop() {
             if edits > self.max_edits {
                 return None;
@@ -174,13 +169,7 @@ impl<'s> EditCount<'s> {
                     edits += 1;
                 } else {
                     tasks.push(Task { x_start: split.x, x_end, y_start: split.y, y_end, minimal: split.high_minimal });
-                    tasks.push(Task {
-                        x_start,
-                        x_end: split.x,
-                        y_start,
-                        y_end: split.y,
-                        minimal: split.low_minimal,
-                    });
+                    tasks.push(Task { x_start, x_end: split.x, y_start, y_end: split.y, minimal: split.low_minimal });
                 }
             }
         }
@@ -318,6 +307,7 @@ impl<'s> EditCount<'s> {
 mod tests {
     use super::*;
     use crate::similarity::tests::{perl_similarities, Rng};
+    use std::time::Instant;
 
     fn close(x: f64, y: f64) -> bool {
         (x - y).abs() <= 1e-12
@@ -467,9 +457,15 @@ mod tests {
         for ((a, b), &want) in pairs.iter().zip(&perl) {
             let (chars_a, chars_b) = (a.chars().count(), b.chars().count());
             assert!(chars_a.min(chars_b) >= 10_000, "{chars_a} / {chars_b} chars");
+            let started = Instant::now();
             let port = similarity(a, b);
+            let port_time = started.elapsed();
             let exact = crate::similarity::similarity(a, b);
-            println!("{chars_a:>6} / {chars_b:>6} chars: exact {exact:.6}, module {want:.6}, port {port:.6}");
+            let exact_time = started.elapsed() - port_time;
+            println!(
+                "{chars_a:>6} / {chars_b:>6} chars: exact {exact:.6} ({exact_time:.1?}), \
+                 module {want:.6}, port {port:.6} ({port_time:.1?})"
+            );
             assert!(close(port, want), "{chars_a} / {chars_b} chars: port {port}, perl {want}");
             assert!(port <= exact + 1e-12);
             assert_eq!(similarity_at_least(a, b, 0.8), (want >= 0.8).then_some(port));
@@ -477,7 +473,10 @@ mod tests {
             flipped += (exact >= 0.8 && port < 0.8) as usize;
             near += (0.7..0.9).contains(&exact) as usize;
         }
-        println!("{} long pairs equal to perl; exact above the module on {lower}, verdict flipped on {flipped}", pairs.len());
+        println!(
+            "{} long pairs equal to perl; exact above the module on {lower}, verdict flipped on {flipped}",
+            pairs.len()
+        );
         assert!(near >= 8, "only {near} pairs with an exact similarity in [0.7, 0.9)");
         assert!(lower >= 4, "the module's heuristic lowered only {lower} pairs");
         assert!(flipped >= 1, "no pair verified by exact and refused by the module");
