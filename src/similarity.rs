@@ -170,7 +170,7 @@ impl MatchMasks {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write;
     use std::process::{Command, Stdio};

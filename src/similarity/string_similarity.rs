@@ -304,7 +304,7 @@ impl<'s> EditCount<'s> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::similarity::tests::{perl_similarities, Rng};
     use std::time::Instant;
@@ -404,7 +404,7 @@ mod tests {
     /// or inserts whole runs of words and edits single characters, dense
     /// enough that the module's searches give up, with exact similarities
     /// spread around the 0.8 threshold; both argument orders.
-    fn long_pairs() -> Vec<(String, String)> {
+    pub(crate) fn long_pairs() -> Vec<(String, String)> {
         let mut rng = Rng(18_000_018);
         let alphabets = ["etaoinshrdlcumwfgypbvkjxqz", "оеаинтсрвлкмдпуяызьбгчйхжшюцщэфъё", "etaoinsh стол 中文"];
         let mut pairs = Vec::new();
@@ -480,5 +480,48 @@ mod tests {
         assert!(near >= 8, "only {near} pairs with an exact similarity in [0.7, 0.9)");
         assert!(lower >= 4, "the module's heuristic lowered only {lower} pairs");
         assert!(flipped >= 1, "no pair verified by exact and refused by the module");
+    }
+
+    /// Breadth: pairs of 600–6,000 chars over alphabets of 2 to 6 symbols
+    /// (long snakes everywhere, many ties between diagonals) and unrelated
+    /// texts, at edit rates from 0.1 to 1, where the give-up runs on
+    /// sub-problems of every shape; the port equals the module on each,
+    /// in both argument orders.
+    #[test]
+    fn oracle_perl_small_alphabets_past_the_give_up() {
+        let mut rng = Rng(600_006);
+        let alphabets = ["ab", "abcd", "аб中", "ab cd"];
+        let mut pairs = Vec::new();
+        for i in 0..24 {
+            let alphabet: Vec<char> = alphabets[i % alphabets.len()].chars().collect();
+            let len = 600 + rng.below(5_400);
+            let a: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+            let b: String = if i % 6 == 5 {
+                (0..len + rng.below(500)).map(|_| alphabet[rng.below(alphabet.len())]).collect()
+            } else {
+                let rate = [100, 300, 600, 1_000][rng.below(4)];
+                let mut b = String::with_capacity(a.len());
+                for c in a.chars() {
+                    if rng.next() % 1_000 >= rate {
+                        b.push(c);
+                    } else if rng.below(2) == 0 {
+                        b.push(alphabet[rng.below(alphabet.len())]);
+                        b.push(c);
+                    }
+                }
+                b
+            };
+            pairs.push((b.clone(), a.clone()));
+            pairs.push((a, b));
+        }
+        let Some(perl) = perl_similarities("oracle_perl_small_alphabets_past_the_give_up", &pairs) else { return };
+        let mut lower = 0;
+        for ((a, b), &want) in pairs.iter().zip(&perl) {
+            let port = similarity(a, b);
+            assert!(close(port, want), "{} / {} chars: port {port}, perl {want}", a.len(), b.len());
+            lower += (crate::similarity::similarity(a, b) - port > 1e-9) as usize;
+        }
+        println!("{} pairs over small alphabets equal to perl, {lower} below the exact value", pairs.len());
+        assert!(lower >= 4, "the give-up lowered only {lower} pairs");
     }
 }

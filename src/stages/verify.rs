@@ -327,4 +327,23 @@ mod tests {
         assert_eq!(placed.comparisons.len(), 2);
         assert_eq!(placed.comparisons[1].methods, 2);
     }
+
+    /// The algorithm decides: on a long pair with many edits (33,000
+    /// chars each, exact similarity 0.809, the Perl module's 0.782) the
+    /// document joins the representative's cluster with `exact` and starts
+    /// its own with `string-similarity`.
+    #[test]
+    fn the_configured_algorithm_decides_the_clusters() {
+        let (a, b) = crate::similarity::string_similarity::tests::long_pairs().swap_remove(0);
+        // Placed second, `a` is compared with `b`: the module's (a, b) order.
+        let docs = [doc(1, None, &b), doc(2, None, &a)];
+        let refs: Vec<&Doc> = docs.iter().collect();
+        let edges = vec![vec![(1, 1)], vec![(0, 1)]];
+        let exact = place(&refs, &edges, 0.8, SimilarityAlgorithm::Exact);
+        assert_eq!(exact.representative, [0, 0]);
+        assert!((exact.similarity[1].unwrap() - 0.808946).abs() < 1e-6);
+        let module = place(&refs, &edges, 0.8, SimilarityAlgorithm::StringSimilarity);
+        assert_eq!(module.representative, [0, 1]);
+        assert_eq!(module.similarity, [None, None]);
+    }
 }
