@@ -4,10 +4,12 @@
 //!
 //! The similarity is spec §9's `2·LCS/(|a|+|b|)` over the verification
 //! text (`[verify] text`: by default the visible text without the host's
-//! boilerplate, see [`crate::text::blocks`]). Before any LCS,
+//! boilerplate, see [`crate::text::blocks`]), computed exactly or as Perl's
+//! `String::Similarity` computes it (`[verify] algorithm`). Before any LCS,
 //! two bounds reject what cannot reach the threshold: the length bound
 //! `2·min(|a|,|b|)/(|a|+|b|)` and the character-multiset bound (LCS ≤ Σ
-//! over characters of the smaller of the two counts). Each similarity is
+//! over characters of the smaller of the two counts); they bound the Perl
+//! module's value too, which is never above the exact one. Each similarity is
 //! computed at most once, stopping as soon as it is certain to stay below
 //! the threshold.
 
@@ -18,8 +20,7 @@ use futures::StreamExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::config::VerificationText;
-use crate::similarity::similarity_at_least;
+use crate::config::{SimilarityAlgorithm, VerificationText};
 
 /// The distinct candidate edges: for each pair, the methods that proposed
 /// it as a bit set over `methods` (sorted names).
@@ -123,9 +124,10 @@ fn common_chars(a: &[(char, u32)], b: &[(char, u32)]) -> usize {
     common
 }
 
-/// The similarity of two documents if at least `threshold`, else None; the
-/// cheap bounds first, then at most one LCS computation.
-pub fn compare(a: &Doc, b: &Doc, threshold: f64) -> (Option<f64>, Outcome) {
+/// The similarity of two documents by `algorithm` if at least `threshold`,
+/// else None; the cheap bounds first, then at most one LCS computation.
+/// `a` is the Perl module's first string (its value is not symmetric).
+pub fn compare(a: &Doc, b: &Doc, threshold: f64, algorithm: SimilarityAlgorithm) -> (Option<f64>, Outcome) {
     let total = a.chars + b.chars;
     let reaches = |lcs_bound: usize| total == 0 || (2 * lcs_bound) as f64 / total as f64 >= threshold;
     if !reaches(a.chars.min(b.chars)) {
@@ -134,7 +136,7 @@ pub fn compare(a: &Doc, b: &Doc, threshold: f64) -> (Option<f64>, Outcome) {
     if !reaches(common_chars(&a.histogram, &b.histogram)) {
         return (None, Outcome::CharBound);
     }
-    (similarity_at_least(&a.text, &b.text, threshold), Outcome::Lcs)
+    (algorithm.similarity_at_least(&a.text, &b.text, threshold), Outcome::Lcs)
 }
 
 /// Reads the verification texts of the documents matching the SQL
@@ -206,12 +208,15 @@ mod tests {
     #[test]
     fn bounds_reject_before_any_lcs() {
         let long = doc(1, "abcdefghijabcdefghij");
-        assert_eq!(compare(&long, &doc(2, "abcde"), 0.8), (None, Outcome::LengthBound));
+        let exact = SimilarityAlgorithm::Exact;
+        assert_eq!(compare(&long, &doc(2, "abcde"), 0.8, exact), (None, Outcome::LengthBound));
         // Same length, disjoint letters: only the character bound sees it.
-        assert_eq!(compare(&long, &doc(3, "klmnopqrstklmnopqrst"), 0.8), (None, Outcome::CharBound));
+        assert_eq!(compare(&long, &doc(3, "klmnopqrstklmnopqrst"), 0.8, exact), (None, Outcome::CharBound));
         // kitten/sitting: 2*4/13 = 0.615..., exact above a low threshold.
         let (k, s) = (doc(4, "kitten"), doc(5, "sitting"));
-        assert_eq!(compare(&k, &s, 0.6), (Some(8.0 / 13.0), Outcome::Lcs));
-        assert_eq!(compare(&k, &s, 0.8).0, None);
+        for algorithm in [exact, SimilarityAlgorithm::StringSimilarity] {
+            assert_eq!(compare(&k, &s, 0.6, algorithm), (Some(8.0 / 13.0), Outcome::Lcs));
+            assert_eq!(compare(&k, &s, 0.8, algorithm).0, None);
+        }
     }
 }

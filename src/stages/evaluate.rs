@@ -275,7 +275,7 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
             .into_iter()
             .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
             .collect();
-    let threshold = ctx.config.verify.threshold;
+    let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
     let empty = Doc::new(0, String::new(), None, 0, String::new());
     let pairs: Vec<JudgedPair> = chosen
         .par_iter()
@@ -283,7 +283,8 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
             let verified = match known.get(&(a, b)) {
                 Some(&v) => v,
                 None => {
-                    compare(texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty), threshold).0.is_some()
+                    let (doc_a, doc_b) = (texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty));
+                    compare(doc_a, doc_b, threshold, algorithm).0.is_some()
                 }
             };
             JudgedPair { methods, verified }

@@ -18,7 +18,9 @@
 //!    A~B~C without A~C), and the first document of a cluster in that order
 //!    is its representative.
 //! 3. Each comparison is [`crate::verification::compare`]: cheap bounds
-//!    first, then at most one LCS with an early exit.
+//!    first, then at most one LCS with an early exit (exact, or the Perl
+//!    module's value with `verify.algorithm = "string-similarity"`; the
+//!    document is the module's first string, the representative its second).
 //!
 //! `duplicates` gets one row per comparison made, `clusters` one row per
 //! member of a cluster of two or more documents.
@@ -34,7 +36,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
 
-use crate::config::Config;
+use crate::config::{Config, SimilarityAlgorithm};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::{BatchBuilder, TableWriter};
 use crate::union_find::UnionFind;
@@ -91,7 +93,7 @@ struct Placed {
 
 /// Builds the clusters of one component. `docs` are in representative
 /// order; `edges[i]` lists (j, methods) for every edge of document i.
-fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64) -> Placed {
+fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64, algorithm: SimilarityAlgorithm) -> Placed {
     let n = docs.len();
     let mut representative: Vec<usize> = (0..n).collect();
     let mut similarity: Vec<Option<f64>> = vec![None; n];
@@ -109,7 +111,7 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64) -> Placed {
         // that one giant component (a site template) still uses every core.
         let reached: Vec<(usize, u64)> = reached.into_iter().collect();
         let compared: Vec<(Option<f64>, Outcome)> =
-            reached.par_iter().map(|&(r, _)| compare(docs[i], docs[r], threshold)).collect();
+            reached.par_iter().map(|&(r, _)| compare(docs[i], docs[r], threshold, algorithm)).collect();
         let mut best: Option<(usize, f64)> = None;
         for ((r, methods), (sim, outcome)) in reached.into_iter().zip(compared) {
             comparisons.push(Comparison { doc: i, representative: r, methods, similarity: sim, outcome });
@@ -128,7 +130,7 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64) -> Placed {
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let threshold = ctx.config.verify.threshold;
+    let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
     let session = crate::sql::session_over(&ctx.out).await?;
     let edges = CandidateEdges::load(&session).await?;
     let mut uf = UnionFind::new();
@@ -190,7 +192,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     e
                 })
                 .collect();
-            let result = place(&members, &local_edges, threshold);
+            let result = place(&members, &local_edges, threshold, algorithm);
             progress.inc(members.len() as u64);
             (members, result)
         })
@@ -305,7 +307,7 @@ mod tests {
         let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1, 1-2, 2-3 (all methods bit 0).
         let edges = vec![vec![(1, 1)], vec![(0, 1), (2, 1)], vec![(1, 1), (3, 1)], vec![(2, 1)]];
-        let placed = place(&refs, &edges, 0.8);
+        let placed = place(&refs, &edges, 0.8, SimilarityAlgorithm::Exact);
         // 1 joins 0 (0.8); 2 reaches rep 0 through 1: 0.6, so it starts its
         // own cluster; 3 reaches rep 2: 0.8, joins it.
         assert_eq!(placed.representative, [0, 0, 2, 2]);
@@ -320,9 +322,28 @@ mod tests {
         let docs = [doc(1, None, "aaaaaaaaaa"), doc(2, None, "bbbbbbbbbb"), doc(3, None, "bbbbbbbbba")];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(2, 1)], vec![(2, 2)], vec![(0, 1), (1, 2)]];
-        let placed = place(&refs, &edges, 0.05);
+        let placed = place(&refs, &edges, 0.05, SimilarityAlgorithm::Exact);
         assert_eq!(placed.representative, [0, 1, 1]);
         assert_eq!(placed.comparisons.len(), 2);
         assert_eq!(placed.comparisons[1].methods, 2);
+    }
+
+    /// The algorithm decides: on a long pair with many edits (33,000
+    /// chars each, exact similarity 0.809, the Perl module's 0.782) the
+    /// document joins the representative's cluster with `exact` and starts
+    /// its own with `string-similarity`.
+    #[test]
+    fn the_configured_algorithm_decides_the_clusters() {
+        let (a, b) = crate::similarity::string_similarity::tests::long_pairs().swap_remove(0);
+        // Placed second, `a` is compared with `b`: the module's (a, b) order.
+        let docs = [doc(1, None, &b), doc(2, None, &a)];
+        let refs: Vec<&Doc> = docs.iter().collect();
+        let edges = vec![vec![(1, 1)], vec![(0, 1)]];
+        let exact = place(&refs, &edges, 0.8, SimilarityAlgorithm::Exact);
+        assert_eq!(exact.representative, [0, 0]);
+        assert!((exact.similarity[1].unwrap() - 0.808946).abs() < 1e-6);
+        let module = place(&refs, &edges, 0.8, SimilarityAlgorithm::StringSimilarity);
+        assert_eq!(module.representative, [0, 1]);
+        assert_eq!(module.similarity, [None, None]);
     }
 }
