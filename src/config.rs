@@ -311,6 +311,14 @@ pub struct MethodsConfig {
     pub slst_max_sentence_repeats: usize,
     /// a11, a12: split chains where neighbouring length ratio exceeds this.
     pub chain_ratio: f64,
+    /// a11: a pair is compared only when the chain links between the two
+    /// documents (shared shingles met within `max_edges_per_document` steps
+    /// of a chain) number at least this share of the smaller document's
+    /// distinct shingles; 0 compares every linked pair (the study's a11,
+    /// bounded per document). On the full Javadoc crawl, 58% of a11's
+    /// comparisons were pairs no other method proposed linked by under 5%
+    /// of the shingles: 23,331 comparisons, 54 of them verified.
+    pub a11_min_shared: f64,
     /// a12: maximal ratio of sentence counts.
     pub a12_num_ratio: f64,
 }
@@ -420,6 +428,7 @@ impl MethodsConfig {
         p.at_least(S, "slst_max_group_docs", self.slst_max_group_docs, 2);
         p.within(S, "slst_min_jaccard", self.slst_min_jaccard, 0.0, 1.0);
         p.at_least(S, "slst_max_sentence_repeats", self.slst_max_sentence_repeats, 1);
+        p.within(S, "a11_min_shared", self.a11_min_shared, 0.0, 1.0);
         for (name, value) in [("chain_ratio", self.chain_ratio), ("a12_num_ratio", self.a12_num_ratio)] {
             p.require(value.is_finite() && value >= 1.0, || {
                 format!("[methods] {name} = {value} must be a ratio of at least 1")
@@ -473,6 +482,7 @@ impl Default for MethodsConfig {
             slst_min_jaccard: 0.5,
             slst_max_sentence_repeats: 16,
             chain_ratio: 1.15,
+            a11_min_shared: 0.05,
             a12_num_ratio: 1.20,
         }
     }

@@ -28,13 +28,15 @@ fn rt() -> tokio::runtime::Runtime {
 /// a12.sql, candidates.sql), written the plain way: each group's members
 /// sorted by (len, doc_id); each member linked to the next `k` members when
 /// `link` accepts the two; per pair the number of links (strength) and the
-/// length gap; each document keeps its `k` best edges by (strength desc, gap
+/// length gap; pairs that `strong_enough(doc_a, doc_b, strength)` refuses
+/// are dropped; each document keeps its `k` best edges by (strength desc, gap
 /// asc, partner asc); an edge stays when either end keeps it.
 fn bounded_edges<T>(
     groups: Vec<Vec<(u32, u64, T)>>,
     k: usize,
     method: &str,
     link: impl Fn(&(u32, u64, T), &(u32, u64, T)) -> bool,
+    strong_enough: impl Fn(u64, u64, u64) -> bool,
 ) -> BTreeSet<(u64, u64, String)> {
     let mut strength: BTreeMap<(u64, u64), (u64, u32)> = BTreeMap::new();
     for mut chain in groups {
@@ -49,7 +51,7 @@ fn bounded_edges<T>(
         }
     }
     let mut by_doc: BTreeMap<u64, Vec<(std::cmp::Reverse<u64>, u32, u64)>> = BTreeMap::new();
-    for (&(a, b), &(n, gap)) in &strength {
+    for (&(a, b), &(n, gap)) in strength.iter().filter(|(&(a, b), &(n, _))| strong_enough(a, b, n)) {
         by_doc.entry(a).or_default().push((std::cmp::Reverse(n), gap, b));
         by_doc.entry(b).or_default().push((std::cmp::Reverse(n), gap, a));
     }
@@ -130,7 +132,7 @@ fn exact_signature_groups_are_chained_and_bounded() {
     for method in ["a1", "a2", "minhash"] {
         let of_method: Vec<_> =
             groups.iter().filter(|(g, _)| g.0 == method).map(|(_, members)| members.clone()).collect();
-        expected.extend(bounded_edges(of_method, k, method, |_, _| true));
+        expected.extend(bounded_edges(of_method, k, method, |_, _| true, |_, _, _| true));
     }
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert_same_pairs(got.clone(), expected);
@@ -153,11 +155,21 @@ fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {
     w.commit().unwrap();
 }
 
+/// a11 with the default `a11_min_shared` (every link counts with these few
+/// shingles per page) and with a half share: a pair linked by fewer links
+/// than half the smaller page's shingles is not compared.
 #[test]
 fn a11_sql_equals_reference_chains() {
-    let out = temp_out("a11");
+    for min_shared in [Config::default().methods.a11_min_shared, 0.5] {
+        a11_sql_equals_reference_chains_at(min_shared);
+    }
+}
+
+fn a11_sql_equals_reference_chains_at(min_shared: f64) {
+    let out = temp_out(&format!("a11-{min_shared}"));
     let mut config = Config::default();
     config.candidates.max_edges_per_document = 3;
+    config.methods.a11_min_shared = min_shared;
     let ratio = config.methods.chain_ratio;
     let mut state = 11u64;
     let mut rows = Vec::new();
@@ -178,9 +190,22 @@ fn a11_sql_equals_reference_chains() {
         by_shingle.entry(*s).or_default().push((*l, *d, ()));
     }
     let k = config.candidates.max_edges_per_document as usize;
-    let expected = bounded_edges(by_shingle.into_values().collect(), k, "a11", |x, y| within_ratio(x.0, y.0, ratio));
+    let mut shingle_count: BTreeMap<u64, u64> = BTreeMap::new();
+    for (_, d, _) in &rows {
+        *shingle_count.entry(*d).or_default() += 1;
+    }
+    let strong_enough = |a: u64, b: u64, links: u64| {
+        links as f64 >= min_shared * shingle_count[&a].min(shingle_count[&b]) as f64
+    };
+    let expected = bounded_edges(
+        by_shingle.into_values().collect(),
+        k,
+        "a11",
+        |x, y| within_ratio(x.0, y.0, ratio),
+        strong_enough,
+    );
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
-    assert!(expected.len() > 50, "the generated case should have pairs, has {}", expected.len());
+    assert!(expected.len() > 30, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -249,7 +274,13 @@ fn a12_sql_equals_reference_rule() {
     }
     let k = config.candidates.max_edges_per_document as usize;
     let expected =
-        bounded_edges(by_key.into_values().collect(), k, "a12", |x, y| a12_pair_matches(&x.2, &y.2, ratio, num_ratio));
+        bounded_edges(
+            by_key.into_values().collect(),
+            k,
+            "a12",
+            |x, y| a12_pair_matches(&x.2, &y.2, ratio, num_ratio),
+            |_, _, _| true,
+        );
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 20, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);

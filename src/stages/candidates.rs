@@ -39,6 +39,7 @@ impl Stage for Candidates {
         json!({
             "candidates": config.candidates,
             "chain_ratio": config.methods.chain_ratio,
+            "a11_min_shared": config.methods.a11_min_shared,
             "a12_num_ratio": config.methods.a12_num_ratio,
         })
     }
@@ -59,6 +60,7 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
         ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
         ("ratio", format!("{:?}", config.methods.chain_ratio)),
         ("num_ratio", format!("{:?}", config.methods.a12_num_ratio)),
+        ("a11_min_shared", format!("{:?}", config.methods.a11_min_shared)),
     ]
 }
 
