@@ -176,13 +176,18 @@ fn hash_u64s(values: &[u64]) -> u64 {
     xxh3_64(&bytes)
 }
 
-/// `minhash`: w=10 shingles, 84 min-wise functions; candidates come from LSH
-/// bands of `minhash_band_rows` rows (band j = hash of sketch rows
-/// j*r..(j+1)*r, slot j), so two documents become candidates when at least one
-/// band is equal; the stage that scores pairs reads the full sketches
-/// ([`MinHash::sketch`]) and estimates the resemblance with [`resemblance`].
-/// r divides k ([`crate::config::Config::validate`] refuses a job file
-/// where it does not), so every minimum is in exactly one band.
+/// `minhash`: w=10 shingles, 84 min-wise functions. The method's rule is
+/// resemblance >= `minhash_threshold` (0.75); LSH bands of
+/// `minhash_band_rows` rows (band j = hash of sketch rows j*r..(j+1)*r, slot
+/// j) are only the index that finds the pairs to estimate: two documents
+/// sharing a band are estimated from their full sketches
+/// ([`MinHash::sketch`], the `sketches` table) by `jobs/minhash_edges.sql`,
+/// which computes [`resemblance`] in SQL and keeps the pair at or above the
+/// threshold. With resemblance p a pair shares a band with probability
+/// 1-(1-p^r)^b; 7 rows x 12 bands put its 50% point at 0.66, a little below
+/// the threshold (README, "minhash"). r divides k
+/// ([`crate::config::Config::validate`] refuses a job file where it does
+/// not), so every minimum is in exactly one band.
 #[derive(Debug, Clone)]
 pub struct MinHash {
     width: usize,
@@ -454,6 +459,29 @@ mod tests {
     }
 
     #[test]
+    fn band_s_curve_of_the_default_suits_the_threshold() {
+        // A pair of resemblance p shares at least one of b bands of r rows
+        // with probability 1-(1-p^r)^b.
+        let s_curve = |p: f64, bands: i32, rows: i32| 1.0 - (1.0 - p.powi(rows)).powi(bands);
+        let cfg = MethodsConfig::default();
+        let rows = cfg.minhash_band_rows as i32;
+        let bands = (cfg.minhash_functions / cfg.minhash_band_rows) as i32;
+        assert_eq!((bands, rows), (12, 7));
+        // By hand: 0.75^7 = 0.13348, 0.86652^12 = 0.17916, so at the
+        // threshold 0.8208 of the pairs are found by the index.
+        assert!((s_curve(cfg.minhash_threshold, bands, rows) - 0.8208).abs() < 1e-4);
+        // 50% point: (1 - 0.5^(1/12))^(1/7) = 0.056126^(1/7) = 0.6627, below
+        // the threshold (tilted toward recall) by less than 0.1.
+        let half = (1.0 - 0.5f64.powf(1.0 / bands as f64)).powf(1.0 / rows as f64);
+        assert!((half - 0.6627).abs() < 1e-4);
+        assert!((s_curve(half, bands, rows) - 0.5).abs() < 1e-9);
+        assert!(half < cfg.minhash_threshold && cfg.minhash_threshold - half < 0.1);
+        // Far from it: p=0.9 found 0.9996 of the time, p=0.5 only 0.0898.
+        assert!((s_curve(0.9, bands, rows) - 0.9996).abs() < 1e-4);
+        assert!((s_curve(0.5, bands, rows) - 0.0898).abs() < 1e-4);
+    }
+
+    #[test]
     fn minhash_signs_one_band_per_rows() {
         let cfg = MethodsConfig::default();
         let mh = MinHash::new(&cfg);
@@ -462,10 +490,10 @@ mod tests {
         let mut out = Vec::new();
         mh.sign(&view, &mut out);
         let sketch = mh.sketch(&doc).unwrap();
-        assert_eq!(out.len(), 84 / 6);
+        assert_eq!(out.len(), 84 / 7);
         for (j, s) in out.iter().enumerate() {
             assert_eq!(s.slot as usize, j);
-            let bytes: Vec<u8> = sketch[j * 6..(j + 1) * 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+            let bytes: Vec<u8> = sketch[j * 7..(j + 1) * 7].iter().flat_map(|v| v.to_le_bytes()).collect();
             assert_eq!(s.sig, xxh3_64(&bytes));
         }
         let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[] };
