@@ -7,21 +7,22 @@
 -- document's minhash edges by it and keeps the ${max_edges} most similar.
 --
 -- Resemblance = (number of positions i with equal minima) / ${minhash_functions}.
--- ${sketch_equal_positions} is that count written out as one
--- `CASE WHEN a.sketch[i] = b.sketch[i] THEN 1 ELSE 0 END` per position
--- (plain SQL, no user-defined function, so stock Ballista executors run it).
--- A document without a sketch has no terms and no bands, so the inner joins
--- drop nothing that could match.
+-- `sketches` holds one row per (doc_id, position, minimum), so the equal
+-- positions of a pair are a three-column equi-join and a COUNT: plain SQL
+-- that stock Ballista executors run (they have no list functions). A band
+-- pair shares at least one band, so it has at least one equal position and
+-- is never lost by the inner join.
 -- Reads exact_edges and `sketches`; gives (method, doc_a, doc_b, strength, len_gap).
 WITH band_pairs AS (
     SELECT doc_a, doc_b, len_gap FROM exact_edges WHERE method = 'minhash'
 ),
 estimated AS (
     SELECT p.doc_a, p.doc_b, p.len_gap,
-           CAST(${sketch_equal_positions} AS DOUBLE) / ${minhash_functions} AS resemblance
+           CAST(COUNT(*) AS DOUBLE) / ${minhash_functions} AS resemblance
     FROM band_pairs p
     JOIN sketches a ON a.doc_id = p.doc_a
-    JOIN sketches b ON b.doc_id = p.doc_b
+    JOIN sketches b ON b.doc_id = p.doc_b AND b.position = a.position AND b.minimum = a.minimum
+    GROUP BY p.doc_a, p.doc_b, p.len_gap
 )
 SELECT 'minhash' AS method, doc_a, doc_b, resemblance AS strength, len_gap
 FROM estimated

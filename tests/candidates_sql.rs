@@ -5,7 +5,7 @@
 //! `a12_pair_matches` as the pair rule, and min-hash's resemblance threshold
 //! on hand-made sketches.
 
-use arrow::array::{ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
+use arrow::array::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use neardup::config::Config;
 use neardup::methods::a12::{a12_pair_matches, A12Record};
 use neardup::methods::splitmix64;
@@ -278,10 +278,11 @@ fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
     let mut w = TableWriter::for_table(&out, "sketches").unwrap();
     let mut b = BatchBuilder::new("sketches");
     for (d, s) in &sketches {
-        b.col::<UInt64Builder>(0).append_value(*d);
-        let list = b.col::<ListBuilder<UInt64Builder>>(1);
-        list.values().append_slice(s);
-        list.append(true);
+        for (position, minimum) in s.iter().enumerate() {
+            b.col::<UInt64Builder>(0).append_value(*d);
+            b.col::<UInt32Builder>(1).append_value(position as u32);
+            b.col::<UInt64Builder>(2).append_value(*minimum);
+        }
     }
     w.write_rest(&mut b).unwrap();
     w.commit().unwrap();

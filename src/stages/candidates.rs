@@ -64,21 +64,7 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
         ("num_ratio", format!("{:?}", config.methods.a12_num_ratio)),
         ("minhash_functions", config.methods.minhash_functions.to_string()),
         ("minhash_threshold", format!("{:?}", config.methods.minhash_threshold)),
-        ("sketch_equal_positions", equal_positions_sql(config.methods.minhash_functions)),
     ]
-}
-
-/// The SQL expression counting the positions 1..=k where the sketches `a`
-/// and `b` hold equal minima: one CASE per position, because SQL has no
-/// portable "zip two lists" and a user-defined function would not run on
-/// stock Ballista executors. `(0)` for k = 0, which validation refuses.
-fn equal_positions_sql(k: usize) -> String {
-    if k == 0 {
-        return "(0)".into();
-    }
-    let terms: Vec<String> =
-        (1..=k).map(|i| format!("CASE WHEN a.sketch[{i}] = b.sketch[{i}] THEN 1 ELSE 0 END")).collect();
-    format!("({})", terms.join(" + "))
 }
 
 /// The SQL jobs giving each method family's scored edges, by the view name
