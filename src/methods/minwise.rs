@@ -32,9 +32,9 @@ fn splitmix64(state: &mut u64) -> u64 {
 /// coefficients and minima the compiler turns into vector instructions.
 const LANES: usize = 8;
 
-/// A family of k min-wise hash functions `h_i(x) = ((a_i x + b_i) mod 2^64)
-/// >> 32` (module documentation), whose sketches estimate the Jaccard
-/// resemblance of shingle sets by the share of equal minima.
+/// A family of k min-wise hash functions, `h_i(x)` = the high 32 bits of
+/// `(a_i x + b_i) mod 2^64` (module documentation), whose sketches estimate
+/// the Jaccard resemblance of shingle sets by the share of equal minima.
 #[derive(Debug, Clone)]
 pub struct MinHasher {
     /// Number of functions k.

@@ -1,8 +1,9 @@
 //! Shingle methods (spec §3): `minhash` (min-wise sketches with LSH bands),
 //! `a6` Megashingles and `a8` LogShingles, plus the shingle fingerprints that
 //! `a11` Decomposition reuses. The min-wise hash family of `minhash` and
-//! `a6` is [`MinHasher`] (`minwise.rs`): `h_i(x) = ((a_i x + b_i) mod 2^64)
-//! >> 32`, a_i odd, coefficients from splitmix64(`minhash_seed`).
+//! `a6` is [`MinHasher`] (`minwise.rs`): `h_i(x)` = the high 32 bits of
+//! `(a_i x + b_i) mod 2^64`, a_i odd, coefficients from
+//! splitmix64(`minhash_seed`).
 //!
 //! **Fingerprints.** A shingle is a run of `w` consecutive terms; its
 //! fingerprint is `xxh3_64` of the terms joined by a single space (spec §0:
