@@ -272,9 +272,14 @@ pub struct MethodsConfig {
     pub minhash_shingle_width: usize,
     /// minhash: number of min-wise functions.
     pub minhash_functions: usize,
-    /// minhash: rows per band for candidate generation (functions / rows
-    /// bands); must divide `minhash_functions`, so no minimum is left out.
+    /// minhash: rows per band of the LSH index that finds the pairs to
+    /// estimate (functions / rows bands); must divide `minhash_functions`, so
+    /// no minimum is left out. Chosen for `minhash_threshold` (README).
     pub minhash_band_rows: usize,
+    /// minhash: the method's rule. A pair found by the bands is a duplicate
+    /// when its estimated resemblance (share of equal minima) is at least
+    /// this; the study's 0.75 by default (README, "minhash").
+    pub minhash_threshold: f64,
     /// minhash, a6: seed of the min-wise function coefficients.
     pub minhash_seed: u64,
     /// a6, a8, a11: shingle width.
@@ -378,6 +383,7 @@ impl MethodsConfig {
         p.at_least(S, "minhash_shingle_width", self.minhash_shingle_width, 1);
         p.at_least(S, "minhash_functions", self.minhash_functions, 1);
         p.at_least(S, "minhash_band_rows", self.minhash_band_rows, 1);
+        p.within(S, "minhash_threshold", self.minhash_threshold, 0.0, 1.0);
         if self.minhash_band_rows >= 1 {
             // Minima left over after the last full band would be in no band.
             p.require(self.minhash_functions.is_multiple_of(self.minhash_band_rows), || {
@@ -461,7 +467,8 @@ impl Default for MethodsConfig {
             descr_coverage_floor: 0.5,
             minhash_shingle_width: 10,
             minhash_functions: 84,
-            minhash_band_rows: 6,
+            minhash_band_rows: 7,
+            minhash_threshold: 0.75,
             minhash_seed: 1,
             shingle_width: 5,
             megashingle_functions: 36,
@@ -756,6 +763,7 @@ mod tests {
             ("[methods]\nminhash_shingle_width = 0", "[methods] minhash_shingle_width = 0 must be at least 1"),
             ("[methods]\nminhash_functions = 0", "[methods] minhash_functions = 0 must be at least 1"),
             ("[methods]\nminhash_band_rows = 0", "[methods] minhash_band_rows = 0 must be at least 1"),
+            ("[methods]\nminhash_threshold = 1.5", "[methods] minhash_threshold = 1.5 must be between 0 and 1"),
             ("[methods]\nminhash_band_rows = 5", "[methods] minhash_band_rows = 5 must divide minhash_functions = 84"),
             (
                 "[methods]\nminhash_functions = 70000\nminhash_band_rows = 1",

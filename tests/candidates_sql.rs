@@ -1,14 +1,15 @@
-//! The candidate SQL jobs (`jobs/candidates_exact.sql`, `a11.sql`, `a12.sql`
-//! and `candidates.sql`) compared with a straightforward Rust reference of
-//! the bounded edges on generated tables: signature groups (a big template
-//! group among them), A11 chains and A12 "3+5" with `a12_pair_matches` as
-//! the pair rule.
+//! The candidate SQL jobs (`jobs/candidates_exact.sql`, `minhash_edges.sql`,
+//! `a11.sql`, `a12.sql` and `candidates.sql`) compared with a straightforward
+//! Rust reference of the bounded edges on generated tables: signature groups
+//! (a big template group among them), A11 chains, A12 "3+5" with
+//! `a12_pair_matches` as the pair rule, and min-hash's resemblance threshold
+//! on hand-made sketches.
 
 use arrow::array::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use neardup::config::Config;
 use neardup::methods::a12::{a12_pair_matches, A12Record};
 use neardup::methods::splitmix64;
-use neardup::stages::candidates::candidate_edges;
+use neardup::stages::candidates::{candidate_edges, scored_candidate_edges};
 use neardup::table::{BatchBuilder, TableWriter};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -97,7 +98,9 @@ fn exact_signature_groups_are_chained_and_bounded() {
     let k = 3;
     // a1 slot 0 sig 7: docs 1..=3; a1 slot 1 sig 8: docs 1..=6 (hot: > 4,
     // chained all the same); a2 slot 1 sig 7: docs 2, 5; a singleton; and
-    // a big group of 300 documents (a template) with 14 bands as minhash.
+    // a big group of 300 documents (a template) in 14 slots as a6
+    // megashingles. (minhash band pairs also pass its resemblance rule:
+    // `minhash_keeps_band_pairs_at_or_above_the_threshold`.)
     let len = |d: u64| (d * 37 % 11) as u32 + 10;
     let mut rows: Vec<(&str, u64, u16, u64)> = [(1, 7), (2, 7), (3, 7)]
         .iter()
@@ -108,7 +111,7 @@ fn exact_signature_groups_are_chained_and_bounded() {
     for band in 0..14u16 {
         for d in 100..400u64 {
             // Bands split the template into a few sub-groups.
-            rows.push(("minhash", d, band, (d % (band as u64 % 3 + 1)) * 1000 + band as u64));
+            rows.push(("a6", d, band, (d % (band as u64 % 3 + 1)) * 1000 + band as u64));
         }
     }
     let mut w = TableWriter::for_table(&out, "signatures").unwrap();
@@ -129,7 +132,7 @@ fn exact_signature_groups_are_chained_and_bounded() {
         groups.entry((m, *slot, *sig)).or_default().push((len(*d), *d, ()));
     }
     let mut expected = BTreeSet::new();
-    for method in ["a1", "a2", "minhash"] {
+    for method in ["a1", "a2", "a6"] {
         let of_method: Vec<_> =
             groups.iter().filter(|(g, _)| g.0 == method).map(|(_, members)| members.clone()).collect();
         expected.extend(bounded_edges(of_method, k, method, |_, _| true, |_, _, _| true));
@@ -138,8 +141,8 @@ fn exact_signature_groups_are_chained_and_bounded() {
     assert_same_pairs(got.clone(), expected);
     // The 300-document template gives a bounded number of edges: no
     // document chose more than k, so at most 300 * k edges.
-    let minhash = got.iter().filter(|p| p.2 == "minhash").count();
-    assert!(minhash > 300 && minhash <= 300 * k, "{minhash} minhash edges");
+    let template = got.iter().filter(|p| p.2 == "a6").count();
+    assert!(template > 300 && template <= 300 * k, "{template} a6 edges");
     let _ = std::fs::remove_dir_all(&out);
 }
 
@@ -284,5 +287,61 @@ fn a12_sql_equals_reference_rule() {
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 20, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+#[test]
+fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
+    let out = temp_out("minhash");
+    let config = Config::default();
+    let k = config.methods.minhash_functions;
+    assert_eq!((k, config.methods.minhash_threshold), (84, 0.75));
+    // Hand-made sketches of 84 minima. Doc 1: 0, 1, ..., 83.
+    // Doc 2 equals doc 1 on positions 0..63 and holds 1000 + i after:
+    // 63/84 = 0.75 exactly, at the threshold, kept.
+    // Doc 3 equals doc 1 on positions 0..62 and holds 1000 + i after:
+    // 62/84 = 0.738 with doc 1, dropped although band 0 (positions 0..7)
+    // matches; with doc 2 it differs only at position 62: 83/84, kept.
+    // Doc 4 has doc 1's sketch but shares no band row: the bands are the
+    // index, so it is never estimated and never paired.
+    let sketch = |equal: usize| -> Vec<u64> { (0..k as u64).map(|i| if (i as usize) < equal { i } else { 1000 + i }).collect() };
+    let sketches = [(1u64, sketch(k)), (2, sketch(63)), (3, sketch(62)), (4, sketch(k))];
+    let mut w = TableWriter::for_table(&out, "sketches").unwrap();
+    let mut b = BatchBuilder::new("sketches");
+    for (d, s) in &sketches {
+        for (position, minimum) in s.iter().enumerate() {
+            b.col::<UInt64Builder>(0).append_value(*d);
+            b.col::<UInt32Builder>(1).append_value(position as u32);
+            b.col::<UInt64Builder>(2).append_value(*minimum);
+        }
+    }
+    w.write_rest(&mut b).unwrap();
+    w.commit().unwrap();
+    // Docs 1, 2, 3 share band 0 (one group); doc 4 is alone in band 0.
+    let mut w = TableWriter::for_table(&out, "signatures").unwrap();
+    let mut b = BatchBuilder::new("signatures");
+    for (d, sig) in [(1u64, 5u64), (2, 5), (3, 5), (4, 6)] {
+        b.col::<StringBuilder>(0).append_value("minhash");
+        b.col::<UInt64Builder>(1).append_value(d);
+        b.col::<UInt16Builder>(2).append_value(0);
+        b.col::<UInt64Builder>(3).append_value(sig);
+        b.col::<UInt32Builder>(4).append_value(100);
+    }
+    w.write_rest(&mut b).unwrap();
+    w.commit().unwrap();
+    for t in ["shingles", "a12_records", "method_pairs"] {
+        TableWriter::for_table(&out, t).unwrap().commit().unwrap();
+    }
+
+    let got = rt().block_on(scored_candidate_edges(&out, &config)).unwrap();
+    let expected = vec![(1, 2, "minhash".to_string(), Some(63.0 / 84.0)), (2, 3, "minhash".to_string(), Some(83.0 / 84.0))];
+    assert_eq!(got, expected);
+
+    // A lower threshold keeps the 62/84 pair too, with its resemblance.
+    let mut lower = config.clone();
+    lower.methods.minhash_threshold = 0.7;
+    let got = rt().block_on(scored_candidate_edges(&out, &lower)).unwrap();
+    assert!(got.contains(&(1, 3, "minhash".to_string(), Some(62.0 / 84.0))), "{got:?}");
+    assert_eq!(got.len(), 3);
     let _ = std::fs::remove_dir_all(&out);
 }

@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 pub mod a12;
 pub mod descr;
 pub mod imatch;
+pub mod minwise;
 pub mod sentences;
 pub mod shingles;
 pub mod slst;

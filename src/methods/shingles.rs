@@ -1,6 +1,9 @@
 //! Shingle methods (spec §3): `minhash` (min-wise sketches with LSH bands),
 //! `a6` Megashingles and `a8` LogShingles, plus the shingle fingerprints that
-//! `a11` Decomposition reuses.
+//! `a11` Decomposition reuses. The min-wise hash family of `minhash` and
+//! `a6` is [`MinHasher`] (`minwise.rs`): `h_i(x)` = the high 32 bits of
+//! `(a_i x + b_i) mod 2^64`, a_i odd, coefficients from
+//! splitmix64(`minhash_seed`).
 //!
 //! **Fingerprints.** A shingle is a run of `w` consecutive terms; its
 //! fingerprint is `xxh3_64` of the terms joined by a single space (spec §0:
@@ -13,12 +16,10 @@
 //! short pages would never be found. A document without terms has no shingle
 //! and gets no signature.
 
+pub use super::minwise::MinHasher;
 use super::{DocView, Signature, SignatureMethod};
 use crate::config::MethodsConfig;
 use xxhash_rust::xxh3::xxh3_64;
-
-/// The Mersenne prime 2^61 - 1, modulus of the min-wise hash functions.
-pub const MERSENNE_61: u64 = (1 << 61) - 1;
 
 /// Fingerprint of one shingle: `xxh3_64` of its terms joined by single
 /// spaces. `buf` is scratch space reused between calls to avoid allocating.
@@ -85,78 +86,6 @@ pub fn distinct_shingles(terms: &[String], w: usize) -> Vec<u64> {
     fps
 }
 
-/// One step of the splitmix64 generator: the fixed, portable PRNG that draws
-/// the min-wise coefficients, so sketches are reproducible across runs,
-/// platforms and Rust versions.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// `(a * x + b) mod (2^61 - 1)` for `a, x, b < 2^61 - 1`, using the Mersenne
-/// folding instead of a 128-bit division.
-fn affine_mod_m61(a: u64, x: u64, b: u64) -> u64 {
-    let v = (a as u128) * (x as u128) + b as u128;
-    let folded = (v as u64 & MERSENNE_61) + (v >> 61) as u64;
-    let r = (folded & MERSENNE_61) + (folded >> 61);
-    if r >= MERSENNE_61 {
-        r - MERSENNE_61
-    } else {
-        r
-    }
-}
-
-/// A family of k min-wise hash functions `h_i(x) = (a_i x + b_i) mod (2^61-1)`
-/// with `a_i` in [1, 2^61-2] and `b_i` in [0, 2^61-2] drawn from splitmix64
-/// seeded with the configured seed. The sketch of a shingle set is the k
-/// minima; equal positions of two sketches estimate the sets' Jaccard
-/// resemblance (Broder's min-wise independence, approximately, for this
-/// universal family).
-#[derive(Debug, Clone)]
-pub struct MinHasher {
-    a: Vec<u64>,
-    b: Vec<u64>,
-}
-
-impl MinHasher {
-    /// The k functions drawn from `seed`; the same (k, seed) always gives
-    /// the same functions, and the first j functions of a larger k are the
-    /// functions of k = j.
-    pub fn new(k: usize, seed: u64) -> MinHasher {
-        let mut state = seed;
-        let mut a = Vec::with_capacity(k);
-        let mut b = Vec::with_capacity(k);
-        for _ in 0..k {
-            a.push(1 + splitmix64(&mut state) % (MERSENNE_61 - 1));
-            b.push(splitmix64(&mut state) % MERSENNE_61);
-        }
-        MinHasher { a, b }
-    }
-
-    /// The sketch of a set of shingle fingerprints: for every function, the
-    /// minimum of `h_i(fp mod (2^61-1))` over the set. `None` for an empty
-    /// set. Duplicates in `fingerprints` do not change the result.
-    pub fn sketch(&self, fingerprints: &[u64]) -> Option<Vec<u64>> {
-        if fingerprints.is_empty() {
-            return None;
-        }
-        let mut mins = vec![u64::MAX; self.a.len()];
-        for &fp in fingerprints {
-            let x = fp % MERSENNE_61;
-            for ((m, &a), &b) in mins.iter_mut().zip(&self.a).zip(&self.b) {
-                let h = affine_mod_m61(a, x, b);
-                if h < *m {
-                    *m = h;
-                }
-            }
-        }
-        Some(mins)
-    }
-}
-
 /// Estimated resemblance of two sketches made by the same [`MinHasher`]: the
 /// share of positions where the minima are equal (0 for empty or
 /// different-length sketches, which cannot be compared).
@@ -176,13 +105,18 @@ fn hash_u64s(values: &[u64]) -> u64 {
     xxh3_64(&bytes)
 }
 
-/// `minhash`: w=10 shingles, 84 min-wise functions; candidates come from LSH
-/// bands of `minhash_band_rows` rows (band j = hash of sketch rows
-/// j*r..(j+1)*r, slot j), so two documents become candidates when at least one
-/// band is equal; the stage that scores pairs reads the full sketches
-/// ([`MinHash::sketch`]) and estimates the resemblance with [`resemblance`].
-/// r divides k ([`crate::config::Config::validate`] refuses a job file
-/// where it does not), so every minimum is in exactly one band.
+/// `minhash`: w=10 shingles, 84 min-wise functions. The method's rule is
+/// resemblance >= `minhash_threshold` (0.75); LSH bands of
+/// `minhash_band_rows` rows (band j = hash of sketch rows j*r..(j+1)*r, slot
+/// j) are only the index that finds the pairs to estimate: two documents
+/// sharing a band are estimated from their full sketches
+/// ([`MinHash::sketch`], the `sketches` table) by `jobs/minhash_edges.sql`,
+/// which computes [`resemblance`] in SQL and keeps the pair at or above the
+/// threshold. With resemblance p a pair shares a band with probability
+/// 1-(1-p^r)^b; 7 rows x 12 bands put its 50% point at 0.66, a little below
+/// the threshold (README, "minhash"). r divides k
+/// ([`crate::config::Config::validate`] refuses a job file where it does
+/// not), so every minimum is in exactly one band.
 #[derive(Debug, Clone)]
 pub struct MinHash {
     width: usize,
@@ -356,6 +290,7 @@ impl SignatureMethod for LogShingles {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::splitmix64;
     use std::collections::HashSet;
 
     /// Deterministic pseudo-random words for constructed documents.
@@ -400,18 +335,41 @@ mod tests {
         assert_eq!(distinct_shingles(&t, 2), expected);
     }
 
+    /// The definition recomputed independently: coefficients drawn here
+    /// from `methods::splitmix64`, each h_i in 128-bit arithmetic with an
+    /// explicit mod 2^64 (not the signer's wrapping multiply).
+    fn sketch_by_definition(k: usize, seed: u64, xs: &[u64]) -> Vec<u64> {
+        let mut state = seed;
+        (0..k)
+            .map(|_| {
+                let a = crate::methods::splitmix64(&mut state) | 1;
+                let b = crate::methods::splitmix64(&mut state);
+                xs.iter().map(|&x| ((a as u128 * x as u128 + b as u128) % (1u128 << 64)) >> 32).min().unwrap() as u64
+            })
+            .collect()
+    }
+
     #[test]
-    fn mersenne_folding_equals_plain_modulo() {
-        let mut s = 7u64;
-        for _ in 0..10_000 {
-            let a = splitmix64(&mut s) % MERSENNE_61;
-            let x = splitmix64(&mut s) % MERSENNE_61;
-            let b = splitmix64(&mut s) % MERSENNE_61;
-            let expected = ((a as u128 * x as u128 + b as u128) % MERSENNE_61 as u128) as u64;
-            assert_eq!(affine_mod_m61(a, x, b), expected);
+    fn sketches_follow_the_documented_family() {
+        // Hand-checked with an independent Python reimplementation
+        // (scripts/minhash_bench.py, `sketch_by_definition`): seed 1, k = 3,
+        // set {0, 1, 2^64 - 1}: a_0 = 0x910a2dec89025cc1 | 1 = 0x910a2dec89025cc1,
+        // b_0 = 0xbeeb8da1658eec67; h_0(0) = b_0 >> 32 = 0xbeeb8da1,
+        // h_0(1) = (a_0 + b_0) mod 2^64 >> 32 = 0x4ff5bb8d,
+        // h_0(2^64-1) = (b_0 - a_0) >> 32 = 0x2de15fb4, so the minimum is 0x2de15fb4.
+        let xs = [0u64, 1, u64::MAX];
+        let got = MinHasher::new(3, 1).sketch(&xs).unwrap();
+        assert_eq!(got[0], 0x2de1_5fb4);
+        assert_eq!(got, sketch_by_definition(3, 1, &xs));
+        // Odd k (remainder lanes), odd set sizes (remainder fingerprints),
+        // larger sets, other seeds: the vector code equals the definition.
+        for (k, seed, n) in [(1usize, 7u64, 1usize), (84, 1, 500), (36, 1, 37), (13, 99, 8), (2000, 5, 3)] {
+            let mut s = seed;
+            let xs: Vec<u64> = (0..n).map(|_| splitmix64(&mut s)).collect();
+            assert_eq!(MinHasher::new(k, seed).sketch(&xs).unwrap(), sketch_by_definition(k, seed, &xs), "k={k} n={n}");
         }
-        let m = MERSENNE_61 - 1;
-        assert_eq!(affine_mod_m61(m, m, m), ((m as u128 * m as u128 + m as u128) % MERSENNE_61 as u128) as u64);
+        assert!(MinHasher::new(84, 1).sketch(&[]).is_none());
+        assert!(MinHasher::new(0, 1).sketch(&[1]).is_none());
     }
 
     #[test]
@@ -454,6 +412,29 @@ mod tests {
     }
 
     #[test]
+    fn band_s_curve_of_the_default_suits_the_threshold() {
+        // A pair of resemblance p shares at least one of b bands of r rows
+        // with probability 1-(1-p^r)^b.
+        let s_curve = |p: f64, bands: i32, rows: i32| 1.0 - (1.0 - p.powi(rows)).powi(bands);
+        let cfg = MethodsConfig::default();
+        let rows = cfg.minhash_band_rows as i32;
+        let bands = (cfg.minhash_functions / cfg.minhash_band_rows) as i32;
+        assert_eq!((bands, rows), (12, 7));
+        // By hand: 0.75^7 = 0.13348, 0.86652^12 = 0.17916, so at the
+        // threshold 0.8208 of the pairs are found by the index.
+        assert!((s_curve(cfg.minhash_threshold, bands, rows) - 0.8208).abs() < 1e-4);
+        // 50% point: (1 - 0.5^(1/12))^(1/7) = 0.056126^(1/7) = 0.6627, below
+        // the threshold (tilted toward recall) by less than 0.1.
+        let half = (1.0 - 0.5f64.powf(1.0 / bands as f64)).powf(1.0 / rows as f64);
+        assert!((half - 0.6627).abs() < 1e-4);
+        assert!((s_curve(half, bands, rows) - 0.5).abs() < 1e-9);
+        assert!(half < cfg.minhash_threshold && cfg.minhash_threshold - half < 0.1);
+        // Far from it: p=0.9 found 0.9996 of the time, p=0.5 only 0.0898.
+        assert!((s_curve(0.9, bands, rows) - 0.9996).abs() < 1e-4);
+        assert!((s_curve(0.5, bands, rows) - 0.0898).abs() < 1e-4);
+    }
+
+    #[test]
     fn minhash_signs_one_band_per_rows() {
         let cfg = MethodsConfig::default();
         let mh = MinHash::new(&cfg);
@@ -462,10 +443,10 @@ mod tests {
         let mut out = Vec::new();
         mh.sign(&view, &mut out);
         let sketch = mh.sketch(&doc).unwrap();
-        assert_eq!(out.len(), 84 / 6);
+        assert_eq!(out.len(), 84 / 7);
         for (j, s) in out.iter().enumerate() {
             assert_eq!(s.slot as usize, j);
-            let bytes: Vec<u8> = sketch[j * 6..(j + 1) * 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+            let bytes: Vec<u8> = sketch[j * 7..(j + 1) * 7].iter().flat_map(|v| v.to_le_bytes()).collect();
             assert_eq!(s.sig, xxh3_64(&bytes));
         }
         let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[] };

@@ -14,7 +14,7 @@
 //! bounded by a chunk whatever the corpus size.
 
 use anyhow::Result;
-use arrow::array::{AsArray, ListBuilder, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
+use arrow::array::{AsArray, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use arrow::datatypes::{Float64Type, UInt16Type};
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -170,17 +170,18 @@ async fn load_method_state(session: &datafusion::prelude::SessionContext, method
     Ok(rows)
 }
 
-/// Min-hash sketches, for scoring minhash candidates.
+/// Min-hash sketches, one row per (document, function), for the SQL that
+/// estimates the resemblance of minhash band pairs (`jobs/minhash_edges.sql`).
 fn write_sketches(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<()> {
     if ctx.config.methods.is_enabled("minhash") {
         let hasher = methods::shingles::MinHash::new(&ctx.config.methods);
         let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| hasher.sketch(d.terms)).collect();
         for (d, s) in docs.iter().zip(sketches) {
-            if let Some(s) = s {
+            for (position, minimum) in s.iter().flatten().enumerate() {
                 b.col::<UInt64Builder>(0).append_value(d.doc_id);
-                let list = b.col::<ListBuilder<UInt64Builder>>(1);
-                list.values().append_slice(&s);
-                list.append(true);
+                // A sketch of 2^32 minima would not fit in memory to begin with.
+                b.col::<UInt32Builder>(1).append_value(position as u32);
+                b.col::<UInt64Builder>(2).append_value(*minimum);
                 w.write_if_full(b)?;
             }
         }
