@@ -14,7 +14,7 @@
 //! as a smoke test in the fast debug build.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
 use divan::counter::{BytesCount, ItemsCount};
@@ -57,7 +57,7 @@ fn crawl_path(name: &str) -> Option<PathBuf> {
 }
 
 /// Every record of a crawl, as the archive reader yields them.
-fn raw_records(path: &PathBuf) -> Vec<RawRecord> {
+fn raw_records(path: &Path) -> Vec<RawRecord> {
     let mut records = Vec::new();
     let max_block = IngestConfig::default().max_payload_bytes;
     scan_archive(path, max_block, &mut |event| {
@@ -298,7 +298,7 @@ fn generated_text(chars: usize, seed: u64) -> String {
 /// (similarity about 0.9).
 fn lightly_edited(text: &str, seed: u64) -> String {
     let mut state = seed;
-    text.split(' ').map(|w| if splitmix64(&mut state) % 20 == 0 { "edit" } else { w }).collect::<Vec<_>>().join(" ")
+    text.split(' ').map(|w| if splitmix64(&mut state).is_multiple_of(20) { "edit" } else { w }).collect::<Vec<_>>().join(" ")
 }
 
 /// Verification at the 0.8 limit on a near-duplicate pair (runs the full

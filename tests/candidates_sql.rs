@@ -127,7 +127,9 @@ fn exact_signature_groups_are_chained_and_bounded() {
     w.commit().unwrap();
     write_empty_inputs_except(&out, "signatures");
 
-    let mut groups: BTreeMap<(&str, u16, u64), Vec<(u32, u64, ())>> = BTreeMap::new();
+    // (method, slot, signature) -> its members as (length, doc_id, ()).
+    type Groups<'a> = BTreeMap<(&'a str, u16, u64), Vec<(u32, u64, ())>>;
+    let mut groups: Groups = BTreeMap::new();
     for (m, d, slot, sig) in &rows {
         groups.entry((m, *slot, *sig)).or_default().push((len(*d), *d, ()));
     }
@@ -273,7 +275,7 @@ fn a12_sql_equals_reference_rule() {
 
     let mut by_key: BTreeMap<u32, Vec<(u32, u64, A12Record)>> = BTreeMap::new();
     for r in &records {
-        by_key.entry(r.key).or_default().push((r.len, r.doc_id, r.clone()));
+        by_key.entry(r.key).or_default().push((r.len, r.doc_id, *r));
     }
     let k = config.candidates.max_edges_per_document as usize;
     let expected =

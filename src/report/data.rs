@@ -132,7 +132,7 @@ pub async fn load(out: &Path) -> Result<ReportData> {
             integers(&rows(s, sql).await?, 0)?.first().copied().flatten().context("a count without a value")
         })
         .await;
-        summary.push(Count { label: *label, value });
+        summary.push(Count { label, value });
     }
     Ok(ReportData {
         summary,

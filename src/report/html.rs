@@ -49,7 +49,7 @@ pub fn grouped(count: i64) -> String {
         out.push('-');
     }
     for (i, digit) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(digit);

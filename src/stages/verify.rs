@@ -129,6 +129,15 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64, algorithm: 
     Placed { comparisons, representative, similarity }
 }
 
+/// One `duplicates` row: the pair (doc_a < doc_b), the methods whose edges
+/// led to the comparison, the similarity (None below threshold).
+struct DuplicateRow<'a> {
+    a: &'a Doc,
+    b: &'a Doc,
+    methods: u64,
+    similarity: Option<f64>,
+}
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
     let session = crate::sql::session_over(&ctx.out).await?;
@@ -203,20 +212,20 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut outcome_counts = [0u64; 3];
     let mut verified_count = 0u64;
     // duplicates: one row per comparison, by (doc_a, doc_b).
-    let mut rows: Vec<(u64, u64, &Doc, &Doc, u64, Option<f64>)> = Vec::new();
+    let mut rows: Vec<DuplicateRow> = Vec::new();
     for (members, result) in &placed {
         for c in &result.comparisons {
             let (x, y) = (members[c.doc], members[c.representative]);
             let (a, b) = if x.doc_id < y.doc_id { (x, y) } else { (y, x) };
-            rows.push((a.doc_id, b.doc_id, a, b, c.methods, c.similarity));
+            rows.push(DuplicateRow { a, b, methods: c.methods, similarity: c.similarity });
             outcome_counts[c.outcome as usize] += 1;
             verified_count += c.similarity.is_some() as u64;
         }
     }
-    rows.sort_unstable_by_key(|r| (r.0, r.1));
+    rows.sort_unstable_by_key(|r| (r.a.doc_id, r.b.doc_id));
     let mut writer = TableWriter::for_shard(&ctx.out, "duplicates", ctx.shard)?;
     let mut b = BatchBuilder::new("duplicates");
-    for (_, _, da, db, methods, sim) in &rows {
+    for DuplicateRow { a: da, b: db, methods, similarity: sim } in &rows {
         b.col::<UInt64Builder>(0).append_value(da.doc_id);
         b.col::<UInt64Builder>(1).append_value(db.doc_id);
         b.col::<StringBuilder>(2).append_value(&da.url);
