@@ -298,7 +298,10 @@ fn generated_text(chars: usize, seed: u64) -> String {
 /// (similarity about 0.9).
 fn lightly_edited(text: &str, seed: u64) -> String {
     let mut state = seed;
-    text.split(' ').map(|w| if splitmix64(&mut state).is_multiple_of(20) { "edit" } else { w }).collect::<Vec<_>>().join(" ")
+    text.split(' ')
+        .map(|w| if splitmix64(&mut state).is_multiple_of(20) { "edit" } else { w })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Verification at the 0.8 limit on a near-duplicate pair (runs the full

@@ -199,9 +199,8 @@ fn a11_sql_equals_reference_chains_at(min_shared: f64) {
     for (_, d, _) in &rows {
         *shingle_count.entry(*d).or_default() += 1;
     }
-    let strong_enough = |a: u64, b: u64, links: u64| {
-        links as f64 >= min_shared * shingle_count[&a].min(shingle_count[&b]) as f64
-    };
+    let strong_enough =
+        |a: u64, b: u64, links: u64| links as f64 >= min_shared * shingle_count[&a].min(shingle_count[&b]) as f64;
     let expected = bounded_edges(
         by_shingle.into_values().collect(),
         k,
@@ -278,14 +277,13 @@ fn a12_sql_equals_reference_rule() {
         by_key.entry(r.key).or_default().push((r.len, r.doc_id, *r));
     }
     let k = config.candidates.max_edges_per_document as usize;
-    let expected =
-        bounded_edges(
-            by_key.into_values().collect(),
-            k,
-            "a12",
-            |x, y| a12_pair_matches(&x.2, &y.2, ratio, num_ratio),
-            |_, _, _| true,
-        );
+    let expected = bounded_edges(
+        by_key.into_values().collect(),
+        k,
+        "a12",
+        |x, y| a12_pair_matches(&x.2, &y.2, ratio, num_ratio),
+        |_, _, _| true,
+    );
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 20, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);
@@ -306,7 +304,8 @@ fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
     // matches; with doc 2 it differs only at position 62: 83/84, kept.
     // Doc 4 has doc 1's sketch but shares no band row: the bands are the
     // index, so it is never estimated and never paired.
-    let sketch = |equal: usize| -> Vec<u64> { (0..k as u64).map(|i| if (i as usize) < equal { i } else { 1000 + i }).collect() };
+    let sketch =
+        |equal: usize| -> Vec<u64> { (0..k as u64).map(|i| if (i as usize) < equal { i } else { 1000 + i }).collect() };
     let sketches = [(1u64, sketch(k)), (2, sketch(63)), (3, sketch(62)), (4, sketch(k))];
     let mut w = TableWriter::for_table(&out, "sketches").unwrap();
     let mut b = BatchBuilder::new("sketches");
@@ -336,7 +335,8 @@ fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
     }
 
     let got = rt().block_on(scored_candidate_edges(&out, &config)).unwrap();
-    let expected = vec![(1, 2, "minhash".to_string(), Some(63.0 / 84.0)), (2, 3, "minhash".to_string(), Some(83.0 / 84.0))];
+    let expected =
+        vec![(1, 2, "minhash".to_string(), Some(63.0 / 84.0)), (2, 3, "minhash".to_string(), Some(83.0 / 84.0))];
     assert_eq!(got, expected);
 
     // A lower threshold keeps the 62/84 pair too, with its resemblance.
