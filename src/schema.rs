@@ -114,7 +114,7 @@ pub fn schema_differences(table: &str, written: &Schema) -> Vec<String> {
         return diffs;
     }
     for (e, w) in expected.fields().iter().zip(written.fields()) {
-        if !same_type(e.data_type(), w.data_type()) {
+        if !same_type(e.data_type(), w.data_type(), true) {
             diffs.push(format!(
                 "{table}.{}: written {:?}, schema file says {:?}",
                 e.name(),
@@ -141,24 +141,18 @@ pub fn stored_schema_difference(table: &str, stored: &Schema) -> Option<String> 
         .fields()
         .iter()
         .zip(stored.fields())
-        .find(|(e, s)| !same_stored_type(e.data_type(), s.data_type()))
+        .find(|(e, s)| !same_type(e.data_type(), s.data_type(), false))
         .map(|(e, s)| format!("column {} is {}, schemas/{table}.json says {}", e.name(), s.data_type(), e.data_type()))
 }
 
-/// Exact type equality, except for the name and nullability of a list's
-/// item field (which no reader looks at).
-fn same_stored_type(a: &DataType, b: &DataType) -> bool {
+/// Type equality that ignores list item field names and nullability; with
+/// `view_is_utf8`, `Utf8View` counts as `Utf8` too (what a query may give
+/// for a string column, but not what a stored table may hold: the stages
+/// downcast its columns to the schema file's exact types).
+fn same_type(a: &DataType, b: &DataType, view_is_utf8: bool) -> bool {
     match (a, b) {
-        (DataType::List(x), DataType::List(y)) => same_stored_type(x.data_type(), y.data_type()),
-        _ => a == b,
-    }
-}
-
-/// Type equality that ignores list item field names and nullability.
-fn same_type(a: &DataType, b: &DataType) -> bool {
-    match (a, b) {
-        (DataType::List(x), DataType::List(y)) => same_type(x.data_type(), y.data_type()),
-        (DataType::Utf8, DataType::Utf8View) | (DataType::Utf8View, DataType::Utf8) => true,
+        (DataType::List(x), DataType::List(y)) => same_type(x.data_type(), y.data_type(), view_is_utf8),
+        (DataType::Utf8, DataType::Utf8View) | (DataType::Utf8View, DataType::Utf8) => view_is_utf8,
         _ => a == b,
     }
 }
