@@ -94,7 +94,14 @@ fn sample_views() -> Vec<DocView<'static>> {
     SAMPLE_TOKENS
         .iter()
         .enumerate()
-        .map(|(i, t)| DocView { doc_id: i as u64, terms: &t.terms, sentence_ends: &t.sentence_ends, words: &t.words })
+        .map(|(i, t)| DocView {
+            doc_id: i as u64,
+            terms: &t.terms,
+            sentence_ends: &t.sentence_ends,
+            words: &t.words,
+            sentence_lengths: &t.sentence_lengths,
+            sentence_heads: &t.sentence_heads,
+        })
         .collect()
 }
 
@@ -263,17 +270,14 @@ fn slst_search(bencher: Bencher) {
 fn slst_score_pair(bencher: Bencher) {
     let slst = Slst::new(&MethodsConfig::default());
     let docs = sample_views();
+    let rule = MethodsConfig::default().slst_sentence_words;
     let longest = docs.iter().max_by_key(|d| d.sentence_ends.len()).expect("sample has documents");
-    let x = SentenceString::from_view(longest);
-    let sentences: Vec<&[String]> = longest.sentences().collect();
-    let mut terms = Vec::new();
-    let mut ends = Vec::new();
-    for s in sentences[1..].iter().chain(&sentences[..1]) {
-        terms.extend(s.iter().cloned());
-        ends.push(terms.len() as u32);
-    }
-    let rotated = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: longest.words };
-    let y = SentenceString::from_view(&rotated);
+    let x = SentenceString::from_view(longest, rule);
+    let (mut lengths, mut heads) = (longest.sentence_lengths.to_vec(), longest.sentence_heads.to_vec());
+    lengths.rotate_left(1);
+    heads.rotate_left(1);
+    let rotated = DocView { doc_id: 1, sentence_lengths: &lengths, sentence_heads: &heads, ..*longest };
+    let y = SentenceString::from_view(&rotated, rule);
     bencher.bench(|| slst.score(&x, &y));
 }
 

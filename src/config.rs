@@ -300,6 +300,10 @@ pub struct MethodsConfig {
     pub spotsigs_tau: f64,
     /// spotsigs: documents with fewer spot signatures are left out.
     pub spotsigs_min_spots: usize,
+    /// slst: which words of a sentence make its length and its first-two-
+    /// words key. Seed 003 removes stop words only, the default; `terms`
+    /// (stop words and short words removed) is the rule of earlier runs.
+    pub slst_sentence_words: SlstSentenceWords,
     /// slst: minimal verified block length m (sentences).
     pub slst_min_block: usize,
     /// slst: suffix-array groups with more documents than this are not
@@ -310,7 +314,7 @@ pub struct MethodsConfig {
     /// 12 of ~9,500 below 0.5 verified, while ~35,000 template-sharing pairs
     /// scored below 0.5).
     pub slst_min_jaccard: f64,
-    /// slst: sentences whose (length, first two terms) occur more often than
+    /// slst: sentences whose (length, first two words) occur more often than
     /// this in either document of a pair do not start a verified block
     /// (they can still lie inside one); bounds the pairwise work.
     pub slst_max_sentence_repeats: usize,
@@ -484,6 +488,7 @@ impl Default for MethodsConfig {
             spotsigs_include_antecedent: true,
             spotsigs_tau: 0.44,
             spotsigs_min_spots: 1,
+            slst_sentence_words: SlstSentenceWords::NoStopWords,
             slst_min_block: 3,
             slst_max_group_docs: 1000,
             slst_min_jaccard: 0.5,
@@ -493,6 +498,19 @@ impl Default for MethodsConfig {
             a12_num_ratio: 1.20,
         }
     }
+}
+
+/// Which words SL+ST counts in a sentence (`[methods] slst_sentence_words`).
+/// An enum so that a typo in the job file is a parse error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlstSentenceWords {
+    /// Every word but the stop words (short words count): seed 003's
+    /// "remove the stop words of each sentence, count the remaining words".
+    NoStopWords,
+    /// The kept terms (stop words and words of at most
+    /// `max_short_word_chars` removed), as the other methods see sentences.
+    Terms,
 }
 
 /// Candidate generation.
@@ -703,6 +721,17 @@ mod tests {
     fn unknown_keys_are_errors() {
         let err = toml::from_str::<Config>("[verify]\ntreshold = 0.9\n").unwrap_err();
         assert!(err.to_string().contains("treshold"), "{err}");
+    }
+
+    #[test]
+    fn slst_sentence_words_is_one_of_two_names() {
+        assert_eq!(Config::default().methods.slst_sentence_words, SlstSentenceWords::NoStopWords);
+        for (name, rule) in [("no-stop-words", SlstSentenceWords::NoStopWords), ("terms", SlstSentenceWords::Terms)] {
+            let c: Config = toml::from_str(&format!("[methods]\nslst_sentence_words = \"{name}\"\n")).unwrap();
+            assert_eq!(c.methods.slst_sentence_words, rule);
+        }
+        let err = toml::from_str::<Config>("[methods]\nslst_sentence_words = \"stop-words\"\n").unwrap_err();
+        assert!(err.to_string().contains("no-stop-words"), "{err}");
     }
 
     /// The problems `Config::validate` finds in a job file's text.

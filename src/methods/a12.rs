@@ -154,7 +154,7 @@ mod tests {
         let terms = strings("alpha beta gamma delta epsilon zeta delta");
         let ends = [3u32, 4, 4, 6, 7];
         let words = strings("the alpha beta gamma is delta ok epsilon zeta of delta");
-        let doc = DocView { doc_id: 42, terms: &terms, sentence_ends: &ends, words: &words };
+        let doc = DocView { doc_id: 42, terms: &terms, sentence_ends: &ends, words: &words, ..Default::default() };
         let recs = a12_records(&doc);
 
         let s1 = crc("alpha beta gamma");
@@ -184,13 +184,13 @@ mod tests {
     fn short_documents_pad_with_zero() {
         let terms = strings("lonely sentence");
         let ends = [2u32];
-        let doc = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: &terms };
+        let doc = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let recs = a12_records(&doc);
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].ss, [crc("lonely sentence"), 0, 0]);
         assert_eq!(recs[0].ws[2..], [0, 0, 0]);
 
-        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[0], words: &[] };
+        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[0], words: &[], ..Default::default() };
         assert!(a12_records(&empty).is_empty());
     }
 
@@ -200,7 +200,7 @@ mod tests {
         // spelled-out IN counts rely on.
         let terms = strings("longword longword longword longword longword longword other other other");
         let ends = [3u32, 6, 8, 9];
-        let doc = DocView { doc_id: 4, terms: &terms, sentence_ends: &ends, words: &terms };
+        let doc = DocView { doc_id: 4, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let r = a12_records(&doc)[0];
         assert_eq!(r.ss, [crc("longword longword longword"), crc("other other"), crc("other")]);
         assert_eq!(r.ws, [crc("longword"), crc("other"), 0, 0, 0]);
@@ -211,7 +211,7 @@ mod tests {
     fn sentence_ties_break_by_signature() {
         let terms = strings("aaaa bbbb cccc dddd eeee ffff gggg hhhh");
         let ends = [2u32, 4, 6, 8];
-        let doc = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms };
+        let doc = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut sigs = [crc("aaaa bbbb"), crc("cccc dddd"), crc("eeee ffff"), crc("gggg hhhh")];
         sigs.sort();
         assert_eq!(a12_records(&doc)[0].ss, [sigs[0], sigs[1], sigs[2]]);

@@ -348,7 +348,7 @@ mod tests {
     fn views(docs: &[Vec<String>]) -> Vec<DocView<'_>> {
         docs.iter()
             .enumerate()
-            .map(|(i, t)| DocView { doc_id: i as u64, terms: t, sentence_ends: &[], words: t })
+            .map(|(i, t)| DocView { doc_id: i as u64, terms: t, sentence_ends: &[], words: t, ..Default::default() })
             .collect()
     }
 

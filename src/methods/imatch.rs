@@ -172,7 +172,7 @@ mod tests {
 
     fn sign(m: &dyn SignatureMethod, terms: &[String]) -> Vec<Signature> {
         let ends = [terms.len() as u32];
-        let doc = DocView { doc_id: 1, terms, sentence_ends: &ends, words: terms };
+        let doc = DocView { doc_id: 1, terms, sentence_ends: &ends, words: terms, ..Default::default() };
         let mut out = Vec::new();
         m.sign(&doc, &mut out);
         out

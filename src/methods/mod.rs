@@ -31,12 +31,16 @@ pub enum TokenParts {
     Terms,
     /// `words`.
     Words,
-    /// Everything.
+    /// `terms`, `sentence_ends` and `words`: what signature methods read.
     All,
+    /// `sentence_lengths` and `sentence_heads`: all SL+ST reads under the
+    /// seed's rule, far smaller than `terms`.
+    SentenceLengths,
 }
 
-/// The view of one tokenized document that methods read.
-#[derive(Debug, Clone, Copy)]
+/// The view of one tokenized document that methods read. `Default` (no
+/// tokens at all) lets tests spell out only the lists a method reads.
+#[derive(Debug, Clone, Copy, Default)]
 pub struct DocView<'a> {
     pub doc_id: u64,
     /// Kept terms in order (see [`crate::text::Tokenized`]).
@@ -45,6 +49,12 @@ pub struct DocView<'a> {
     pub sentence_ends: &'a [u32],
     /// All lowercased words, stop words included.
     pub words: &'a [String],
+    /// Per sentence, the number of words that are not stop words (see
+    /// [`crate::text::Tokenized::sentence_lengths`]).
+    pub sentence_lengths: &'a [u32],
+    /// Per sentence, its first two non-stop words joined by a space (see
+    /// [`crate::text::Tokenized::sentence_heads`]).
+    pub sentence_heads: &'a [String],
 }
 
 impl<'a> DocView<'a> {

@@ -97,7 +97,7 @@ mod tests {
 
     fn sign(m: &dyn SignatureMethod, text: &str) -> Vec<Signature> {
         let (terms, ends) = doc(text);
-        let view = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms };
+        let view = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut out = Vec::new();
         m.sign(&view, &mut out);
         out

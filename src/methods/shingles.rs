@@ -439,7 +439,7 @@ mod tests {
         let cfg = MethodsConfig::default();
         let mh = MinHash::new(&cfg);
         let doc = words(50, 3);
-        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
+        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc, ..Default::default() };
         let mut out = Vec::new();
         mh.sign(&view, &mut out);
         let sketch = mh.sketch(&doc).unwrap();
@@ -449,7 +449,7 @@ mod tests {
             let bytes: Vec<u8> = sketch[j * 7..(j + 1) * 7].iter().flat_map(|v| v.to_le_bytes()).collect();
             assert_eq!(s.sig, xxh3_64(&bytes));
         }
-        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[] };
+        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[], ..Default::default() };
         out.clear();
         mh.sign(&empty, &mut out);
         assert!(out.is_empty());
@@ -524,7 +524,7 @@ mod tests {
             let cfg = MethodsConfig { megashingle_functions: functions, ..Default::default() };
             let m = Megashingles::new(&cfg);
             let doc = words(200, 4);
-            let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
+            let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc, ..Default::default() };
             let (mut a, mut b) = (Vec::new(), Vec::new());
             m.sign(&view, &mut a);
             m.sign(&DocView { doc_id: 2, ..view }, &mut b);
@@ -566,7 +566,7 @@ mod tests {
         }
         // The signature is the hash of the sorted kept fingerprints.
         let doc = words(300, 9);
-        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc };
+        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc, ..Default::default() };
         let mut out = Vec::new();
         ls.sign(&view, &mut out);
         let bytes: Vec<u8> = ls.kept(&doc).iter().flat_map(|v| v.to_le_bytes()).collect();

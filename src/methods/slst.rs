@@ -1,17 +1,33 @@
 //! SL+ST, sentence lengths and a suffix structure (Feng 2015; spec §6).
 //!
-//! Every document becomes a string with one symbol per sentence: the number
-//! of kept terms in the sentence in base 36 (`0`–`9`, `a`–`z`); sentences
-//! longer than 35 are dropped. One suffix array over all documents' strings
-//! (each followed by a separator) finds the document pairs sharing a run of
-//! at least m sentence lengths. For those pairs the shared blocks are
-//! verified sentence by sentence on the first two terms of each sentence; a
-//! failing sentence splits a block and blocks shorter than 2 are dropped.
-//! A pair is proposed if a verified block has at least m sentences, scored
-//! by the sentence Jaccard `matched / (|A| + |B| - matched)`.
+//! Every document becomes a string with one symbol per sentence: the
+//! sentence's length in base 36 (`0`–`9`, `a`–`z`); sentences longer than
+//! 35 are dropped. One suffix array over all documents' strings (each
+//! followed by a separator) finds the document pairs sharing a run of at
+//! least m sentence lengths. For those pairs the shared blocks are verified
+//! sentence by sentence on the first two words of each sentence; a failing
+//! sentence splits a block and blocks shorter than 2 are dropped. A pair is
+//! proposed if a verified block has at least m sentences, scored by the
+//! sentence Jaccard `matched / (|A| + |B| - matched)`.
+//!
+//! A sentence's length is the seed's (003, §2.1):
+//!
+//! > 去除每個句子中的停用詞(stop word)后,統(tǒng)計每個句子剩余的單詞個數(shù),即句子長度。
+//! > ("After removing the stop words of each sentence, count the words left
+//! > in it: that is the sentence length.")
+//!
+//! So only stop words go; short words count ("Bob ran far." has length 3),
+//! and the first two words kept for verification are the first two
+//! non-stop words. The stop list is the tokenizer's: the document
+//! language's list of [`crate::text::stop_words`] (NLTK's where it has
+//! one, English ∪ Russian when the language is unknown; none with `[text]
+//! remove_stop_words = false`), the same words that leave `terms`. The tokens stage stores both per sentence
+//! (`sentence_lengths`, `sentence_heads`), so SL+ST loads neither `terms`
+//! nor `words`. `[methods] slst_sentence_words = "terms"` counts the kept
+//! terms instead (short words removed too), the rule of earlier runs.
 
 use super::{DocView, PairMethod, ScoredPair, TokenParts};
-use crate::config::MethodsConfig;
+use crate::config::{MethodsConfig, SlstSentenceWords};
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -37,8 +53,8 @@ pub fn encode_length(len: usize) -> Option<u8> {
 }
 
 /// One document as SL+ST sees it: the sentence-length string and, for every
-/// encoded sentence, the fingerprint of its first two terms (`xxh3_64` of
-/// them joined by a space; fewer terms if the sentence is shorter, the empty
+/// encoded sentence, the fingerprint of its first two words (`xxh3_64` of
+/// them joined by a space; fewer words if the sentence is shorter, the empty
 /// string for an empty sentence), used to verify matched blocks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SentenceString {
@@ -76,16 +92,29 @@ impl Hasher for ClassHasher {
 }
 
 impl SentenceString {
-    /// Builds the string from the document's sentences (kept terms per
-    /// sentence, [`DocView::sentences`]).
-    pub fn from_view(doc: &DocView<'_>) -> SentenceString {
+    /// Builds the string from the document's sentences, counting the
+    /// words `rule` names: the non-stop words ([`DocView::sentence_lengths`]
+    /// and [`DocView::sentence_heads`]) or the kept terms
+    /// ([`DocView::sentences`]).
+    pub fn from_view(doc: &DocView<'_>, rule: SlstSentenceWords) -> SentenceString {
         let mut symbols = Vec::new();
         let mut keys = Vec::new();
-        for sentence in doc.sentences() {
-            if let Some(symbol) = encode_length(sentence.len()) {
+        let mut push = |len: usize, head: &str| {
+            if let Some(symbol) = encode_length(len) {
                 symbols.push(symbol);
-                let head = &sentence[..sentence.len().min(2)];
-                keys.push(xxh3_64(head.join(" ").as_bytes()));
+                keys.push(xxh3_64(head.as_bytes()));
+            }
+        };
+        match rule {
+            SlstSentenceWords::NoStopWords => {
+                for (&len, head) in doc.sentence_lengths.iter().zip(doc.sentence_heads) {
+                    push(len as usize, head);
+                }
+            }
+            SlstSentenceWords::Terms => {
+                for sentence in doc.sentences() {
+                    push(sentence.len(), &sentence[..sentence.len().min(2)].join(" "));
+                }
             }
         }
         let mut classes = ClassIndex::default();
@@ -368,6 +397,7 @@ fn split_interval(lcp: &[u32], lo: usize, hi: usize, threshold: usize) -> Vec<(u
 /// The SL+ST method.
 #[derive(Debug, Clone)]
 pub struct Slst {
+    sentence_words: SlstSentenceWords,
     min_block: usize,
     max_group_docs: usize,
     min_jaccard: f64,
@@ -387,13 +417,15 @@ impl Slst {
         self
     }
 
-    /// Reads `slst_min_block` (m, at least 2 since shorter blocks are
+    /// Reads `slst_sentence_words` (which words make a sentence's length),
+    /// `slst_min_block` (m, at least 2 since shorter blocks are
     /// dropped: [`crate::config::Config::validate`] refuses less in a job
     /// file, and less acts as 2 here), `slst_max_group_docs` (the bound of
     /// [`shared_substring_pairs`]), `slst_min_jaccard` and
     /// `slst_max_sentence_repeats` (the anchor bound of [`verified_blocks`]).
     pub fn new(cfg: &MethodsConfig) -> Slst {
         Slst {
+            sentence_words: cfg.slst_sentence_words,
             min_block: cfg.slst_min_block.max(2),
             max_group_docs: cfg.slst_max_group_docs,
             min_jaccard: cfg.slst_min_jaccard,
@@ -438,11 +470,15 @@ impl PairMethod for Slst {
     }
 
     fn reads(&self) -> TokenParts {
-        TokenParts::Terms
+        match self.sentence_words {
+            SlstSentenceWords::NoStopWords => TokenParts::SentenceLengths,
+            SlstSentenceWords::Terms => TokenParts::Terms,
+        }
     }
 
     fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {
-        let strings: Vec<SentenceString> = docs.par_iter().map(SentenceString::from_view).collect();
+        let strings: Vec<SentenceString> =
+            docs.par_iter().map(|d| SentenceString::from_view(d, self.sentence_words)).collect();
         let symbols: Vec<&[u8]> = strings.iter().map(|s| s.symbols.as_slice()).collect();
         let keys: Vec<Vec<u64>> = strings.par_iter().map(|s| self.window_keys(s)).collect();
         let candidates =
@@ -466,15 +502,39 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashSet;
 
-    /// Terms and sentence ends of a document given as sentences of terms.
-    fn doc(sentences: &[Vec<String>]) -> (Vec<String>, Vec<u32>) {
-        let mut terms = Vec::new();
-        let mut ends = Vec::new();
-        for s in sentences {
-            terms.extend(s.iter().cloned());
-            ends.push(terms.len() as u32);
+    /// A document given as sentences of words, none of them a stop word or
+    /// a short word, so both rules see the same sentences: its terms and
+    /// sentence ends, and the per-sentence lengths and heads the tokenizer
+    /// stores.
+    struct Doc {
+        terms: Vec<String>,
+        ends: Vec<u32>,
+        lengths: Vec<u32>,
+        heads: Vec<String>,
+    }
+
+    impl Doc {
+        fn new(sentences: &[Vec<String>]) -> Doc {
+            let mut doc = Doc { terms: Vec::new(), ends: Vec::new(), lengths: Vec::new(), heads: Vec::new() };
+            for s in sentences {
+                doc.terms.extend(s.iter().cloned());
+                doc.ends.push(doc.terms.len() as u32);
+                doc.lengths.push(s.len() as u32);
+                doc.heads.push(s[..s.len().min(2)].join(" "));
+            }
+            doc
         }
-        (terms, ends)
+
+        fn view(&self, doc_id: u64) -> DocView<'_> {
+            DocView {
+                doc_id,
+                terms: &self.terms,
+                sentence_ends: &self.ends,
+                words: &self.terms,
+                sentence_lengths: &self.lengths,
+                sentence_heads: &self.heads,
+            }
+        }
     }
 
     /// A sentence of `len` terms whose first two terms are `tag`-specific.
@@ -482,9 +542,86 @@ mod tests {
         (0..len).map(|k| format!("{tag}{k}")).collect()
     }
 
+    /// The string under the default rule, checked equal to the one of the
+    /// `terms` rule (the same sentences here).
     fn string_of(sentences: &[Vec<String>]) -> SentenceString {
-        let (terms, ends) = doc(sentences);
-        SentenceString::from_view(&DocView { doc_id: 0, terms: &terms, sentence_ends: &ends, words: &terms })
+        let doc = Doc::new(sentences);
+        let s = SentenceString::from_view(&doc.view(0), SlstSentenceWords::NoStopWords);
+        assert_eq!(s, SentenceString::from_view(&doc.view(0), SlstSentenceWords::Terms));
+        s
+    }
+
+    /// Tokenizes `text` as English with the default text settings.
+    fn tokenize(text: &str) -> crate::text::Tokenized {
+        crate::text::Normalizer::new(&crate::config::TextConfig::default()).tokenize(text, "en")
+    }
+
+    fn view_of(t: &crate::text::Tokenized, doc_id: u64) -> DocView<'_> {
+        DocView {
+            doc_id,
+            terms: &t.terms,
+            sentence_ends: &t.sentence_ends,
+            words: &t.words,
+            sentence_lengths: &t.sentence_lengths,
+            sentence_heads: &t.sentence_heads,
+        }
+    }
+
+    #[test]
+    fn sentence_length_counts_words_left_after_stop_word_removal() {
+        // Seed 003: "Bob ran far." keeps bob, ran, far (no stop words,
+        // though all have 3 letters): 3. "The cat sat on the mat." drops
+        // the, on, the: 3. "It is." is all stop words: 0. "Seeds of the
+        // big oak trees grow." drops of, the: 5.
+        let t = tokenize("Bob ran far. The cat sat on the mat. It is. Seeds of the big oak trees grow.");
+        let seed = SentenceString::from_view(&view_of(&t, 0), SlstSentenceWords::NoStopWords);
+        assert_eq!(seed.symbols(), "3305");
+        let heads = ["bob ran", "cat sat", "", "seeds big"];
+        assert_eq!(seed.keys, heads.map(|h| xxh3_64(h.as_bytes())));
+        // The `terms` rule also drops words of 3 letters or fewer: only
+        // seeds, trees, grow are left, all in the last sentence.
+        let terms = SentenceString::from_view(&view_of(&t, 0), SlstSentenceWords::Terms);
+        assert_eq!(terms.symbols(), "0003");
+        assert_eq!(terms.keys, ["", "", "", "seeds trees"].map(|h| xxh3_64(h.as_bytes())));
+        // A 36-word sentence of short words is dropped under the seed's rule
+        // and is a 0 under `terms`.
+        let long = tokenize(&format!("{}. Bob ran.", vec!["Zed"; 36].join(" ")));
+        assert_eq!(SentenceString::from_view(&view_of(&long, 0), SlstSentenceWords::NoStopWords).symbols(), "2");
+        assert_eq!(SentenceString::from_view(&view_of(&long, 0), SlstSentenceWords::Terms).symbols(), "00");
+    }
+
+    #[test]
+    fn short_words_tell_documents_apart_under_the_seed_rule() {
+        // A and B differ only in their short first words; C is A plus one
+        // sentence ("then", "it" are stop words: length 1).
+        let a = tokenize("Bob ran far. Tom sat still. Ann ate figs. Sam got wet.");
+        let b = tokenize("Jim ran far. Kim sat still. Liz ate figs. Ned got wet.");
+        let c = tokenize("Bob ran far. Tom sat still. Ann ate figs. Sam got wet. Then it rained.");
+        let views = [view_of(&a, 1), view_of(&b, 2), view_of(&c, 3)];
+        // Seed rule: A = B = "3333", C = "33331"; the heads of A and B
+        // ("bob ran" vs "jim ran", ...) all differ, so A~B has no verified
+        // block; A~C matches 4 sentences: Jaccard 4 / (4 + 5 - 4) = 0.8.
+        let seed = Slst::new(&MethodsConfig::default());
+        assert_eq!(seed.reads(), TokenParts::SentenceLengths);
+        let s = |v: &DocView<'_>| SentenceString::from_view(v, SlstSentenceWords::NoStopWords);
+        assert_eq!((s(&views[0]).symbols(), s(&views[1]).symbols()), ("3333", "3333"));
+        assert_eq!(s(&views[2]).symbols(), "33331");
+        assert_eq!(seed.find_pairs(&views), vec![ScoredPair { doc_a: 1, doc_b: 3, score: 0.8 }]);
+        // `terms` rule: far, sat, ran, ... are gone; A = B = "0110" with
+        // keys "", "still", "figs", "": A~B is a duplicate (Jaccard 1), and
+        // B~C scores 0.8 like A~C.
+        let cfg = MethodsConfig { slst_sentence_words: SlstSentenceWords::Terms, ..MethodsConfig::default() };
+        let by_terms = Slst::new(&cfg);
+        assert_eq!(by_terms.reads(), TokenParts::Terms);
+        assert_eq!(SentenceString::from_view(&views[0], SlstSentenceWords::Terms).symbols(), "0110");
+        assert_eq!(
+            by_terms.find_pairs(&views),
+            vec![
+                ScoredPair { doc_a: 1, doc_b: 2, score: 1.0 },
+                ScoredPair { doc_a: 1, doc_b: 3, score: 0.8 },
+                ScoredPair { doc_a: 2, doc_b: 3, score: 0.8 },
+            ]
+        );
     }
 
     #[test]
@@ -698,13 +835,9 @@ mod tests {
         let z: Vec<Vec<String>> = (0..8).map(|k| sentence(&format!("z{k}_"), 3 + k)).collect();
         // W: only sentences 0 and 1 of the base, then others: block of 2 < m.
         let w = vec![base[0].clone(), base[1].clone(), sentence("w", 20), sentence("v", 21)];
-        let docs: Vec<(Vec<String>, Vec<u32>)> = [&base, &y, &z, &w].iter().map(|s| doc(s)).collect();
+        let docs: Vec<Doc> = [&base, &y, &z, &w].iter().map(|s| Doc::new(s)).collect();
         let ids = [40u64, 30, 20, 10];
-        let views: Vec<DocView<'_>> = docs
-            .iter()
-            .zip(ids)
-            .map(|((t, e), doc_id)| DocView { doc_id, terms: t, sentence_ends: e, words: t })
-            .collect();
+        let views: Vec<DocView<'_>> = docs.iter().zip(ids).map(|(d, doc_id)| d.view(doc_id)).collect();
         // base~Y: matched 3 + 4 = 7, Jaccard 7 / (8 + 8 - 7) = 7/9.
         assert_eq!(slst.find_pairs(&views), vec![ScoredPair { doc_a: 30, doc_b: 40, score: 7.0 / 9.0 }]);
         assert_eq!(slst.id(), "slst");

@@ -615,7 +615,7 @@ mod tests {
         let views: Vec<DocView<'_>> = word_lists
             .iter()
             .zip(ids)
-            .map(|(w, doc_id)| DocView { doc_id, terms: &[], sentence_ends: &[], words: w })
+            .map(|(w, doc_id)| DocView { doc_id, terms: &[], sentence_ends: &[], words: w, ..Default::default() })
             .collect();
         // Docs 50 and 9 differ in one signature: in doc 9 "extra" (position
         // 14) completes the chain of the@10, the:carolina:extra instead of

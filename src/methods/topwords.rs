@@ -197,7 +197,7 @@ mod tests {
     fn sign(m: &dyn SignatureMethod, text: &str) -> Vec<Signature> {
         let t = terms(text);
         let ends = [t.len() as u32];
-        let doc = DocView { doc_id: 7, terms: &t, sentence_ends: &ends, words: &t };
+        let doc = DocView { doc_id: 7, terms: &t, sentence_ends: &ends, words: &t, ..Default::default() };
         let mut out = Vec::new();
         m.sign(&doc, &mut out);
         out

@@ -35,7 +35,7 @@ mod tests {
 
     fn sign(t: &[String]) -> Vec<Signature> {
         let ends = [t.len() as u32];
-        let doc = DocView { doc_id: 1, terms: t, sentence_ends: &ends, words: t };
+        let doc = DocView { doc_id: 1, terms: t, sentence_ends: &ends, words: t, ..Default::default() };
         let mut out = Vec::new();
         WholeMd5.sign(&doc, &mut out);
         out

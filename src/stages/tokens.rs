@@ -128,12 +128,20 @@ fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str, str
         words.values().append_value(w);
     }
     words.append(true);
-    b.col::<arrow::array::UInt32Builder>(4).append_value(t.terms.len() as u32);
-    b.col::<arrow::array::UInt32Builder>(5).append_value(t.sentence_ends.len() as u32);
-    b.col::<StringBuilder>(6).append_value(lang);
-    b.col::<StringBuilder>(7).append_value(&stripped.visible);
-    b.col::<UInt32Builder>(8).append_value(stripped.removed_lines);
-    b.col::<UInt32Builder>(9).append_value(stripped.removed_chars);
+    let lengths = b.col::<ListBuilder<UInt32Builder>>(4);
+    lengths.values().append_slice(&t.sentence_lengths);
+    lengths.append(true);
+    let heads = b.col::<ListBuilder<StringBuilder>>(5);
+    for h in &t.sentence_heads {
+        heads.values().append_value(h);
+    }
+    heads.append(true);
+    b.col::<UInt32Builder>(6).append_value(t.terms.len() as u32);
+    b.col::<UInt32Builder>(7).append_value(t.sentence_ends.len() as u32);
+    b.col::<StringBuilder>(8).append_value(lang);
+    b.col::<StringBuilder>(9).append_value(&stripped.visible);
+    b.col::<UInt32Builder>(10).append_value(stripped.removed_lines);
+    b.col::<UInt32Builder>(11).append_value(stripped.removed_chars);
 }
 
 /// A tokenized document loaded back from the `tokens` table.
@@ -143,6 +151,10 @@ pub struct TokenRow {
     pub terms: Vec<String>,
     pub sentence_ends: Vec<u32>,
     pub words: Vec<String>,
+    /// Non-stop words per sentence (SL+ST under the seed's rule).
+    pub sentence_lengths: Vec<u32>,
+    /// First two non-stop words per sentence (SL+ST's verification key).
+    pub sentence_heads: Vec<String>,
 }
 
 impl TokenRow {
@@ -153,6 +165,8 @@ impl TokenRow {
             terms: &self.terms,
             sentence_ends: &self.sentence_ends,
             words: &self.words,
+            sentence_lengths: &self.sentence_lengths,
+            sentence_heads: &self.sentence_heads,
         }
     }
 }
@@ -173,6 +187,7 @@ impl TokenChunks {
             TokenParts::Terms => "doc_id, terms, sentence_ends",
             TokenParts::Words => "doc_id, words",
             TokenParts::All => "doc_id, terms, sentence_ends, words",
+            TokenParts::SentenceLengths => "doc_id, sentence_lengths, sentence_heads",
         };
         let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
         let sql = format!("SELECT {columns} FROM tokens {filter} ORDER BY doc_id");
@@ -186,21 +201,23 @@ impl TokenChunks {
             let Some(batch) = self.stream.next().await else { break };
             let batch = batch?;
             let ids = batch.column(0).as_primitive::<UInt64Type>();
-            let (terms, ends, words) = match self.parts {
-                TokenParts::Terms => (Some(1), Some(2), None),
-                TokenParts::Words => (None, None, Some(1)),
-                TokenParts::All => (Some(1), Some(2), Some(3)),
+            let (terms, ends, words, lengths, heads) = match self.parts {
+                TokenParts::Terms => (Some(1), Some(2), None, None, None),
+                TokenParts::Words => (None, None, Some(1), None, None),
+                TokenParts::All => (Some(1), Some(2), Some(3), None, None),
+                TokenParts::SentenceLengths => (None, None, None, Some(1), Some(2)),
             };
             let list = |i: Option<usize>| i.map(|i| batch.column(i).as_list::<i32>().clone());
             let (terms, ends, words) = (list(terms), list(ends), list(words));
+            let (lengths, heads) = (list(lengths), list(heads));
             for i in 0..batch.num_rows() {
                 self.pending.push(TokenRow {
                     doc_id: ids.value(i),
                     terms: terms.as_ref().map_or_else(Vec::new, |t| strings(&t.value(i))),
-                    sentence_ends: ends.as_ref().map_or_else(Vec::new, |e| {
-                        e.value(i).as_primitive::<arrow::datatypes::UInt32Type>().values().to_vec()
-                    }),
+                    sentence_ends: ends.as_ref().map_or_else(Vec::new, |e| u32s(&e.value(i))),
                     words: words.as_ref().map_or_else(Vec::new, |w| strings(&w.value(i))),
+                    sentence_lengths: lengths.as_ref().map_or_else(Vec::new, |l| u32s(&l.value(i))),
+                    sentence_heads: heads.as_ref().map_or_else(Vec::new, |h| strings(&h.value(i))),
                 });
             }
         }
@@ -226,4 +243,8 @@ pub async fn load_tokens(
 fn strings(a: &dyn Array) -> Vec<String> {
     let s = a.as_string::<i32>();
     (0..s.len()).map(|i| s.value(i).to_string()).collect()
+}
+
+fn u32s(a: &dyn Array) -> Vec<u32> {
+    a.as_primitive::<arrow::datatypes::UInt32Type>().values().to_vec()
 }

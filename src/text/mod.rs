@@ -24,6 +24,15 @@ pub struct Tokenized {
     /// Every lowercased word in order, stop words and short words included
     /// (SpotSigs needs the antecedents).
     pub words: Vec<String>,
+    /// For each sentence (as in `sentence_ends`), the number of its words
+    /// that are not stop words, short words included: SL+ST's sentence
+    /// length, which seed 003 counts after removing stop words only.
+    pub sentence_lengths: Vec<u32>,
+    /// For each sentence, its first two words that are not stop words,
+    /// joined by a space (one word or the empty string if it has fewer):
+    /// the key SL+ST verifies matched sentences with, from the same words
+    /// as `sentence_lengths`.
+    pub sentence_heads: Vec<String>,
 }
 
 impl Tokenized {

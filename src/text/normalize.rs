@@ -35,7 +35,10 @@
 //! - **Removal**: stop words of `lang` (see [`crate::text::stop_words`] for
 //!   the lists and the English ∪ Russian fallback of an empty or unknown
 //!   code) and non-CJK words of at most `max_short_word_chars` characters
-//!   (`0` keeps all) leave `terms` but stay in `words`.
+//!   (`0` keeps all) leave `terms` but stay in `words`. Each sentence also
+//!   records its count of non-stop words and its first two of them
+//!   (`sentence_lengths`, `sentence_heads`): SL+ST's sentence length is
+//!   taken after stop-word removal only (seed 003), short words included.
 //!
 //! Not done: dictionary segmentation of CJK, word segmentation of Thai, Lao,
 //! Khmer and Myanmar (UAX #29 cuts those per character cluster), stemming.
@@ -107,6 +110,8 @@ impl Normalizer {
             pending: Break::None,
             stops: self.remove_stop_words.then(|| self.stop_set(lang)),
             max_short_word_chars: self.max_short_word_chars,
+            sentence_length: 0,
+            sentence_head: String::new(),
         };
         for segment in text.split_word_bounds() {
             if !has_alphanumeric(segment) {
@@ -227,6 +232,10 @@ struct DocBuilder<'a> {
     /// Stop words to remove, if removal is on.
     stops: Option<&'a StopSet>,
     max_short_word_chars: usize,
+    /// Non-stop words of the current sentence so far.
+    sentence_length: u32,
+    /// First two non-stop words of the current sentence, space-joined.
+    sentence_head: String,
 }
 
 impl DocBuilder<'_> {
@@ -245,6 +254,15 @@ impl DocBuilder<'_> {
         let word = normalize_word(raw);
         let stop = self.stops.is_some_and(|s| s.contains(&word));
         let short = !cjk && is_short(&word, self.max_short_word_chars);
+        if !stop {
+            self.sentence_length += 1;
+            if self.sentence_length <= 2 {
+                if self.sentence_length == 2 {
+                    self.sentence_head.push(' ');
+                }
+                self.sentence_head.push_str(&word);
+            }
+        }
         if !stop && !short {
             self.out.terms.push(word.clone());
         }
@@ -289,6 +307,8 @@ impl DocBuilder<'_> {
         if self.in_sentence {
             // A document with 2^32 terms would need well over 8 GB of text.
             self.out.sentence_ends.push(self.out.terms.len() as u32);
+            self.out.sentence_lengths.push(std::mem::take(&mut self.sentence_length));
+            self.out.sentence_heads.push(std::mem::take(&mut self.sentence_head));
             self.in_sentence = false;
         }
     }
@@ -318,10 +338,18 @@ mod tests {
         Normalizer::new(cfg).tokenize(text, lang)
     }
 
+    /// Terms, sentence ends and words of a result, the parts most tests check
+    /// (SL+ST's per-sentence counts have tests of their own).
+    type Core = (Vec<String>, Vec<u32>, Vec<String>);
+
+    fn core(t: &Tokenized) -> Core {
+        (t.terms.clone(), t.sentence_ends.clone(), t.words.clone())
+    }
+
     /// Builds the expected value from space-separated words.
-    fn expect(terms: &str, ends: &[u32], words: &str) -> Tokenized {
+    fn expect(terms: &str, ends: &[u32], words: &str) -> Core {
         let split = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-        Tokenized { terms: split(terms), sentence_ends: ends.to_vec(), words: split(words) }
+        (split(terms), ends.to_vec(), split(words))
     }
 
     #[test]
@@ -334,7 +362,7 @@ mod tests {
     fn english_sentences() {
         let t = tok(&default_cfg(), "The quick brown fox jumps over the lazy dog. It was not amused!", "en");
         assert_eq!(
-            t,
+            core(&t),
             expect(
                 "quick brown jumps lazy amused",
                 &[4, 5],
@@ -350,7 +378,7 @@ mod tests {
     fn russian_sentences_with_yo_folding() {
         let t = tok(&default_cfg(), "Мама мыла раму. Кот спал на окне!\nЁлка стоит ещё здесь.", "ru");
         assert_eq!(
-            t,
+            core(&t),
             expect(
                 "мама мыла раму спал окне елка стоит",
                 &[3, 5, 7],
@@ -364,7 +392,7 @@ mod tests {
         let t = tok(&default_cfg(), "我爱北京天安门。天安门上太阳升！", "zh");
         // 我 is a Chinese stop word; single characters survive the length filter.
         assert_eq!(
-            t,
+            core(&t),
             expect("爱 北 京 天 安 门 天 安 门 上 太 阳 升", &[6, 13], "我 爱 北 京 天 安 门 天 安 门 上 太 阳 升",)
         );
     }
@@ -373,7 +401,7 @@ mod tests {
     fn japanese_is_not_one_giant_word() {
         let t = tok(&default_cfg(), "私は東京に住んでいます。カタカナも分割する", "ja");
         assert_eq!(
-            t,
+            core(&t),
             expect(
                 "東 京 住 ま す カ タ カ ナ 分 割 す る",
                 &[5, 13],
@@ -385,7 +413,7 @@ mod tests {
     #[test]
     fn katakana_and_hangul_runs_split_per_character() {
         let t = tok(&keep_all(), "コーヒー 한국어", "");
-        assert_eq!(t, expect("コ ー ヒ ー 한 국 어", &[7], "コ ー ヒ ー 한 국 어"));
+        assert_eq!(core(&t), expect("コ ー ヒ ー 한 국 어", &[7], "コ ー ヒ ー 한 국 어"));
     }
 
     #[test]
@@ -401,17 +429,17 @@ mod tests {
     #[test]
     fn latin_inside_russian_and_chinese() {
         let t = tok(&default_cfg(), "Купил новый iPhone вчера", "ru");
-        assert_eq!(t, expect("купил новый iphone вчера", &[4], "купил новый iphone вчера"));
+        assert_eq!(core(&t), expect("купил новый iphone вчера", &[4], "купил новый iphone вчера"));
         let t = tok(&default_cfg(), "我用iPhone拍照。", "zh");
         // 我, 用 and 照 are Chinese stop words.
-        assert_eq!(t, expect("iphone 拍", &[2], "我 用 iphone 拍 照"));
+        assert_eq!(core(&t), expect("iphone 拍", &[2], "我 用 iphone 拍 照"));
     }
 
     #[test]
     fn decimals_and_thousands_do_not_split() {
         let t = tok(&default_cfg(), "Pi is 3.14 approximately. Costs 1,000 rubles!", "en");
         assert_eq!(
-            t,
+            core(&t),
             expect("3.14 approximately costs 1,000 rubles", &[2, 5], "pi is 3.14 approximately costs 1,000 rubles",)
         );
     }
@@ -419,15 +447,18 @@ mod tests {
     #[test]
     fn numbers_are_words_filtered_by_length() {
         let t = tok(&default_cfg(), "In 2024 there were 42 cats and 7 dogs", "en");
-        assert_eq!(t, expect("2024 cats dogs", &[3], "in 2024 there were 42 cats and 7 dogs"));
+        assert_eq!(core(&t), expect("2024 cats dogs", &[3], "in 2024 there were 42 cats and 7 dogs"));
     }
 
     #[test]
     fn lowercase_after_period_continues_the_sentence() {
         let t = tok(&keep_all(), "See e.g. the list. Next one", "en");
-        assert_eq!(t, expect("see e.g the list next one", &[4, 6], "see e.g the list next one"));
+        assert_eq!(core(&t), expect("see e.g the list next one", &[4, 6], "see e.g the list next one"));
         let t = tok(&keep_all(), "Он пришёл в 5 ч. вечера. Потом ушёл", "ru");
-        assert_eq!(t, expect("он пришел в 5 ч вечера потом ушел", &[6, 8], "он пришел в 5 ч вечера потом ушел",));
+        assert_eq!(
+            core(&t),
+            expect("он пришел в 5 ч вечера потом ушел", &[6, 8], "он пришел в 5 ч вечера потом ушел",)
+        );
         // A digit is not lowercase: the sentence ends.
         let t = tok(&keep_all(), "Chapter one. 2 more", "en");
         assert_eq!(t.sentence_ends, [2, 4]);
@@ -436,7 +467,7 @@ mod tests {
     #[test]
     fn runs_of_marks_and_ellipsis() {
         let t = tok(&keep_all(), "Wait... What?! Really…  Yes", "en");
-        assert_eq!(t, expect("wait what really yes", &[1, 2, 3, 4], "wait what really yes"));
+        assert_eq!(core(&t), expect("wait what really yes", &[1, 2, 3, 4], "wait what really yes"));
         // NFKC turns … into ...; either way a lowercase word continues.
         for cfg in [keep_all(), TextConfig { nfkc: false, ..keep_all() }] {
             let t = tok(&cfg, "Well… maybe not", "en");
@@ -450,7 +481,7 @@ mod tests {
     #[test]
     fn line_breaks_end_sentences() {
         let t = tok(&keep_all(), "Title\n\n\nFirst line\r\nSecond line\n", "en");
-        assert_eq!(t, expect("title first line second line", &[1, 3, 5], "title first line second line"));
+        assert_eq!(core(&t), expect("title first line second line", &[1, 3, 5], "title first line second line"));
         // Even before a lowercase word.
         let t = tok(&keep_all(), "menu item\nother item", "en");
         assert_eq!(t.sentence_ends, [2, 4]);
@@ -459,16 +490,53 @@ mod tests {
     #[test]
     fn punctuation_only_sentences_are_not_sentences() {
         let t = tok(&keep_all(), "!!! Hello!!! ... --- ?\n***\n\u{2014}\nWorld", "en");
-        assert_eq!(t, expect("hello world", &[1, 2], "hello world"));
+        assert_eq!(core(&t), expect("hello world", &[1, 2], "hello world"));
     }
 
     #[test]
     fn sentences_with_all_words_removed_are_empty_ranges() {
         let t = tok(&default_cfg(), "The end. It is. Final words here.", "en");
-        assert_eq!(t, expect("final words", &[0, 0, 2], "the end it is final words here"));
+        assert_eq!(core(&t), expect("final words", &[0, 0, 2], "the end it is final words here"));
         let sentences: Vec<_> = t.sentences().collect();
         assert_eq!(sentences.len(), 3);
         assert!(sentences[0].is_empty() && sentences[1].is_empty());
+    }
+
+    #[test]
+    fn sentence_lengths_drop_stop_words_only() {
+        // Seed 003: a sentence's length is its word count after stop-word
+        // removal, so short content words count. "Bob ran far.": bob, ran,
+        // far are no English stop words but all of at most 3 letters: no
+        // terms, length 3. "The cat sat on the mat.": the, on, the are stop
+        // words; cat, sat, mat count: 3. "It is.": both stop words: 0.
+        // "Seeds of the big oak trees grow.": of, the dropped: 5.
+        let t =
+            tok(&default_cfg(), "Bob ran far. The cat sat on the mat. It is. Seeds of the big oak trees grow.", "en");
+        assert_eq!(
+            core(&t),
+            expect(
+                "seeds trees grow",
+                &[0, 0, 0, 3],
+                "bob ran far the cat sat on the mat it is seeds of the big oak trees grow"
+            )
+        );
+        assert_eq!(t.sentence_lengths, [3, 3, 0, 5]);
+        assert_eq!(t.sentence_heads, ["bob ran", "cat sat", "", "seeds big"]);
+        // One non-stop word: the head is that word.
+        let t = tok(&default_cfg(), "Go to the shop!", "en");
+        assert_eq!((t.sentence_lengths, t.sentence_heads), (vec![2], vec!["go shop".to_string()]));
+        let t = tok(&default_cfg(), "Run!", "en");
+        assert_eq!((t.sentence_lengths, t.sentence_heads), (vec![1], vec!["run".to_string()]));
+        // Without stop-word removal every word counts.
+        let off = TextConfig { remove_stop_words: false, ..default_cfg() };
+        let t = tok(&off, "It is. The cat sat.", "en");
+        assert_eq!(
+            (t.sentence_lengths, t.sentence_heads),
+            (vec![2, 3], vec!["it is".to_string(), "the cat".to_string()])
+        );
+        // Russian: "Кот спал на окне." has the stop word на: 3.
+        let t = tok(&default_cfg(), "Кот спал на окне.", "ru");
+        assert_eq!((t.sentence_lengths, t.sentence_heads), (vec![3], vec!["кот спал".to_string()]));
     }
 
     #[test]
@@ -483,9 +551,9 @@ mod tests {
     fn apostrophes_and_hyphens() {
         let text = "Don’t e-mail the well-known author's X-ray";
         let all = "don't e mail the well known author's x ray";
-        assert_eq!(tok(&keep_all(), text, "en"), expect(all, &[9], all));
+        assert_eq!(core(&tok(&keep_all(), text, "en")), expect(all, &[9], all));
         // don't (after folding ’) and the are stop words; e, x, ray are short.
-        assert_eq!(tok(&default_cfg(), text, "en"), expect("mail well known author's", &[4], all));
+        assert_eq!(core(&tok(&default_cfg(), text, "en")), expect("mail well known author's", &[4], all));
     }
 
     #[test]
@@ -498,10 +566,10 @@ mod tests {
     fn stop_word_removal_can_be_turned_off() {
         let text = "These words remain here";
         let on = tok(&default_cfg(), text, "en");
-        assert_eq!(on, expect("words remain", &[2], "these words remain here"));
+        assert_eq!(core(&on), expect("words remain", &[2], "these words remain here"));
         let off_cfg = TextConfig { remove_stop_words: false, ..default_cfg() };
         let off = tok(&off_cfg, text, "en");
-        assert_eq!(off, expect("these words remain here", &[4], "these words remain here"));
+        assert_eq!(core(&off), expect("these words remain here", &[4], "these words remain here"));
     }
 
     #[test]
@@ -509,9 +577,9 @@ mod tests {
         let text = "a bb ccc dddd eeeee";
         let words = "a bb ccc dddd eeeee";
         let cfg = |n| TextConfig { remove_stop_words: false, max_short_word_chars: n, ..keep_all() };
-        assert_eq!(tok(&cfg(0), text, "en"), expect(words, &[5], words));
-        assert_eq!(tok(&cfg(3), text, "en"), expect("dddd eeeee", &[2], words));
-        assert_eq!(tok(&cfg(5), text, "en"), expect("", &[0], words));
+        assert_eq!(core(&tok(&cfg(0), text, "en")), expect(words, &[5], words));
+        assert_eq!(core(&tok(&cfg(3), text, "en")), expect("dddd eeeee", &[2], words));
+        assert_eq!(core(&tok(&cfg(5), text, "en")), expect("", &[0], words));
         // Characters, not bytes: four Cyrillic letters are eight bytes.
         assert_eq!(tok(&cfg(3), "дом окно", "ru").terms, ["окно"]);
     }
@@ -520,11 +588,11 @@ mod tests {
     fn nfkc_folds_compatibility_forms() {
         let text = "ＡＢＣＤ ﬁnal ﬁle x² ＡＢＣ！ｎｅｘｔ";
         let t = tok(&keep_all(), text, "en");
-        assert_eq!(t, expect("abcd final file x2 abc next", &[5, 6], "abcd final file x2 abc next"));
+        assert_eq!(core(&t), expect("abcd final file x2 abc next", &[5, 6], "abcd final file x2 abc next"));
         let raw = TextConfig { nfkc: false, ..keep_all() };
         let t = tok(&raw, text, "en");
         assert_eq!(
-            t,
+            core(&t),
             expect("ａｂｃｄ ﬁnal ﬁle x ² ａｂｃ ｎｅｘｔ", &[6, 7], "ａｂｃｄ ﬁnal ﬁle x ² ａｂｃ ｎｅｘｔ")
         );
     }
@@ -534,7 +602,7 @@ mod tests {
         let text = "These кошки только sleep";
         for lang in ["", "xx", "eng"] {
             let t = tok(&default_cfg(), text, lang);
-            assert_eq!(t, expect("кошки sleep", &[2], "these кошки только sleep"), "{lang:?}");
+            assert_eq!(core(&t), expect("кошки sleep", &[2], "these кошки только sleep"), "{lang:?}");
         }
         // A known language uses its own list only.
         assert_eq!(tok(&default_cfg(), text, "en").terms, ["кошки", "только", "sleep"]);
@@ -580,6 +648,18 @@ mod tests {
             proptest::prop_assert!(t.words.iter().all(|w| !w.is_empty()));
             let mut words = t.words.iter();
             proptest::prop_assert!(t.terms.iter().all(|term| words.any(|w| w == term)));
+            // One SL+ST length and head per sentence; a length never falls
+            // below the sentence's kept terms, the lengths add up to the
+            // non-stop words, and a head is empty exactly for length 0.
+            proptest::prop_assert_eq!(t.sentence_lengths.len(), t.sentence_ends.len());
+            proptest::prop_assert_eq!(t.sentence_heads.len(), t.sentence_ends.len());
+            let terms_per_sentence = t.sentences().map(|s| s.len() as u32);
+            proptest::prop_assert!(t.sentence_lengths.iter().zip(terms_per_sentence).all(|(&n, k)| n >= k));
+            let non_stop = t.words.iter().filter(|w| !N.stop_set("en").contains(w)).count();
+            proptest::prop_assert_eq!(t.sentence_lengths.iter().sum::<u32>() as usize, non_stop);
+            for (&n, head) in t.sentence_lengths.iter().zip(&t.sentence_heads) {
+                proptest::prop_assert_eq!(head.is_empty(), n == 0);
+            }
         }
     }
 }
