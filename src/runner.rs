@@ -4,7 +4,8 @@
 //! folder. After a stage succeeds, the runner writes
 //! `DIR/_manifests/<stage>.json` with a fingerprint of everything the output
 //! depends on (program version, the stage's config, the fingerprints of its
-//! input tables' manifests, and for ingest the input files' sizes and mtimes).
+//! input tables' manifests, the columns it writes, and for ingest the input
+//! files' sizes and mtimes).
 //! `--stage all` skips a stage whose fingerprint is unchanged.
 //!
 //! A task of a sharded stage (`--shard I/N`) writes its own manifest,
@@ -330,6 +331,21 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     }
     let external = stage.external_fingerprint(ctx)?;
     let config = stage.config_section(&ctx.config);
+    // The columns the stage writes: a program whose tables gained or changed
+    // a column reruns the stage instead of leaving old tables that the next
+    // stage's schema check would refuse.
+    let output_columns: Vec<Value> = stage
+        .outputs(&ctx.config)
+        .iter()
+        .flat_map(|t| {
+            crate::schema::arrow_schema(t)
+                .fields()
+                .iter()
+                .map(|f| format!("{t}.{} {}", f.name(), f.data_type()))
+                .collect::<Vec<_>>()
+        })
+        .map(Value::String)
+        .collect();
     let fingerprint = fingerprint_of(&[
         &Value::String(stage.name().into()),
         &Value::String(env!("CARGO_PKG_VERSION").into()),
@@ -337,6 +353,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         &serde_json::to_value(&inputs)?,
         &external,
         &config,
+        &Value::Array(output_columns),
     ]);
     if !force {
         if let Some(m) = read_manifest_file(&manifest_path(&ctx.out, stage.name(), shard)) {
