@@ -1,4 +1,6 @@
--- A11 Decomposition (spec section 7) over `shingles` (shingle, doc_id, doc_len).
+-- A11 Decomposition (spec section 7) over `a11_shingles` (shingle, doc_id,
+-- doc_len: each document's distinct shingles, or the rarest
+-- ${a11_prefix_share} of them, a11_shingles.sql).
 -- 1. A shingle's records ordered by document length (then doc_id) form a chain.
 -- 2. The spec splits the chain wherever a length exceeds ${ratio} times the
 --    previous one and pairs documents of a piece whose length ratio is
@@ -11,10 +13,14 @@
 --    <= ${ratio}. `strength` counts the shingles two documents are linked
 --    by; candidates.sql keeps each document's ${max_edges} strongest edges.
 -- 4. A pair is kept only when its links number at least ${a11_min_shared}
---    of the smaller document's distinct shingles (0 keeps every linked
---    pair): pages that share a few template phrases, and nothing else,
---    are not compared (on the Javadoc crawl 98.6% of the pairs only a11
---    proposed failed verification, most of them linked by < 5%).
+--    of the smaller document's chained shingles (all its distinct ones at
+--    a prefix share of 1; 0 keeps every linked pair): pages that share a
+--    few template phrases, and nothing else, are not compared (on the
+--    Javadoc crawl 98.6% of the pairs only a11 proposed failed
+--    verification, most of them linked by < 5%).
+-- The pairs kept are a11's comparisons: verify compares each of them, and
+-- a11's found pairs are those that pass (src/methods/mod.rs,
+-- COMPARING_METHODS).
 -- Chains longer than ${max_group_size} are walked like any other and
 -- listed in hot_signatures.
 -- Gives (method = 'a11', doc_a, doc_b, strength, len_gap).
@@ -22,14 +28,14 @@ WITH shared AS (
     -- Most shingles belong to one document; chaining only the shared ones
     -- keeps the window's sort and the links small.
     SELECT shingle
-    FROM shingles
+    FROM a11_shingles
     GROUP BY shingle
     HAVING COUNT(*) >= 2
 ),
 members AS (
     SELECT s.shingle, s.doc_id, s.doc_len,
            CAST(ROW_NUMBER() OVER (PARTITION BY s.shingle ORDER BY s.doc_len, s.doc_id) AS BIGINT) AS pos
-    FROM shingles s
+    FROM a11_shingles s
     JOIN shared USING (shingle)
 ),
 steps(step) AS (VALUES ${chain_steps}),
@@ -50,7 +56,7 @@ links AS (
 ),
 sizes AS (
     SELECT doc_id, COUNT(*) AS shingle_count
-    FROM shingles
+    FROM a11_shingles
     GROUP BY doc_id
 ),
 edges AS (

@@ -1,8 +1,8 @@
--- Per method (its candidate edges) and for `final` (the verified comparisons
--- of `duplicates` and the pairs of one cluster of `clusters`): the
--- proposed pairs judged against human labels (`pipeline run --gold FILE`,
--- loaded into `gold_pairs` and `gold_clusters`): tp, fp, fn, precision,
--- recall and F1 = 2PR/(P+R) = 2tp/(2tp+fp+fn).
+-- Per method (its found pairs, see `proposed`) and for `final` (the
+-- verified comparisons of `duplicates` and the pairs of one cluster of
+-- `clusters`): the proposed pairs judged against human labels (`pipeline
+-- run --gold FILE`, loaded into `gold_pairs` and `gold_clusters`): tp, fp,
+-- fn, precision, recall and F1 = 2PR/(P+R) = 2tp/(2tp+fp+fn).
 --
 -- Keys: `id` keys match documents.record_id (corpus id, WARC-Record-ID),
 -- `url` keys match documents.url. A key naming several documents (the same
@@ -23,6 +23,7 @@
 -- Reads `documents`, `candidates`, `duplicates`, `clusters`, `gold_pairs`,
 -- `gold_clusters`; writes `gold_quality`.
 WITH enabled(method) AS (VALUES ${enabled_methods}),
+comparing(method) AS (VALUES ${comparing_methods}),
 doc_keys AS (
     SELECT doc_id, 'id' AS key_kind, record_id AS key FROM documents WHERE record_id IS NOT NULL
     UNION ALL
@@ -97,7 +98,13 @@ final_pairs AS (
     JOIN clustered y ON x.cluster_id = y.cluster_id AND x.doc_id < y.doc_id
 ),
 proposed AS (
-    SELECT DISTINCT method, doc_a, doc_b FROM candidates
+    -- A method's found pairs: its candidate pairs, or for the methods whose
+    -- comparison is part of the method (a11) the ones that passed it in
+    -- verify, which compares each of them.
+    SELECT DISTINCT c.method, c.doc_a, c.doc_b
+    FROM candidates c
+    LEFT JOIN duplicates d ON d.doc_a = c.doc_a AND d.doc_b = c.doc_b
+    WHERE c.method NOT IN (SELECT method FROM comparing) OR d.verified
     UNION ALL
     SELECT 'final' AS method, doc_a, doc_b FROM final_pairs
 ),

@@ -2,7 +2,8 @@
 -- per method: a report of the big groups (site templates, boilerplate,
 -- mirrors). They are not skipped: candidates_exact.sql, a11.sql and a12.sql
 -- walk them as length-ordered chains like any other group, so each member
--- still gets its bounded number of edges.
+-- still gets its bounded number of edges. a11's chains are those of the
+-- shingles it keeps (a11_shingles.sql).
 SELECT method, slot, sig, size FROM (
     SELECT method, slot, sig, COUNT(*) AS size
     FROM signatures
@@ -10,7 +11,7 @@ SELECT method, slot, sig, size FROM (
     HAVING COUNT(*) > ${max_group_size}
   UNION ALL
     SELECT 'a11' AS method, CAST(0 AS SMALLINT UNSIGNED) AS slot, shingle AS sig, COUNT(*) AS size
-    FROM shingles
+    FROM a11_shingles
     GROUP BY shingle
     HAVING COUNT(*) > ${max_group_size}
   UNION ALL

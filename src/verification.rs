@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::config::{SimilarityAlgorithm, VerificationText};
+use crate::methods::includes_comparison;
 
 /// The distinct candidate edges: for each pair, the methods that proposed
 /// it as a bit set over `methods` (sorted names).
@@ -59,6 +60,42 @@ impl CandidateEdges {
     /// The sorted method names of a mask.
     pub fn names(&self, mask: u64) -> impl Iterator<Item = &str> {
         self.methods.iter().enumerate().filter(move |(i, _)| mask >> i & 1 == 1).map(|(_, m)| m.as_str())
+    }
+
+    /// The mask of the methods that include their comparison
+    /// ([`crate::methods::COMPARING_METHODS`]): `verify` compares every
+    /// pair these methods propose.
+    pub fn comparing_mask(&self) -> u64 {
+        self.methods.iter().enumerate().filter(|(_, m)| includes_comparison(m)).fold(0, |mask, (i, _)| mask | 1 << i)
+    }
+
+    /// Turns the candidate pairs into the methods' found pairs: a method
+    /// that includes its comparison found only the pairs whose comparison
+    /// passed (`passed`: `verify`'s verdict per pair, from `duplicates`);
+    /// a pair no method found any more is dropped. Every pair of such a
+    /// method must have a verdict: `verify` compares them all.
+    pub fn keep_found(&mut self, passed: &HashMap<(u64, u64), bool>) -> Result<()> {
+        let comparing = self.comparing_mask();
+        if comparing == 0 {
+            return Ok(());
+        }
+        let mut missing = None;
+        self.pairs.retain(|pair, mask| {
+            if *mask & comparing != 0 {
+                match passed.get(pair) {
+                    Some(true) => {}
+                    Some(false) => *mask &= !comparing,
+                    None => missing = Some(*pair),
+                }
+            }
+            *mask != 0
+        });
+        match missing {
+            Some((a, b)) => anyhow::bail!(
+                "pair ({a}, {b}) of a method that includes its comparison was never compared: rerun verify"
+            ),
+            None => Ok(()),
+        }
     }
 }
 
@@ -195,6 +232,24 @@ mod tests {
 
     fn doc(id: u64, text: &str) -> Doc {
         Doc::new(id, format!("http://t/{id}"), None, text.chars().count() as i64, text.into())
+    }
+
+    /// a11 includes its comparison, a0 does not: a11's failed pairs are no
+    /// longer a11's, and a pair only a11 proposed and failed is gone.
+    #[test]
+    fn keep_found_drops_the_failed_pairs_of_comparing_methods() {
+        let (a0, a11) = (1u64, 2u64);
+        let pairs = HashMap::from([((1, 2), a0 | a11), ((0, 3), a11), ((0, 1), a0), ((2, 3), a0 | a11)]);
+        let mut edges = CandidateEdges { methods: vec!["a0".into(), "a11".into()], pairs };
+        assert_eq!(edges.comparing_mask(), a11);
+        // 1-2 passed, 0-3 and 2-3 failed; a0's 0-1 was never compared.
+        let passed = HashMap::from([((1, 2), true), ((0, 3), false), ((2, 3), false)]);
+        edges.keep_found(&passed).unwrap();
+        assert_eq!(edges.pairs, HashMap::from([((1, 2), a0 | a11), ((0, 1), a0), ((2, 3), a0)]));
+        // A pair of a11 without a verdict: verify did not run on these edges.
+        let mut stale = CandidateEdges { methods: vec!["a11".into()], pairs: HashMap::from([((4, 5), 1)]) };
+        let err = stale.keep_found(&passed).unwrap_err().to_string();
+        assert!(err.contains("(4, 5)"), "{err}");
     }
 
     #[test]

@@ -162,41 +162,69 @@ fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {
 
 /// a11 with the default `a11_min_shared` (every link counts with these few
 /// shingles per page) and with a half share: a pair linked by fewer links
-/// than half the smaller page's shingles is not compared.
+/// than half the smaller page's shingles is not compared; each with all the
+/// shingles and with a prefix of the rarest (half, and about a third).
 #[test]
 fn a11_sql_equals_reference_chains() {
-    for min_shared in [Config::default().methods.a11_min_shared, 0.5] {
-        a11_sql_equals_reference_chains_at(min_shared);
+    let default = Config::default().methods;
+    assert_eq!(default.a11_prefix_share, 1.0);
+    for (min_shared, prefix_share) in
+        [(default.a11_min_shared, 1.0), (0.5, 1.0), (default.a11_min_shared, 0.5), (0.5, 0.34)]
+    {
+        a11_sql_equals_reference_chains_at(min_shared, prefix_share);
     }
 }
 
-fn a11_sql_equals_reference_chains_at(min_shared: f64) {
-    let out = temp_out(&format!("a11-{min_shared}"));
+/// The reference of a11_shingles.sql: of each document's shingles, the first
+/// ceil(share × count) by (global df, shingle).
+fn rarest_prefix(rows: &[(u64, u64, u32)], share: f64) -> Vec<(u64, u64, u32)> {
+    let mut df: BTreeMap<u64, u64> = BTreeMap::new();
+    let mut by_doc: BTreeMap<u64, Vec<(u64, u32)>> = BTreeMap::new();
+    for &(s, d, l) in rows {
+        *df.entry(s).or_default() += 1;
+        by_doc.entry(d).or_default().push((s, l));
+    }
+    let mut kept = Vec::new();
+    for (d, mut shingles) in by_doc {
+        shingles.sort_by_key(|&(s, _)| (df[&s], s));
+        let keep = (share * shingles.len() as f64).ceil() as usize;
+        kept.extend(shingles.into_iter().take(keep).map(|(s, l)| (s, d, l)));
+    }
+    kept
+}
+
+fn a11_sql_equals_reference_chains_at(min_shared: f64, prefix_share: f64) {
+    let out = temp_out(&format!("a11-{min_shared}-{prefix_share}"));
     let mut config = Config::default();
     config.candidates.max_edges_per_document = 3;
     config.methods.a11_min_shared = min_shared;
+    config.methods.a11_prefix_share = prefix_share;
     let ratio = config.methods.chain_ratio;
     let mut state = 11u64;
     let mut rows = Vec::new();
     for doc in 0..120u64 {
         // Lengths cluster so that many pairs are within the ratio; 100/115
-        // style boundaries and zero lengths appear.
+        // style boundaries and zero lengths appear. Shingles 0..40 are
+        // drawn unevenly (the low ones more often), so global df varies and
+        // ties in df are broken by the shingle value.
         let len = [0, 100, 115, 116, 130, 150, 20, 23][(splitmix64(&mut state) % 8) as usize] as u32;
         let mut shingles = BTreeSet::new();
-        for _ in 0..(splitmix64(&mut state) % 6) {
-            shingles.insert(splitmix64(&mut state) % 40);
+        for _ in 0..(splitmix64(&mut state) % 8) {
+            let bound = [40, 40, 12][(splitmix64(&mut state) % 3) as usize];
+            shingles.insert(splitmix64(&mut state) % bound);
         }
         rows.extend(shingles.into_iter().map(|s| (s, doc * 7919 + 3, len)));
     }
     write_shingles(&out, &rows);
     write_empty_inputs_except(&out, "shingles");
+    let kept = rarest_prefix(&rows, prefix_share);
     let mut by_shingle: BTreeMap<u64, Vec<(u32, u64, ())>> = BTreeMap::new();
-    for (s, d, l) in &rows {
+    for (s, d, l) in &kept {
         by_shingle.entry(*s).or_default().push((*l, *d, ()));
     }
     let k = config.candidates.max_edges_per_document as usize;
     let mut shingle_count: BTreeMap<u64, u64> = BTreeMap::new();
-    for (_, d, _) in &rows {
+    for (_, d, _) in &kept {
         *shingle_count.entry(*d).or_default() += 1;
     }
     let strong_enough =
@@ -211,6 +239,34 @@ fn a11_sql_equals_reference_chains_at(min_shared: f64) {
     let got = rt().block_on(candidate_edges(&out, &config)).unwrap();
     assert!(expected.len() > 30, "the generated case should have pairs, has {}", expected.len());
     assert_same_pairs(got, expected);
+    let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The prefix by hand: four documents of equal length, shingles with
+/// global df 1 (10, 11, 12), 2 (20, 21) and 4 (40). At share 0.5 each
+/// keeps its rarest half: doc 1 {10, 20, 21, 40} keeps 10, 20; doc 2 {20,
+/// 21, 40} keeps ceil(1.5) = 2: 20, 21; doc 3 {11, 40} keeps 11; doc 4 {12,
+/// 40} keeps 12. Only shingle 20 is chained twice: the one pair 1-2 (at
+/// share 1, 40's chain also links 1-3, 1-4, 2-3, ...: all six pairs).
+#[test]
+fn a11_prefix_keeps_the_rarest_shingles() {
+    let out = temp_out("a11-prefix");
+    let rows: Vec<(u64, u64, u32)> =
+        [(1, [10, 20, 21, 40].as_slice()), (2, &[20, 21, 40]), (3, &[11, 40]), (4, &[12, 40])]
+            .iter()
+            .flat_map(|&(doc, shingles)| shingles.iter().map(move |&s| (s, doc, 50)))
+            .collect();
+    write_shingles(&out, &rows);
+    write_empty_inputs_except(&out, "shingles");
+    let mut config = Config::default();
+    config.methods.a11_prefix_share = 0.5;
+    let a11 = |config: &Config| -> Vec<(u64, u64)> {
+        let edges = rt().block_on(candidate_edges(&out, config)).unwrap();
+        edges.into_iter().filter(|e| e.2 == "a11").map(|e| (e.0, e.1)).collect()
+    };
+    assert_eq!(a11(&config), [(1, 2)]);
+    config.methods.a11_prefix_share = 1.0;
+    assert_eq!(a11(&config), [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]);
     let _ = std::fs::remove_dir_all(&out);
 }
 

@@ -162,6 +162,22 @@ pub trait PairMethod: Send + Sync {
     }
 }
 
+/// The methods whose comparison is part of the method: their found pairs
+/// are the candidate pairs that pass verification's similarity, not every
+/// pair they propose. A11 (study §6.1): "Документы внутри цепочки
+/// сравниваем попарно (например, путем использования функции Perl
+/// Similarity ...)" — the documents of a chain are compared pairwise, and
+/// the number of comparisons is the method's cost. The one list `verify`
+/// (which compares every candidate pair of these methods, counted as
+/// `<method>_comparisons`) and `evaluate` (which counts only the pairs that
+/// passed, in `method_quality` and `gold_quality`) read.
+pub const COMPARING_METHODS: &[&str] = &["a11"];
+
+/// True when method `id` includes its comparison (see [`COMPARING_METHODS`]).
+pub fn includes_comparison(id: &str) -> bool {
+    COMPARING_METHODS.contains(&id)
+}
+
 /// Keeps, of `pairs`, the edges each document ranks among its `k`
 /// strongest (highest score, then smallest partner id); an edge stays when
 /// either end keeps it. The pair-search methods' form of the bound every

@@ -2,7 +2,7 @@
 //! `hot_signatures`.
 //!
 //! All edge generation is SQL (`jobs/candidates_exact.sql`,
-//! `minhash_edges.sql`, `a11.sql`, `a12.sql`, `hot_signatures.sql`,
+//! `minhash_edges.sql`, `a11_shingles.sql`, `a11.sql`, `a12.sql`, `hot_signatures.sql`,
 //! `candidates.sql`): groups and chains are walked in length order and every
 //! document keeps at most `candidates.max_edges_per_document` edges per
 //! method, so the table is linear in the corpus. minhash band pairs are
@@ -41,6 +41,7 @@ impl Stage for Candidates {
             "candidates": config.candidates,
             "chain_ratio": config.methods.chain_ratio,
             "a11_min_shared": config.methods.a11_min_shared,
+            "a11_prefix_share": config.methods.a11_prefix_share,
             "a12_num_ratio": config.methods.a12_num_ratio,
             "minhash_functions": config.methods.minhash_functions,
             "minhash_threshold": config.methods.minhash_threshold,
@@ -64,16 +65,19 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
         ("ratio", format!("{:?}", config.methods.chain_ratio)),
         ("num_ratio", format!("{:?}", config.methods.a12_num_ratio)),
         ("a11_min_shared", format!("{:?}", config.methods.a11_min_shared)),
+        ("a11_prefix_share", format!("{:?}", config.methods.a11_prefix_share)),
         ("minhash_functions", config.methods.minhash_functions.to_string()),
         ("minhash_threshold", format!("{:?}", config.methods.minhash_threshold)),
     ]
 }
 
 /// The SQL jobs giving each method family's scored edges, by the view name
-/// `candidates.sql` reads them under.
-const EDGE_VIEWS: [(&str, &str); 4] = [
+/// `candidates.sql` reads them under, after the records of a11's chains
+/// (`a11_shingles`, which `a11.sql` and `hot_signatures.sql` read).
+const EDGE_VIEWS: [(&str, &str); 5] = [
     ("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
     ("minhash_edges", include_str!("../../jobs/minhash_edges.sql")),
+    ("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
     ("a11_edges", include_str!("../../jobs/a11.sql")),
     ("a12_edges", include_str!("../../jobs/a12.sql")),
 ];

@@ -19,6 +19,12 @@
 //! the pool's methods, `evaluate.pool`, for recall) and the overlap of two
 //! methods are estimated from the same judged pairs without verifying more.
 //!
+//! A method's found pairs are the pairs it proposes (`candidates`), except
+//! for the methods whose comparison is part of the method
+//! ([`crate::methods::COMPARING_METHODS`]: a11, study §6.1), which found
+//! the candidate pairs that passed it: `verify` compares all of those, and
+//! both `method_quality` and `gold_quality` count only the passing ones.
+//!
 //! The pool's methods are configurable because the study's recall is
 //! relative to the union of the duplicates of its experiment's methods
 //! (A0–A10, preset `"study"`): only with that pool can this run's recall be
@@ -100,16 +106,9 @@ impl Stage for Evaluate {
             report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &rows)?);
             report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged)?);
             let session = crate::sql::sql_stage_session(&ctx.out).await?;
-            let enabled = ctx
-                .config
-                .methods
-                .enabled
-                .iter()
-                .map(|m| format!("('{}')", m.replace('\'', "''")))
-                .collect::<Vec<_>>()
-                .join(", ");
             let params = [
-                ("enabled_methods", enabled),
+                ("enabled_methods", sql_values(ctx.config.methods.enabled.iter().map(String::as_str))),
+                ("comparing_methods", sql_values(crate::methods::COMPARING_METHODS.iter().copied())),
                 ("positive_min_label", cfg.gold_positive_min_label.to_string()),
                 ("negative_max_label", cfg.gold_negative_max_label.to_string()),
             ];
@@ -131,6 +130,11 @@ impl Stage for Evaluate {
             Ok(report)
         })
     }
+}
+
+/// Method ids as the rows of a SQL `VALUES` list: `('a0'), ('a11')`.
+fn sql_values<'a>(methods: impl Iterator<Item = &'a str>) -> String {
+    methods.map(|m| format!("('{}')", m.replace('\'', "''"))).collect::<Vec<_>>().join(", ")
 }
 
 /// Writes the gold labels as `gold_pairs` and `gold_clusters`; returns their
@@ -217,13 +221,30 @@ impl Judged {
     }
 }
 
-/// Chooses and verifies the judged pairs: for each method its `k` pairs
-/// of smallest [`pair_hash`] (all when it has fewer). Pairs `verify`
-/// already compared keep that verdict; the others are verified here.
-/// `pool` names the pool's methods.
+/// Chooses and verifies the judged pairs: for each method its `k` found
+/// pairs of smallest [`pair_hash`] (all when it has fewer). A method's
+/// found pairs are its candidate pairs, or for a method that includes its
+/// comparison (a11) those that passed it in `verify`
+/// ([`CandidateEdges::keep_found`]). Pairs `verify` already compared keep
+/// that verdict; the others are verified here. `pool` names the pool's
+/// methods.
 async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut StageReport) -> Result<Judged> {
     let session = crate::sql::session_over(&ctx.out).await?;
-    let edges = CandidateEdges::load(&session).await?;
+    let mut edges = CandidateEdges::load(&session).await?;
+    // Verdicts `verify` already reached.
+    let mut known: HashMap<(u64, u64), bool> = HashMap::new();
+    let mut stream = session.sql("SELECT doc_a, doc_b, verified FROM duplicates").await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let a = batch.column(0).as_primitive::<UInt64Type>();
+        let b = batch.column(1).as_primitive::<UInt64Type>();
+        let v = batch.column(2).as_boolean();
+        for i in 0..batch.num_rows() {
+            known.insert((a.value(i), b.value(i)), v.value(i));
+        }
+    }
+    report.counters.insert("candidate_pairs".into(), edges.pairs.len() as u64);
+    edges.keep_found(&known)?;
     let k = usize::try_from(ctx.config.evaluate.max_judged_pairs).unwrap_or(usize::MAX).max(1);
     let mut all: Vec<(u64, u64, u64, u64)> =
         edges.pairs.iter().map(|(&(a, b), &m)| (pair_hash(a, b), a, b, m)).collect();
@@ -252,18 +273,6 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     }
     drop(all);
 
-    // Verdicts `verify` already reached.
-    let mut known: HashMap<(u64, u64), bool> = HashMap::new();
-    let mut stream = session.sql("SELECT doc_a, doc_b, verified FROM duplicates").await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let a = batch.column(0).as_primitive::<UInt64Type>();
-        let b = batch.column(1).as_primitive::<UInt64Type>();
-        let v = batch.column(2).as_boolean();
-        for i in 0..batch.num_rows() {
-            known.insert((a.value(i), b.value(i)), v.value(i));
-        }
-    }
     let unknown: HashSet<u64> =
         chosen.iter().filter(|(_, a, b, _)| !known.contains_key(&(*a, *b))).flat_map(|&(_, a, b, _)| [a, b]).collect();
     let mut ids: Vec<u64> = unknown.into_iter().collect();
@@ -290,7 +299,7 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
             JudgedPair { methods, verified }
         })
         .collect();
-    report.counters.insert("candidate_pairs".into(), edges.pairs.len() as u64);
+    report.counters.insert("found_pairs".into(), edges.pairs.len() as u64);
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
     let reused = chosen.iter().filter(|(_, a, b, _)| known.contains_key(&(*a, *b))).count();
     report.counters.insert("judged_pairs_verified_here".into(), (pairs.len() - reused) as u64);

@@ -21,6 +21,13 @@
 //!    first, then at most one LCS with an early exit (exact, or the Perl
 //!    module's value with `verify.algorithm = "string-similarity"`; the
 //!    document is the module's first string, the representative its second).
+//! 4. The methods that include their comparison
+//!    ([`crate::methods::COMPARING_METHODS`]: a11) found the pairs that pass
+//!    it, so each of their candidate pairs is compared once: placing
+//!    compares those that join a document and a representative, the others
+//!    are compared besides (the later document first), without moving
+//!    either document. Counted per method as `<method>_comparisons` and
+//!    `<method>_found_pairs` (those that passed).
 //!
 //! `duplicates` gets one row per comparison made, `clusters` one row per
 //! member of a cluster of two or more documents.
@@ -73,11 +80,13 @@ fn representative_order(a: &Doc, b: &Doc) -> std::cmp::Ordering {
     date(a).cmp(&date(b)).then(b.text_chars.cmp(&a.text_chars)).then(a.doc_id.cmp(&b.doc_id))
 }
 
-/// One comparison made: indices into the component's documents, the
-/// methods whose edges led to it, the similarity (None below threshold).
+/// One comparison made: indices into the component's documents (the
+/// document placed, and a representative or, for the own pair of a method
+/// that includes its comparison, the other document), the methods whose
+/// edges led to it, the similarity (None below threshold).
 struct Comparison {
     doc: usize,
-    representative: usize,
+    other: usize,
     methods: u64,
     similarity: Option<f64>,
     outcome: Outcome,
@@ -93,7 +102,17 @@ struct Placed {
 
 /// Builds the clusters of one component. `docs` are in representative
 /// order; `edges[i]` lists (j, methods) for every edge of document i.
-fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64, algorithm: SimilarityAlgorithm) -> Placed {
+/// An edge of a method in `comparing` (the methods that include their
+/// comparison) is compared in its own right when placing did not already
+/// compare its two documents (the later document is the module's first
+/// string); that comparison is recorded and does not move either document.
+fn place(
+    docs: &[&Doc],
+    edges: &[Vec<(usize, u64)>],
+    comparing: u64,
+    threshold: f64,
+    algorithm: SimilarityAlgorithm,
+) -> Placed {
     let n = docs.len();
     let mut representative: Vec<usize> = (0..n).collect();
     let mut similarity: Vec<Option<f64>> = vec![None; n];
@@ -109,15 +128,23 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], threshold: f64, algorithm: 
         }
         // The comparisons of one document are independent: in parallel, so
         // that one giant component (a site template) still uses every core.
+        let own_pairs: Vec<(usize, u64)> = edges[i]
+            .iter()
+            .filter(|&&(j, methods)| j < i && methods & comparing != 0 && !reached.contains_key(&j))
+            .copied()
+            .collect();
         let reached: Vec<(usize, u64)> = reached.into_iter().collect();
-        let compared: Vec<(Option<f64>, Outcome)> =
-            reached.par_iter().map(|&(r, _)| compare(docs[i], docs[r], threshold, algorithm)).collect();
+        let compared: Vec<(Option<f64>, Outcome)> = reached
+            .par_iter()
+            .chain(own_pairs.par_iter())
+            .map(|&(r, _)| compare(docs[i], docs[r], threshold, algorithm))
+            .collect();
         let mut best: Option<(usize, f64)> = None;
-        for ((r, methods), (sim, outcome)) in reached.into_iter().zip(compared) {
-            comparisons.push(Comparison { doc: i, representative: r, methods, similarity: sim, outcome });
-            if let Some(s) = sim {
+        for (n, ((r, methods), (sim, outcome))) in reached.iter().chain(&own_pairs).zip(compared).enumerate() {
+            comparisons.push(Comparison { doc: i, other: *r, methods: *methods, similarity: sim, outcome });
+            if let Some(s) = sim.filter(|_| n < reached.len()) {
                 if best.is_none_or(|(_, b)| s > b) {
-                    best = Some((r, s));
+                    best = Some((*r, s));
                 }
             }
         }
@@ -181,6 +208,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         }
     }
 
+    let comparing = edges.comparing_mask();
     let progress = crate::progress::counter(ctx.progress, own_count as u64, "verify", "docs");
     let placed: Vec<(Vec<&Doc>, Placed)> = components
         .par_iter()
@@ -201,7 +229,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     e
                 })
                 .collect();
-            let result = place(&members, &local_edges, threshold, algorithm);
+            let result = place(&members, &local_edges, comparing, threshold, algorithm);
             progress.inc(members.len() as u64);
             (members, result)
         })
@@ -215,7 +243,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut rows: Vec<DuplicateRow> = Vec::new();
     for (members, result) in &placed {
         for c in &result.comparisons {
-            let (x, y) = (members[c.doc], members[c.representative]);
+            let (x, y) = (members[c.doc], members[c.other]);
             let (a, b) = if x.doc_id < y.doc_id { (x, y) } else { (y, x) };
             rows.push(DuplicateRow { a, b, methods: c.methods, similarity: c.similarity });
             outcome_counts[c.outcome as usize] += 1;
@@ -280,6 +308,22 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
     c.insert("verified_pairs".into(), verified_count);
     c.insert("clusters_with_duplicates".into(), members_rows.iter().filter(|r| r.3).count() as u64);
+    // The own comparisons of the methods that include theirs: every
+    // candidate pair of this task's documents, each compared once (a pair
+    // of another task's documents is not among its rows).
+    let passed: HashMap<(u64, u64), bool> =
+        rows.iter().map(|r| ((r.a.doc_id, r.b.doc_id), r.similarity.is_some())).collect();
+    for (bit, method) in edges.methods.iter().enumerate().filter(|(i, _)| comparing >> i & 1 == 1) {
+        let (mut compared, mut found) = (0u64, 0u64);
+        for (pair, mask) in &edges.pairs {
+            if let Some(&verified) = passed.get(pair).filter(|_| mask >> bit & 1 == 1) {
+                compared += 1;
+                found += verified as u64;
+            }
+        }
+        c.insert(format!("{method}_comparisons"), compared);
+        c.insert(format!("{method}_found_pairs"), found);
+    }
     Ok(report)
 }
 
@@ -316,13 +360,41 @@ mod tests {
         let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1, 1-2, 2-3 (all methods bit 0).
         let edges = vec![vec![(1, 1)], vec![(0, 1), (2, 1)], vec![(1, 1), (3, 1)], vec![(2, 1)]];
-        let placed = place(&refs, &edges, 0.8, SimilarityAlgorithm::Exact);
+        let placed = place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::Exact);
         // 1 joins 0 (0.8); 2 reaches rep 0 through 1: 0.6, so it starts its
         // own cluster; 3 reaches rep 2: 0.8, joins it.
         assert_eq!(placed.representative, [0, 0, 2, 2]);
         assert_eq!(placed.similarity, [None, Some(0.8), None, Some(0.8)]);
-        let compared: Vec<(usize, usize)> = placed.comparisons.iter().map(|c| (c.doc, c.representative)).collect();
+        let compared: Vec<(usize, usize)> = placed.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(1, 0), (2, 0), (3, 2)]);
+    }
+
+    /// The pairs of a method that includes its comparison (bit 1, a11) are
+    /// all compared, each once, and do not move a document; the other
+    /// method's (bit 0) only lead to representatives.
+    #[test]
+    fn a_comparing_methods_pairs_are_each_compared_once() {
+        let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
+        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, None, t)).collect();
+        let refs: Vec<&Doc> = docs.iter().collect();
+        // Edges: 0-1 (bit 0), 1-2 (both), 2-3 (bit 0), 0-3 (bit 1).
+        let edges = vec![vec![(1, 1), (3, 2)], vec![(0, 1), (2, 3)], vec![(1, 3), (3, 1)], vec![(0, 2), (2, 1)]];
+        let placed = place(&refs, &edges, 2, 0.8, SimilarityAlgorithm::Exact);
+        // 1 reaches rep 0: 16/20 = 0.8, joins. 2 reaches rep 0 through 1:
+        // LCS "aaaaaa" = 6, 12/20 = 0.6; its a11 pair 1-2 is not a
+        // representative's, so it is compared besides: LCS "aaaaaabb" = 8,
+        // 0.8, passes, but 2 still starts its own cluster. 3 reaches rep 0
+        // (its a11 pair 0-3: LCS "aaaa", 0.4) and rep 2 (0.8), joins 2; its
+        // a11 pair is the comparison with rep 0, not made twice.
+        assert_eq!(placed.representative, [0, 0, 2, 2]);
+        let compared: Vec<(usize, usize, u64, Option<f64>)> =
+            placed.comparisons.iter().map(|c| (c.doc, c.other, c.methods, c.similarity)).collect();
+        assert_eq!(
+            compared,
+            [(1, 0, 1, Some(0.8)), (2, 0, 3, None), (2, 1, 3, Some(0.8)), (3, 0, 2, None), (3, 2, 1, Some(0.8))]
+        );
+        // Without the comparing mask, 1-2 is never compared.
+        assert_eq!(place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::Exact).comparisons.len(), 4);
     }
 
     /// A document reaching two clusters joins the one it is more similar to.
@@ -331,7 +403,7 @@ mod tests {
         let docs = [doc(1, None, "aaaaaaaaaa"), doc(2, None, "bbbbbbbbbb"), doc(3, None, "bbbbbbbbba")];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(2, 1)], vec![(2, 2)], vec![(0, 1), (1, 2)]];
-        let placed = place(&refs, &edges, 0.05, SimilarityAlgorithm::Exact);
+        let placed = place(&refs, &edges, 0, 0.05, SimilarityAlgorithm::Exact);
         assert_eq!(placed.representative, [0, 1, 1]);
         assert_eq!(placed.comparisons.len(), 2);
         assert_eq!(placed.comparisons[1].methods, 2);
@@ -348,10 +420,10 @@ mod tests {
         let docs = [doc(1, None, &b), doc(2, None, &a)];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(1, 1)], vec![(0, 1)]];
-        let exact = place(&refs, &edges, 0.8, SimilarityAlgorithm::Exact);
+        let exact = place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::Exact);
         assert_eq!(exact.representative, [0, 0]);
         assert!((exact.similarity[1].unwrap() - 0.808946).abs() < 1e-6);
-        let module = place(&refs, &edges, 0.8, SimilarityAlgorithm::StringSimilarity);
+        let module = place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::StringSimilarity);
         assert_eq!(module.representative, [0, 1]);
         assert_eq!(module.similarity, [None, None]);
     }
