@@ -126,14 +126,16 @@ fn place(
                 *reached.entry(representative[j]).or_default() |= methods;
             }
         }
-        // The comparisons of one document are independent: in parallel, so
-        // that one giant component (a site template) still uses every core.
+        // Pairs of a method that includes its comparison (a11) and that
+        // placing does not compare anyway: compared too, never placing.
         let own_pairs: Vec<(usize, u64)> = edges[i]
             .iter()
             .filter(|&&(j, methods)| j < i && methods & comparing != 0 && !reached.contains_key(&j))
             .copied()
             .collect();
         let reached: Vec<(usize, u64)> = reached.into_iter().collect();
+        // The comparisons of one document are independent: in parallel, so
+        // that one giant component (a site template) still uses every core.
         let compared: Vec<(Option<f64>, Outcome)> = reached
             .par_iter()
             .chain(own_pairs.par_iter())
