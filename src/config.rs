@@ -266,8 +266,10 @@ pub struct MethodsConfig {
     pub descr_rounds: usize,
     /// a9: a word's precision must stay above this floor.
     pub descr_precision_floor: f64,
-    /// a9: share of documents that must stay covered while dropping words.
-    pub descr_coverage_floor: f64,
+    /// a9: a document with fewer set bits gets no signature, and the word
+    /// selection counts a document as covered from this many bits on (one
+    /// or two common words are shared by many unrelated pages).
+    pub descr_min_bits: usize,
     /// minhash: shingle width w.
     pub minhash_shingle_width: usize,
     /// minhash: number of min-wise functions.
@@ -390,7 +392,7 @@ impl MethodsConfig {
         p.within(S, "descr_band", self.descr_band, 0.0, 0.5);
         p.at_least(S, "descr_rounds", self.descr_rounds, 1);
         p.within(S, "descr_precision_floor", self.descr_precision_floor, 0.0, 1.0);
-        p.within(S, "descr_coverage_floor", self.descr_coverage_floor, 0.0, 1.0);
+        p.at_least(S, "descr_min_bits", self.descr_min_bits, 1);
         p.at_least(S, "minhash_shingle_width", self.minhash_shingle_width, 1);
         p.at_least(S, "minhash_functions", self.minhash_functions, 1);
         p.at_least(S, "minhash_band_rows", self.minhash_band_rows, 1);
@@ -476,7 +478,7 @@ impl Default for MethodsConfig {
             descr_band: 0.025,
             descr_rounds: 3,
             descr_precision_floor: 0.5,
-            descr_coverage_floor: 0.5,
+            descr_min_bits: 2,
             minhash_shingle_width: 10,
             minhash_functions: 84,
             minhash_band_rows: 7,
@@ -797,7 +799,7 @@ mod tests {
             ("[methods]\ndescr_band = 0.6", "[methods] descr_band = 0.6 must be between 0 and 0.5"),
             ("[methods]\ndescr_rounds = 0", "[methods] descr_rounds = 0 must be at least 1"),
             ("[methods]\ndescr_precision_floor = 2.0", "[methods] descr_precision_floor = 2 must be between 0 and 1"),
-            ("[methods]\ndescr_coverage_floor = -1.0", "[methods] descr_coverage_floor = -1 must be between 0 and 1"),
+            ("[methods]\ndescr_min_bits = 0", "[methods] descr_min_bits = 0 must be at least 1"),
             ("[methods]\nminhash_shingle_width = 0", "[methods] minhash_shingle_width = 0 must be at least 1"),
             ("[methods]\nminhash_functions = 0", "[methods] minhash_functions = 0 must be at least 1"),
             ("[methods]\nminhash_band_rows = 0", "[methods] minhash_band_rows = 0 must be at least 1"),

@@ -3,18 +3,48 @@
 //! `tf/tf_max`; a document's bit for a word is set when the word's relative
 //! frequency is above the threshold, and the signature hashes the set bits.
 //!
-//! The source only gives the idea; the fixed procedure of spec §4 is:
+//! The study (Zelenkov & Segalovich, seed 004, §2) gives the idea:
+//! «Проводим несколько итераций, каждая из которых состоит из двух фаз (1) и
+//! (2). В (1) максимизируется покрытие документов в индексе при
+//! фиксированной (ограниченной снизу) точности; в (2) максимизируется
+//! точность при фиксированном покрытии.» (several rounds of two phases: (1)
+//! maximise the coverage of documents at a fixed, bounded-below precision;
+//! (2) maximise precision at fixed coverage), and «После каждой итерации
+//! отбрасываем самые "плохие" слова. После последней итерации оставляем
+//! достаточно слов для хорошего покрытия.» (after each round drop the worst
+//! words; after the last keep enough words for good coverage). A word's
+//! precision: «точность тем выше, чем меньше встречаемость слова в
+//! дельте-окрестности данного значения относительной частоты» (the fewer
+//! documents near the threshold, the higher).
+//!
+//! The fixed procedure of spec §4:
 //! 1. candidates: `df >= 2`, `df <= N * descr_max_df_fraction`, the
 //!    `descr_candidates` with the highest df (ties: term ascending);
 //! 2. per candidate, the threshold θ on the grid `step, 2*step, ... < 1`
 //!    whose band `θ ± descr_band` holds the fewest of its documents
 //!    (precision = 1 - near/documents with the word); ties go to the θ covering
 //!    more documents (`tf/tf_max > θ`), then to the lower θ;
-//! 3. `descr_rounds` rounds of (a) greedy set cover over the candidates
-//!    whose precision is at least `descr_precision_floor`, up to
-//!    `descr_max_words` words, then (b) dropping the selected words in order
-//!    of ascending precision while at least `descr_coverage_floor * N`
-//!    documents stay covered; a dropped word never comes back.
+//! 3. `descr_rounds` rounds of two phases:
+//!    - (a) greedy cover over the candidates whose precision is at least
+//!      `descr_precision_floor`, up to `descr_max_words` words: the word
+//!      giving a bit to the most documents that still lack one is added
+//!      first, until no word gives one;
+//!    - (b) at the coverage (a) reached, held fixed, the chosen words in
+//!      order of ascending precision (ties: term) are dropped when no
+//!      covered document is lost without them, or else replaced by the most
+//!      precise unchosen candidate of higher precision that covers every
+//!      document that would be lost (ties: more documents, then the earlier
+//!      candidate); otherwise kept. A dropped or replaced word never comes
+//!      back.
+//!
+//! A document needs at least `descr_min_bits` set bits to get a signature
+//! (spec §4, a choice like I-Match's minimum feature count: one or two
+//! words are shared by many unrelated pages). "Covered" in step 3 means
+//! exactly that, at least `descr_min_bits` bits (choice): (a) counts a
+//! word's gain as the documents it gives a bit that still have fewer
+//! than `descr_min_bits` (the greedy of set multicover), and (b) loses a
+//! document when it would fall below `descr_min_bits`. With
+//! `descr_min_bits = 1` this is the plain set cover of the spec.
 
 use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, StateRow};
 use crate::config::MethodsConfig;
@@ -121,21 +151,40 @@ struct Candidate<'a> {
 
 /// Step 3: the indices of the chosen candidates (see the module doc).
 fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<usize> {
+    let min_bits = u32::try_from(cfg.descr_min_bits).unwrap_or(u32::MAX);
+    let eligible = |c: &Candidate<'_>| c.threshold.precision >= cfg.descr_precision_floor;
     let mut chosen = vec![false; cands.len()];
     let mut banned = vec![false; cands.len()];
     // How many chosen words set a bit in each document.
     let mut bits = vec![0u32; n_docs];
-    let mut covered = 0usize;
     let mut size = 0usize;
-    let min_covered = cfg.descr_coverage_floor * n_docs as f64;
+    // Document -> the candidates covering it, to find replacements.
+    let mut covering: Vec<Vec<usize>> = vec![Vec::new(); n_docs];
+    for (i, c) in cands.iter().enumerate() {
+        for &d in &c.docs {
+            covering[d as usize].push(i);
+        }
+    }
+    // Chooses (on) or unchooses word i, with the bits it sets.
+    let set = |i: usize, on: bool, bits: &mut [u32], chosen: &mut [bool]| {
+        chosen[i] = on;
+        for &d in &cands[i].docs {
+            if on {
+                bits[d as usize] += 1;
+            } else {
+                bits[d as usize] -= 1;
+            }
+        }
+    };
     for _ in 0..cfg.descr_rounds {
         // (a) Greedy cover, lazily re-evaluated: a word's gain only shrinks as
         // others are added, so a popped gain that is still exact is the best.
-        // Ties go to the earlier candidate (higher df, then term).
+        // Ties go to the earlier candidate (higher df, then term). A word's
+        // gain: its documents that still have fewer than min_bits bits.
         let mut heap: BinaryHeap<(usize, Reverse<usize>)> = cands
             .iter()
             .enumerate()
-            .filter(|&(i, c)| !chosen[i] && !banned[i] && c.threshold.precision >= cfg.descr_precision_floor)
+            .filter(|&(i, c)| !chosen[i] && !banned[i] && eligible(c))
             .map(|(i, c)| (c.docs.len(), Reverse(i)))
             .collect();
         while size < cfg.descr_max_words {
@@ -145,35 +194,55 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
             if bound == 0 {
                 break;
             }
-            let gain = cands[i].docs.iter().filter(|&&d| bits[d as usize] == 0).count();
+            let gain = cands[i].docs.iter().filter(|&&d| bits[d as usize] < min_bits).count();
             if gain < bound {
                 heap.push((gain, Reverse(i)));
                 continue;
             }
-            chosen[i] = true;
+            set(i, true, &mut bits, &mut chosen);
             size += 1;
-            covered += gain;
-            for &d in &cands[i].docs {
-                bits[d as usize] += 1;
-            }
         }
-        // (b) Drop the least precise words while coverage stays above the floor.
+        // (b) Raise precision at fixed coverage, least precise word first.
         let mut order: Vec<usize> = (0..cands.len()).filter(|&i| chosen[i]).collect();
         order.sort_by(|&a, &b| {
             let (ca, cb) = (&cands[a], &cands[b]);
             ca.threshold.precision.total_cmp(&cb.threshold.precision).then(ca.term.cmp(cb.term))
         });
-        for i in order {
-            let loss = cands[i].docs.iter().filter(|&&d| bits[d as usize] == 1).count();
-            if ((covered - loss) as f64) < min_covered {
-                break;
+        for w in order {
+            // Covered documents that would fall below min_bits without w.
+            let lost: Vec<u32> = cands[w].docs.iter().copied().filter(|&d| bits[d as usize] == min_bits).collect();
+            let precision = cands[w].threshold.precision;
+            // A replacement must cover every lost document, so it is among
+            // the candidates covering the first one.
+            let replacement = lost.first().and_then(|&first| {
+                covering[first as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&u| {
+                        let c = &cands[u];
+                        !chosen[u]
+                            && !banned[u]
+                            && eligible(c)
+                            && c.threshold.precision > precision
+                            && lost.iter().all(|d| c.docs.binary_search(d).is_ok())
+                    })
+                    .max_by(|&a, &b| {
+                        let (ca, cb) = (&cands[a], &cands[b]);
+                        ca.threshold
+                            .precision
+                            .total_cmp(&cb.threshold.precision)
+                            .then(ca.docs.len().cmp(&cb.docs.len()))
+                            .then(b.cmp(&a))
+                    })
+            });
+            if !lost.is_empty() && replacement.is_none() {
+                continue;
             }
-            chosen[i] = false;
-            banned[i] = true;
-            size -= 1;
-            covered -= loss;
-            for &d in &cands[i].docs {
-                bits[d as usize] -= 1;
+            set(w, false, &mut bits, &mut chosen);
+            banned[w] = true;
+            match replacement {
+                Some(u) => set(u, true, &mut bits, &mut chosen),
+                None => size -= 1,
             }
         }
     }
@@ -181,11 +250,14 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
 }
 
 /// a9: one signature (slot 0), the xxh3_64 of the words whose bit is set,
-/// sorted and joined by single spaces; no bit set, no signature.
+/// sorted and joined by single spaces; fewer than `descr_min_bits` bits set,
+/// no signature.
 #[derive(Debug, Clone)]
 pub struct DescrWords {
     /// Descriptive word -> its threshold θ on `tf/tf_max`.
     thresholds: HashMap<String, f64>,
+    /// `descr_min_bits`: fewer set bits, no signature.
+    min_bits: usize,
 }
 
 impl DescrWords {
@@ -224,13 +296,17 @@ impl DescrWords {
             .into_iter()
             .map(|i| (cands[i].term.to_string(), cands[i].threshold.theta))
             .collect();
-        DescrWords { thresholds }
+        DescrWords { thresholds, min_bits: cfg.descr_min_bits }
     }
 
     /// The words and thresholds of an earlier [`DescrWords::build`], from
-    /// its [`SignatureMethod::state`] rows (a9's rows of `method_state`).
-    pub fn from_state(rows: &[StateRow]) -> Self {
-        DescrWords { thresholds: rows.iter().map(|r| (r.term.clone(), r.value)).collect() }
+    /// its [`SignatureMethod::state`] rows (a9's rows of `method_state`);
+    /// `cfg` gives the minimum number of set bits, which is not in the state.
+    pub fn from_state(cfg: &MethodsConfig, rows: &[StateRow]) -> Self {
+        DescrWords {
+            thresholds: rows.iter().map(|r| (r.term.clone(), r.value)).collect(),
+            min_bits: cfg.descr_min_bits,
+        }
     }
 }
 
@@ -247,7 +323,8 @@ impl SignatureMethod for DescrWords {
             .filter(|&(t, &n)| self.thresholds.get(*t).is_some_and(|&th| is_above(n as f64 / tf_max, th)))
             .map(|(t, _)| *t)
             .collect();
-        if set.is_empty() {
+        // No bit set is never a signature, whatever min_bits says.
+        if set.len() < self.min_bits.max(1) {
             return;
         }
         set.sort_unstable();
@@ -364,13 +441,13 @@ mod tests {
     }
 
     /// Grid {0.5} with band 0.25: r = 1 is clean and above, r = 0.5 is near and not above.
-    fn cfg(coverage_floor: f64, max_words: usize) -> MethodsConfig {
+    fn cfg(min_bits: usize, max_words: usize) -> MethodsConfig {
         MethodsConfig {
             descr_grid_step: 0.5,
             descr_band: 0.25,
             descr_max_df_fraction: 0.5,
             descr_rounds: 2,
-            descr_coverage_floor: coverage_floor,
+            descr_min_bits: min_bits,
             descr_max_words: max_words,
             ..MethodsConfig::default()
         }
@@ -378,45 +455,163 @@ mod tests {
 
     #[test]
     fn build_and_sign() {
-        // Candidates (2 <= df <= 10*0.5 = 5; common df 10 and solo df 1 are out):
-        //   alpha   df 5, r = 1 x5            -> θ 0.5, precision 1,   covers docs 0-4
-        //   bravo   df 3, r = 1,1,0.5         -> θ 0.5, precision 2/3, covers docs 5,6
-        //   charlie df 2, r = 0.5,0.5         -> precision 0: below the 0.5 floor
-        //   delta   df 2, r = 1,1             -> θ 0.5, precision 1,   covers docs 0,1
-        // Round 1 (a): alpha (+5), bravo (+2), delta (+0: stop); 7 of 10 covered.
-        // (b) floor 0.5 -> at least 5: drop bravo (7-2 = 5 >= 5), keep alpha (5-5 < 5).
-        // Round 2: delta still adds nothing; bravo is banned. Result: {alpha}.
+        // Candidates (2 <= df <= 10*0.5 = 5; common df 10 and solo df 1 are out),
+        // in df order:
+        //   0 alpha   df 5, r = 1 x5            -> θ 0.5, precision 1,   covers docs 0-4
+        //   1 bravo   df 3, r = 1,1,0.5         -> θ 0.5, precision 2/3, covers docs 5,6
+        //   2 charlie df 2, r = 0.5,0.5         -> precision 0: below the 0.5 floor
+        //   3 delta   df 2, r = 1,1             -> θ 0.5, precision 1,   covers docs 0,1
+        // min_bits 1. Round 1 (a): alpha (+5), bravo (+2), delta (+0: stop);
+        // docs 0-6 covered. (b), bravo first (2/3): docs 5,6 have only its
+        // bit and delta (unchosen, precision 1) does not cover them: kept.
+        // alpha: docs 2-4 only have its bit, delta covers 0,1 only: kept.
+        // Round 2 changes nothing. Result {alpha, bravo}, 7 documents signed.
         let (docs, stats) = corpus();
         let v = views(&docs);
-        let m = DescrWords::build(&cfg(0.5, 5000), &stats, &v);
-        assert_eq!(m.state(), vec![StateRow { slot: 0, term: "alpha".into(), value: 0.5 }]);
-        let a = Some(xxh3_64(b"alpha"));
-        assert_eq!(sigs(&m, &v), [a, a, a, a, a, None, None, None, None, None]);
-
-        // With coverage floor 0.8 (at least 8) nothing can be dropped: {alpha, bravo}.
-        let m = DescrWords::build(&cfg(0.8, 5000), &stats, &v);
+        let m = DescrWords::build(&cfg(1, 5000), &stats, &v);
         let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
         assert_eq!(words, ["alpha", "bravo"]);
+        let a = Some(xxh3_64(b"alpha"));
         let b = Some(xxh3_64(b"bravo"));
         assert_eq!(sigs(&m, &v), [a, a, a, a, a, b, b, None, None, None]);
         // Read back from its state rows (as a task of a sharded signatures
         // stage does), it signs the same.
-        let back = DescrWords::from_state(&m.state());
+        let back = DescrWords::from_state(&cfg(1, 5000), &m.state());
         assert_eq!(back.state(), m.state());
         assert_eq!(sigs(&back, &v), [a, a, a, a, a, b, b, None, None, None]);
 
         // At most one word: the greedy's first choice.
-        let m = DescrWords::build(&cfg(0.8, 1), &stats, &v);
-        assert_eq!(m.state().len(), 1);
-        assert_eq!(m.state()[0].term, "alpha");
+        let m = DescrWords::build(&cfg(1, 1), &stats, &v);
+        assert_eq!(m.state(), vec![StateRow { slot: 0, term: "alpha".into(), value: 0.5 }]);
+        assert_eq!(sigs(&m, &v), [a, a, a, a, a, None, None, None, None, None]);
+
+        // min_bits 2: a word's gain counts the documents with fewer than 2
+        // bits. (a): alpha (+5: docs 0-4 one bit), bravo (+2: docs 5,6 one
+        // bit), delta (+2: docs 0,1 reach two). Covered: docs 0,1. (b),
+        // bravo first: its docs 5,6 have one bit, not covered, so none is
+        // lost: dropped. alpha and delta each hold docs 0,1 at two bits and
+        // nothing unchosen replaces them (bravo is out, charlie below the
+        // floor): kept. Docs 2-4 have one bit (alpha): no signature.
+        let m = DescrWords::build(&cfg(2, 5000), &stats, &v);
+        let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
+        assert_eq!(words, ["alpha", "delta"]);
+        let ad = Some(xxh3_64(b"alpha delta"));
+        assert_eq!(sigs(&m, &v), [ad, ad, None, None, None, None, None, None, None, None]);
+        // The same words read back with min_bits 1 sign docs 2-4 by alpha alone.
+        let back = DescrWords::from_state(&cfg(1, 5000), &m.state());
+        assert_eq!(sigs(&back, &v), [ad, ad, a, a, a, None, None, None, None, None]);
+    }
+
+    /// Candidates for step 3 alone, in candidate (df) order.
+    fn cands() -> Vec<Candidate<'static>> {
+        let c = |term, precision, docs: &[u32]| Candidate {
+            term,
+            threshold: Threshold { theta: 0.5, precision, covered: docs.len() as u32 },
+            docs: docs.to_vec(),
+        };
+        vec![
+            c("wide", 0.6, &[0, 1, 2, 3]),
+            c("vee", 1.0, &[3, 4]),
+            c("you", 0.9, &[0, 1, 2]),
+            c("ex", 0.6, &[5, 6, 7, 8]),
+            c("why", 1.0, &[5, 6, 9]),
+            c("zed", 1.0, &[7, 8, 10]),
+            c("low", 0.4, &[11, 12, 13, 14, 15]),
+        ]
+    }
+
+    /// The chosen terms and the documents with at least `min_bits` of their bits.
+    fn selected(cfg: &MethodsConfig) -> (Vec<&'static str>, Vec<u32>) {
+        let cs = cands();
+        let chosen = select(&cs, 16, cfg);
+        let mut bits = [0usize; 16];
+        for &i in &chosen {
+            for &d in &cs[i].docs {
+                bits[d as usize] += 1;
+            }
+        }
+        let covered = (0..16).filter(|&d| bits[d as usize] >= cfg.descr_min_bits).collect();
+        (chosen.iter().map(|&i| cs[i].term).collect(), covered)
+    }
+
+    #[test]
+    fn phase_b_drops_and_replaces_at_fixed_coverage() {
+        // Floor 0.5 keeps "low" (0.4) out; docs 11-15 are never covered.
+        // min_bits 1, one round. (a), gains wide 4, vee 2, you 3, ex 4,
+        // why 3, zed 3: wide (+4: 0-3) beats ex on the tie (earlier), then
+        // ex (+4: 5-8); re-evaluated, you 0, vee 1 (doc 4), why 1 (doc 9),
+        // zed 1 (doc 10): vee, why, zed (earlier first); you gains 0: stop.
+        // Covered 0-10 (11 documents), by wide ex vee why zed.
+        // (b), ascending precision, ties by term: ex, wide (0.6), vee, why, zed (1).
+        // - ex: docs 5,6 also have why, 7,8 zed: no document lost, dropped.
+        // - wide: docs 0,1,2 only have its bit (3 has vee): lost {0,1,2};
+        //   you (0.9 > 0.6, unchosen) covers all three: wide -> you.
+        // - vee: docs 3,4 now only have its bit; wide, the only other word
+        //   covering doc 3, is out: kept. why, zed likewise keep 5,6,9 and 7,8,10.
+        // Coverage stays 0-10.
+        let mut c = MethodsConfig { descr_rounds: 1, descr_min_bits: 1, ..MethodsConfig::default() };
+        let (words, covered) = selected(&c);
+        assert_eq!(words, ["vee", "you", "why", "zed"]);
+        assert_eq!(covered, (0..=10).collect::<Vec<u32>>());
+
+        // At most 4 words, two rounds. Round 1 (a): wide, ex, vee (doc 4),
+        // why (doc 9): 4 words, covered 0-9. (b): ex's docs 7,8 only have
+        // its bit: lost {7,8}; zed (1.0, unchosen) covers both: ex -> zed,
+        // which also covers doc 10 (coverage may rise, never fall). wide ->
+        // you as above; vee, why kept. Round 2: (a) is full at 4 words, and
+        // (b) has nothing left to replace you (wide is out). Covered 0-10.
+        c.descr_max_words = 4;
+        c.descr_rounds = 2;
+        let (words, covered) = selected(&c);
+        assert_eq!(words, ["vee", "you", "why", "zed"]);
+        assert_eq!(covered, (0..=10).collect::<Vec<u32>>());
+
+        // A precision floor of 0.95 leaves only vee, why, zed (1.0): (a)
+        // takes why (3, earlier than zed), zed (3), vee (2); (b) changes
+        // nothing (each holds its documents alone, no candidate above 1.0).
+        // Covered 3-10: nothing eligible covers 0-2.
+        c.descr_precision_floor = 0.95;
+        let (words, covered) = selected(&c);
+        assert_eq!(words, ["vee", "why", "zed"]);
+        assert_eq!(covered, [3, 4, 5, 6, 7, 8, 9, 10]);
+    }
+
+    #[test]
+    fn min_bits_two_is_a_multicover() {
+        // min_bits 2: a word gains the documents it covers that have fewer
+        // than 2 bits. (a): wide 4 (0-3 at 1), ex 4 (5-8 at 1), you 3 (0-2
+        // at 2), why 3 (5,6 at 2; 9 at 1), zed 3 (7,8 at 2; 10 at 1), vee 2
+        // (3 at 2; 4 at 1). Covered (2 bits): 0-3 and 5-8. (b): every
+        // chosen word holds covered documents at exactly 2 bits and no
+        // unchosen eligible word is left: nothing changes.
+        let c = MethodsConfig { descr_rounds: 1, descr_min_bits: 2, ..MethodsConfig::default() };
+        let (words, covered) = selected(&c);
+        assert_eq!(words, ["wide", "vee", "you", "ex", "why", "zed"]);
+        assert_eq!(covered, [0, 1, 2, 3, 5, 6, 7, 8]);
     }
 
     #[test]
     fn several_bits_hash_the_sorted_words() {
-        let m = DescrWords { thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into() };
+        let m = DescrWords { thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into(), min_bits: 2 };
         let t: Vec<String> = "zeta zeta alpha other".split(' ').map(String::from).collect();
         let v = views(std::slice::from_ref(&t));
-        // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set.
+        // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set, 2 >= min_bits 2.
         assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha zeta"))]);
+    }
+
+    #[test]
+    fn fewer_bits_than_min_bits_no_signature() {
+        let m = DescrWords { thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into(), min_bits: 2 };
+        // "zeta zeta alpha alpha alpha alpha": tf_max 4, zeta r = 0.5 is not
+        // above 0.5, alpha r = 1: one bit < 2, no signature. With min_bits 1
+        // the same document is signed by alpha alone.
+        let t: Vec<String> = "zeta zeta alpha alpha alpha alpha".split(' ').map(String::from).collect();
+        let v = views(std::slice::from_ref(&t));
+        assert_eq!(sigs(&m, &v), [None]);
+        let m = DescrWords { min_bits: 1, ..m };
+        assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha"))]);
+        // No word at all: never a signature.
+        let t: Vec<String> = vec!["other".into()];
+        assert_eq!(sigs(&m, &views(std::slice::from_ref(&t))), [None]);
     }
 }

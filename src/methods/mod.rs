@@ -261,7 +261,7 @@ pub fn build_signature_methods(
             "a7" => Box::new(imatch::LexRand::new(cfg, stats)),
             "a9" => Box::new(match descr {
                 DescrSource::Corpus(docs) => descr::DescrWords::build(cfg, stats, docs),
-                DescrSource::State(rows) => descr::DescrWords::from_state(rows),
+                DescrSource::State(rows) => descr::DescrWords::from_state(cfg, rows),
             }),
             "a6" => Box::new(shingles::Megashingles::new(cfg)),
             "a8" => Box::new(shingles::LogShingles::new(cfg)),
