@@ -24,8 +24,8 @@
 #   FUZZ_FLAGS        extra libFuzzer flags
 #   FUZZ_SANITIZER    address (default) or none: the readers are safe Rust
 #                     and C code (zstd) is never instrumented, so `none`
-#                     finds the same panics, hangs and memory blow-ups at
-#                     about half the build time and twice the executions
+#                     still finds panics, hangs and memory blow-ups, with a
+#                     lighter build and faster executions
 #
 # Summary lines (one per target) go to $FUZZ_DIR/summary.txt:
 #   <target> seconds=<s> execs=<n> crashes=<k> artifacts=<dir>
