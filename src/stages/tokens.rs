@@ -115,33 +115,31 @@ pub async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> 
 
 fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str, stripped: &Stripped) {
     b.col::<UInt64Builder>(0).append_value(doc_id);
-    let terms = b.col::<ListBuilder<StringBuilder>>(1);
-    for term in &t.terms {
-        terms.values().append_value(term);
-    }
-    terms.append(true);
-    let ends = b.col::<ListBuilder<UInt32Builder>>(2);
-    ends.values().append_slice(&t.sentence_ends);
-    ends.append(true);
-    let words = b.col::<ListBuilder<StringBuilder>>(3);
-    for w in &t.words {
-        words.values().append_value(w);
-    }
-    words.append(true);
-    let lengths = b.col::<ListBuilder<UInt32Builder>>(4);
-    lengths.values().append_slice(&t.sentence_lengths);
-    lengths.append(true);
-    let heads = b.col::<ListBuilder<StringBuilder>>(5);
-    for h in &t.sentence_heads {
-        heads.values().append_value(h);
-    }
-    heads.append(true);
+    push_strings(b.col::<ListBuilder<StringBuilder>>(1), &t.terms);
+    push_numbers(b.col::<ListBuilder<UInt32Builder>>(2), &t.sentence_ends);
+    push_strings(b.col::<ListBuilder<StringBuilder>>(3), &t.words);
+    push_numbers(b.col::<ListBuilder<UInt32Builder>>(4), &t.sentence_lengths);
+    push_strings(b.col::<ListBuilder<StringBuilder>>(5), &t.sentence_heads);
     b.col::<UInt32Builder>(6).append_value(t.terms.len() as u32);
     b.col::<UInt32Builder>(7).append_value(t.sentence_ends.len() as u32);
     b.col::<StringBuilder>(8).append_value(lang);
     b.col::<StringBuilder>(9).append_value(&stripped.visible);
     b.col::<UInt32Builder>(10).append_value(stripped.removed_lines);
     b.col::<UInt32Builder>(11).append_value(stripped.removed_chars);
+}
+
+/// Appends one list cell of strings.
+fn push_strings(list: &mut ListBuilder<StringBuilder>, items: &[String]) {
+    for item in items {
+        list.values().append_value(item);
+    }
+    list.append(true);
+}
+
+/// Appends one list cell of numbers.
+fn push_numbers(list: &mut ListBuilder<UInt32Builder>, items: &[u32]) {
+    list.values().append_slice(items);
+    list.append(true);
 }
 
 /// A tokenized document loaded back from the `tokens` table.
