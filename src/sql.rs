@@ -7,7 +7,6 @@
 
 use anyhow::{Context, Result};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::path::Path;
 use std::str::FromStr;
@@ -94,6 +93,9 @@ impl FromStr for Engine {
         }
         let bad = || format!("`{text}`: the engine is `embedded` or `ballista://HOST:PORT`");
         let address = text.strip_prefix("ballista://").ok_or_else(bad)?.trim_end_matches('/');
+        if cfg!(not(feature = "ballista")) {
+            return Err(format!("`{text}`: {NO_BALLISTA}"));
+        }
         let (host, port) = address.rsplit_once(':').ok_or_else(bad)?;
         let port: u16 = port.parse().map_err(|_| bad())?;
         if host.is_empty() {
@@ -135,29 +137,46 @@ pub fn engine() -> Engine {
 pub async fn sql_stage_session(out: &Path) -> Result<SessionContext> {
     match engine() {
         Engine::Embedded => session_over(out).await,
-        Engine::Ballista { host, port } => {
-            use ballista::prelude::{SessionConfigExt, SessionContextExt};
-            let config = SessionConfig::new_with_ballista()
-                .set_bool("datafusion.execution.parquet.schema_force_view_types", false)
-                // Dynamic filters (TopK, join) lose their wiring when the
-                // scheduler ships plan fragments to executors: seen as a
-                // failed assertion in DataFusion 55's TopK on the executors.
-                .set_bool("datafusion.optimizer.enable_dynamic_filter_pushdown", false)
-                // Ballista 55's adaptive planner resubmitted the stages of
-                // one evaluate job without end ("stages to be cancelled but
-                // its not implemented"); the static planner runs them once.
-                .set_bool("ballista.planner.adaptive.enabled", false);
-            let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
-            let url = format!("df://{host}:{port}");
-            let ctx = SessionContext::remote_with_state(&url, state)
-                .await
-                .with_context(|| format!("cannot reach the Ballista scheduler at {host}:{port}"))?;
-            let out = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?;
-            register_tables(&ctx, &out).await?;
-            Ok(ctx)
-        }
+        Engine::Ballista { host, port } => ballista_session(out, &host, port).await,
     }
 }
+
+/// A client session of the Ballista scheduler at `host:port` (see
+/// [`sql_stage_session`]).
+#[cfg(feature = "ballista")]
+async fn ballista_session(out: &Path, host: &str, port: u16) -> Result<SessionContext> {
+    use ballista::prelude::{SessionConfigExt, SessionContextExt};
+    use datafusion::execution::session_state::SessionStateBuilder;
+    let config = SessionConfig::new_with_ballista()
+        .set_bool("datafusion.execution.parquet.schema_force_view_types", false)
+        // Dynamic filters (TopK, join) lose their wiring when the
+        // scheduler ships plan fragments to executors: seen as a
+        // failed assertion in DataFusion 55's TopK on the executors.
+        .set_bool("datafusion.optimizer.enable_dynamic_filter_pushdown", false)
+        // Ballista 55's adaptive planner resubmitted the stages of
+        // one evaluate job without end ("stages to be cancelled but
+        // its not implemented"); the static planner runs them once.
+        .set_bool("ballista.planner.adaptive.enabled", false);
+    let state = SessionStateBuilder::new().with_config(config).with_default_features().build();
+    let url = format!("df://{host}:{port}");
+    let ctx = SessionContext::remote_with_state(&url, state)
+        .await
+        .with_context(|| format!("cannot reach the Ballista scheduler at {host}:{port}"))?;
+    let out = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?;
+    register_tables(&ctx, &out).await?;
+    Ok(ctx)
+}
+
+/// Without feature `ballista` no engine but the embedded one parses, so
+/// this is never reached; it keeps [`sql_stage_session`] one function.
+#[cfg(not(feature = "ballista"))]
+async fn ballista_session(_out: &Path, _host: &str, _port: u16) -> Result<SessionContext> {
+    anyhow::bail!("{NO_BALLISTA}")
+}
+
+/// Why `ballista://` is refused by a build without feature `ballista`.
+const NO_BALLISTA: &str =
+    "this pipeline was built without Ballista support; build it with `cargo build --release --features ballista`";
 
 /// A SessionContext with every published table under `out` registered by
 /// its folder name (hidden and `_` folders skipped), under the process-wide

@@ -50,20 +50,32 @@ impl std::fmt::Debug for Location {
     }
 }
 
+/// The S3 bucket of `url` (credentials, region and endpoint from the
+/// environment, as the AWS tools read them).
+#[cfg(feature = "s3")]
+fn s3_store(url: &url::Url, text: &str) -> Result<Arc<dyn ObjectStore>> {
+    let bucket = url.host_str().filter(|b| !b.is_empty()).context("an s3:// URL needs a bucket")?;
+    Ok(Arc::new(
+        object_store::aws::AmazonS3Builder::from_env()
+            .with_bucket_name(bucket)
+            .build()
+            .with_context(|| format!("cannot set up S3 access for {text}"))?,
+    ))
+}
+
+/// A build without feature `s3` has no S3 client: the URL is refused with
+/// how to get one.
+#[cfg(not(feature = "s3"))]
+fn s3_store(_url: &url::Url, text: &str) -> Result<Arc<dyn ObjectStore>> {
+    bail!("`{text}`: this pipeline was built without S3 support; build it with `cargo build --release --features s3`")
+}
+
 impl Location {
     /// Opens the store of `text` (`s3://bucket/prefix` or `file:///path`).
     pub fn parse(text: &str) -> Result<Location> {
         let url = url::Url::parse(text).with_context(|| format!("`{text}` is not a valid URL"))?;
         let store: Arc<dyn ObjectStore> = match url.scheme() {
-            "s3" => {
-                let bucket = url.host_str().filter(|b| !b.is_empty()).context("an s3:// URL needs a bucket")?;
-                Arc::new(
-                    object_store::aws::AmazonS3Builder::from_env()
-                        .with_bucket_name(bucket)
-                        .build()
-                        .with_context(|| format!("cannot set up S3 access for {text}"))?,
-                )
-            }
+            "s3" => s3_store(&url, text)?,
             "file" => Arc::new(object_store::local::LocalFileSystem::new()),
             other => bail!("`{text}`: unsupported URL scheme `{other}` (use s3:// or file://)"),
         };

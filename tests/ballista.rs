@@ -3,6 +3,8 @@
 //! pipeline run with `--engine ballista://127.0.0.1:PORT`, and every table
 //! compared row for row with an embedded run.
 
+#![cfg(feature = "ballista")]
+
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};

@@ -7,8 +7,6 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 mod common;
 use common::{canonical_rows, pipeline, table_names, temp_dir};
@@ -173,139 +171,182 @@ fn real_crawl_files_read_through_urls_as_from_disk() {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
-/// A moto S3 server on a free loopback port, stopped on drop.
-struct S3Server {
-    child: Child,
-    endpoint: String,
-}
+/// `s3://` on a local S3-compatible server; needs feature `s3`.
+#[cfg(feature = "s3")]
+mod s3 {
+    use super::*;
+    use std::process::{Child, Command, Stdio};
+    use std::time::{Duration, Instant};
 
-impl Drop for S3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+    /// A moto S3 server on a free loopback port, stopped on drop.
+    struct S3Server {
+        child: Child,
+        endpoint: String,
     }
-}
 
-/// Starts `moto_server` when it is installed (`pip install 'moto[server]'`;
-/// `.ci/run` installs it). Without it the S3 test is skipped, unless
-/// `NEARDUP_REQUIRE_S3` is set (CI), where that is a failure.
-fn start_s3() -> Option<S3Server> {
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let child = match Command::new("moto_server")
-        .args(["-H", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-    {
-        Ok(child) => child,
-        Err(e) => {
-            assert!(std::env::var_os("NEARDUP_REQUIRE_S3").is_none(), "NEARDUP_REQUIRE_S3 is set but moto_server: {e}");
-            eprintln!("skipping the S3 test: cannot start moto_server ({e}); pip install 'moto[server]'");
-            return None;
+    impl Drop for S3Server {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
         }
-    };
-    let server = S3Server { child, endpoint: format!("http://127.0.0.1:{port}") };
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "moto_server did not start listening on port {port}");
-        std::thread::sleep(Duration::from_millis(100));
     }
-    Some(server)
-}
 
-/// Sends one bodiless HTTP request and returns the status line (bucket
-/// creation, which `object_store` does not do).
-fn http(endpoint: &str, method: &str, path: &str) -> String {
-    use std::io::{Read, Write};
-    let addr = endpoint.trim_start_matches("http://");
-    let mut s = std::net::TcpStream::connect(addr).unwrap();
-    write!(s, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").unwrap();
-    let mut response = String::new();
-    s.read_to_string(&mut response).unwrap();
-    response.lines().next().unwrap_or_default().to_string()
-}
+    /// Starts `moto_server` when it is installed (`pip install 'moto[server]'`;
+    /// `.ci/run` installs it). Without it the S3 test is skipped, unless
+    /// `NEARDUP_REQUIRE_S3` is set (CI), where that is a failure.
+    fn start_s3() -> Option<S3Server> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = match Command::new("moto_server")
+            .args(["-H", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+        {
+            Ok(child) => child,
+            Err(e) => {
+                assert!(
+                    std::env::var_os("NEARDUP_REQUIRE_S3").is_none(),
+                    "NEARDUP_REQUIRE_S3 is set but moto_server: {e}"
+                );
+                eprintln!("skipping the S3 test: cannot start moto_server ({e}); pip install 'moto[server]'");
+                return None;
+            }
+        };
+        let server = S3Server { child, endpoint: format!("http://127.0.0.1:{port}") };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "moto_server did not start listening on port {port}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Some(server)
+    }
 
-/// The keys of every object under `prefix`, sorted.
-fn keys_under(store: &dyn object_store::ObjectStore, prefix: &str) -> Vec<String> {
-    let listing = store.list(Some(&prefix.into()));
-    let metas = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(listing)).unwrap();
-    let mut keys: Vec<String> = metas.into_iter().map(|m| m.location.to_string()).collect();
-    keys.sort();
-    keys
-}
-
-#[test]
-fn s3_on_a_local_server_gives_the_local_tables() {
-    let Some(server) = start_s3() else { return };
-    let status = http(&server.endpoint, "PUT", "/neardup");
-    assert!(status.contains(" 200"), "create bucket: {status}");
-    let env = [
-        ("AWS_ENDPOINT", server.endpoint.as_str()),
-        ("AWS_ALLOW_HTTP", "true"),
-        ("AWS_ACCESS_KEY_ID", "test"),
-        ("AWS_SECRET_ACCESS_KEY", "test"),
-        ("AWS_REGION", "us-east-1"),
-    ];
-    let s3 = |args: &[&str]| {
-        let mut cmd = pipeline();
-        cmd.arg("--quiet").args(args).envs(env);
-        cmd.output().unwrap()
-    };
-
-    // The crawl goes into the bucket through the crate's own S3 client.
-    let store = object_store::aws::AmazonS3Builder::new()
-        .with_endpoint(&server.endpoint)
-        .with_allow_http(true)
-        .with_access_key_id("test")
-        .with_secret_access_key("test")
-        .with_region("us-east-1")
-        .with_bucket_name("neardup")
-        .build()
-        .unwrap();
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
-    for entry in std::fs::read_dir(&sample).unwrap() {
-        let path = entry.unwrap().path();
-        let key = format!("crawl/{}", path.file_name().unwrap().to_string_lossy());
-        let bytes = std::fs::read(&path).unwrap();
-        neardup::store::block_on(object_store::ObjectStoreExt::put(&store, &key.as_str().into(), bytes.into()))
+    /// Sends one bodiless HTTP request and returns the status line (bucket
+    /// creation, which `object_store` does not do).
+    fn http(endpoint: &str, method: &str, path: &str) -> String {
+        use std::io::{Read, Write};
+        let addr = endpoint.trim_start_matches("http://");
+        let mut s = std::net::TcpStream::connect(addr).unwrap();
+        write!(s, "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
             .unwrap();
+        let mut response = String::new();
+        s.read_to_string(&mut response).unwrap();
+        response.lines().next().unwrap_or_default().to_string()
     }
 
-    let (reference, sample_text) = reference_run("s3-reference");
-    let scratch = temp_dir("store-s3");
-    let cache = scratch.join("cache");
-    let o =
-        s3(&["run", "--input", "s3://neardup/crawl/", "--out", "s3://neardup/run", "--cache", cache.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    /// The keys of every object under `prefix`, sorted.
+    fn keys_under(store: &dyn object_store::ObjectStore, prefix: &str) -> Vec<String> {
+        let listing = store.list(Some(&prefix.into()));
+        let metas = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(listing)).unwrap();
+        let mut keys: Vec<String> = metas.into_iter().map(|m| m.location.to_string()).collect();
+        keys.sort();
+        keys
+    }
 
-    // What the store holds, read back through a fresh cache.
-    let fresh = scratch.join("fresh");
-    let o = s3(&["query", "--out", "s3://neardup/run", "--cache", fresh.to_str().unwrap(), "SELECT 1"]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    assert_same_tables(&reference, &sample_text, &fresh, "s3://neardup/crawl");
+    #[test]
+    fn s3_on_a_local_server_gives_the_local_tables() {
+        let Some(server) = start_s3() else { return };
+        let status = http(&server.endpoint, "PUT", "/neardup");
+        assert!(status.contains(" 200"), "create bucket: {status}");
+        let env = [
+            ("AWS_ENDPOINT", server.endpoint.as_str()),
+            ("AWS_ALLOW_HTTP", "true"),
+            ("AWS_ACCESS_KEY_ID", "test"),
+            ("AWS_SECRET_ACCESS_KEY", "test"),
+            ("AWS_REGION", "us-east-1"),
+        ];
+        let s3 = |args: &[&str]| {
+            let mut cmd = pipeline();
+            cmd.arg("--quiet").args(args).envs(env);
+            cmd.output().unwrap()
+        };
 
-    // The store holds exactly the objects the manifests list, and the report.
-    let objects = keys_under(&store, "run");
-    assert!(objects.contains(&"run/report.html".to_string()), "{objects:?}");
-    let mut listed = BTreeSet::new();
-    for name in objects.iter().filter(|o| o.starts_with("run/_manifests/")) {
-        let bytes = std::fs::read(fresh.join("_manifests").join(name.trim_start_matches("run/_manifests/"))).unwrap();
-        let m: neardup::runner::Manifest = serde_json::from_slice(&bytes).unwrap();
-        for (table, names) in m.objects {
-            listed.extend(names.into_iter().map(|n| format!("run/{table}/{n}")));
+        // The crawl goes into the bucket through the crate's own S3 client.
+        let store = object_store::aws::AmazonS3Builder::new()
+            .with_endpoint(&server.endpoint)
+            .with_allow_http(true)
+            .with_access_key_id("test")
+            .with_secret_access_key("test")
+            .with_region("us-east-1")
+            .with_bucket_name("neardup")
+            .build()
+            .unwrap();
+        let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data");
+        for entry in std::fs::read_dir(&sample).unwrap() {
+            let path = entry.unwrap().path();
+            let key = format!("crawl/{}", path.file_name().unwrap().to_string_lossy());
+            let bytes = std::fs::read(&path).unwrap();
+            neardup::store::block_on(object_store::ObjectStoreExt::put(&store, &key.as_str().into(), bytes.into()))
+                .unwrap();
         }
+
+        let (reference, sample_text) = reference_run("s3-reference");
+        let scratch = temp_dir("store-s3");
+        let cache = scratch.join("cache");
+        let o = s3(&[
+            "run",
+            "--input",
+            "s3://neardup/crawl/",
+            "--out",
+            "s3://neardup/run",
+            "--cache",
+            cache.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+        // What the store holds, read back through a fresh cache.
+        let fresh = scratch.join("fresh");
+        let o = s3(&["query", "--out", "s3://neardup/run", "--cache", fresh.to_str().unwrap(), "SELECT 1"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_same_tables(&reference, &sample_text, &fresh, "s3://neardup/crawl");
+
+        // The store holds exactly the objects the manifests list, and the report.
+        let objects = keys_under(&store, "run");
+        assert!(objects.contains(&"run/report.html".to_string()), "{objects:?}");
+        let mut listed = BTreeSet::new();
+        for name in objects.iter().filter(|o| o.starts_with("run/_manifests/")) {
+            let bytes =
+                std::fs::read(fresh.join("_manifests").join(name.trim_start_matches("run/_manifests/"))).unwrap();
+            let m: neardup::runner::Manifest = serde_json::from_slice(&bytes).unwrap();
+            for (table, names) in m.objects {
+                listed.extend(names.into_iter().map(|n| format!("run/{table}/{n}")));
+            }
+        }
+        let held: BTreeSet<String> =
+            objects.iter().filter(|o| !o.starts_with("run/_manifests/") && *o != "run/report.html").cloned().collect();
+        assert_eq!(held, listed);
+
+        // A second run is up to date: nothing is uploaded again.
+        let o = s3(&[
+            "run",
+            "--input",
+            "s3://neardup/crawl/",
+            "--out",
+            "s3://neardup/run",
+            "--cache",
+            cache.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let again = keys_under(&store, "run");
+        assert_eq!(objects, again);
+
+        let _ = std::fs::remove_dir_all(&reference);
+        let _ = std::fs::remove_dir_all(&scratch);
     }
-    let held: BTreeSet<String> =
-        objects.iter().filter(|o| !o.starts_with("run/_manifests/") && *o != "run/report.html").cloned().collect();
-    assert_eq!(held, listed);
+}
 
-    // A second run is up to date: nothing is uploaded again.
-    let o =
-        s3(&["run", "--input", "s3://neardup/crawl/", "--out", "s3://neardup/run", "--cache", cache.to_str().unwrap()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let again = keys_under(&store, "run");
-    assert_eq!(objects, again);
-
-    let _ = std::fs::remove_dir_all(&reference);
-    let _ = std::fs::remove_dir_all(&scratch);
+/// A build without feature `s3` refuses `s3://` with a usage error that says
+/// how to get it, before touching anything. CI must test the S3 client, so
+/// there (`NEARDUP_REQUIRE_S3`) a build without it is a failure.
+#[test]
+#[cfg(not(feature = "s3"))]
+fn s3_urls_are_refused_by_a_build_without_s3() {
+    assert!(
+        std::env::var_os("NEARDUP_REQUIRE_S3").is_none(),
+        "NEARDUP_REQUIRE_S3 is set but the tests were built without feature `s3`: run `cargo test --all-features`"
+    );
+    let scratch = temp_dir("store-no-s3");
+    let (code, stderr) = run(&["run", "--out", "s3://bucket/run", "--cache", scratch.join("cache").to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--features s3"), "{stderr}");
 }
