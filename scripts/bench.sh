@@ -2,13 +2,15 @@
 # End-to-end benchmark of the pipeline: cost and memory per stage, and how
 # they grow with the corpus.
 #
-# Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH] [--work DIR]
-#                         [--json FILE] [--memory-limit SIZE] [--threads N]
-#                         CORPUS...
+# Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH | --profile P]
+#                         [--work DIR] [--json FILE] [--memory-limit SIZE]
+#                         [--threads N] CORPUS...
 #
 # CORPUS: WARC/ARC or JSON Lines files or folders, as for `pipeline run --input`.
 #
-# Without --bin, builds the release binary first (`cargo build --release`).
+# Without --bin, builds the binary of cargo profile P first (default
+# `release`; `dist` is the packaged build with thin LTO and one codegen
+# unit, see README "Building").
 # Each stage runs as its own process (`pipeline run --stage S --force`)
 # under `/usr/bin/time -v`, so the peak RSS is measured per stage; wall and
 # CPU seconds come from the stage manifests. Prints one table per scale and
@@ -33,13 +35,14 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STAGES=(ingest blocks boilerplate tokens stats signatures search candidates verify evaluate)
 SCALES=""
 BIN=""
+PROFILE="release"
 WORK="$ROOT/target/bench"
 JSON_OUT="bench.json"
 RUN_FLAGS=()
 CORPUS=()
 
 usage() {
-    sed -n '4,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -47,6 +50,7 @@ while [[ $# -gt 0 ]]; do
     case "$1" in
         --scale) SCALES="${2:?--scale needs N[,N...]}"; shift 2 ;;
         --bin) BIN="${2:?--bin needs a path}"; shift 2 ;;
+        --profile) PROFILE="${2:?--profile needs a cargo profile}"; shift 2 ;;
         --work) WORK="${2:?--work needs a folder}"; shift 2 ;;
         --json) JSON_OUT="${2:?--json needs a file}"; shift 2 ;;
         --memory-limit) RUN_FLAGS+=(--memory-limit "${2:?--memory-limit needs a size}"); shift 2 ;;
@@ -67,8 +71,8 @@ if [[ ! -x /usr/bin/time ]]; then
 fi
 
 if [[ -z "$BIN" ]]; then
-    (cd "$ROOT" && cargo build --release --bin pipeline)
-    BIN="$ROOT/target/release/pipeline"
+    (cd "$ROOT" && cargo build --profile "$PROFILE" --bin pipeline)
+    BIN="${CARGO_TARGET_DIR:-$ROOT/target}/$PROFILE/pipeline"
 fi
 BIN="$(realpath "$BIN")"
 mkdir -p "$WORK"

@@ -5,13 +5,15 @@
 //! reading and writing Parquet tables under one output folder; see
 //! `README.md`. The map stages (`ingest`, `tokens`,
 //! `signatures`, `verify`) can run as N independent tasks (`shard`). `report`
-//! renders a finished run as one HTML page. Inputs and the output folder
+//! renders a finished run as one HTML page; `status` tells which stages a
+//! run would redo. Inputs and the output folder
 //! may live in an object store (`store`, `remote`).
 
 pub mod config;
 pub mod explain;
 pub mod gold;
 pub mod ingest;
+pub mod logging;
 pub mod methods;
 pub mod progress;
 pub mod remote;
@@ -22,6 +24,7 @@ pub mod shard;
 pub mod similarity;
 pub mod sql;
 pub mod stages;
+pub mod status;
 pub mod store;
 pub mod table;
 pub mod text;

@@ -1,17 +1,19 @@
 //! `pipeline`: the command-line entry point of neardup.
 //!
-//! Exit codes: 0 success; 1 a stage failed; 2 bad usage (unknown stage,
-//! missing input table or unfinished tasks of a sharded stage, bad config);
-//! 3 the run finished but some input files could not be read (their paths
-//! are logged and listed in `ingest_files`).
+//! Exit codes: 0 success; 1 a stage failed (`status`: some stage is not up
+//! to date); 2 bad usage (unknown stage, missing input table or unfinished
+//! tasks of a sharded stage, bad config); 3 the run finished but some input
+//! files could not be read (their paths are logged and listed in
+//! `ingest_files`).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use neardup::config::{Config, ALL_METHODS};
+use neardup::logging::LogFormat;
 use neardup::remote::RemoteOut;
 use neardup::runner::{run_stage, MissingInput, RunContext, StageOutcome};
 use neardup::shard::Shard;
@@ -30,6 +32,11 @@ struct Cli {
     /// Only errors on stderr, no progress bars.
     #[arg(short, long, global = true)]
     quiet: bool,
+    /// Log lines for people (`text`, coloured only on a terminal) or one
+    /// JSON object per line for log collectors (`json`: time, level, stage,
+    /// message, target, fields).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true)]
+    log_format: LogFormat,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -44,6 +51,10 @@ enum Command {
     Explain(ExplainArgs),
     /// Write DIR/report.html: one self-contained page with the run's counts, charts and timings.
     Report(ReportArgs),
+    /// Tell, per stage, whether `pipeline run` with the same options would
+    /// redo it: up to date, stale (and why), missing, or sharded with tasks
+    /// missing. Exit code 0 when everything is up to date, 1 otherwise.
+    Status(StatusArgs),
 }
 
 #[derive(clap::Args)]
@@ -56,33 +67,20 @@ struct RunArgs {
     /// files; the next stage starts once all N tasks are done.
     #[arg(long, value_name = "I/N")]
     shard: Option<Shard>,
-    /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
-    /// (read recursively), globs, or object-store URLs of objects or prefixes
-    /// (`s3://bucket/crawl/`, `file:///data/crawl`). Default: sample-data/.
-    #[arg(long, num_args = 1..)]
-    input: Vec<String>,
+    #[command(flatten)]
+    job: JobArgs,
     /// Output folder for the tables: a local path, or an object-store URL
     /// (`s3://bucket/run`, `file:///path`) mirrored by a local --cache folder.
     #[arg(long, default_value = "out")]
     out: String,
     #[command(flatten)]
     cache: CacheArg,
-    /// Job config (TOML); defaults are those of jobs/default.toml.
-    #[arg(long)]
-    config: Option<PathBuf>,
-    /// Comma-separated method ids to run (default: all): a0..a12, imatch, minhash, spotsigs, slst.
-    #[arg(long, value_delimiter = ',')]
-    methods: Vec<String>,
     /// Rerun stages even when their manifest says they are up to date.
     #[arg(long)]
     force: bool,
     /// Worker threads (default: all cores).
     #[arg(long)]
     threads: Option<usize>,
-    /// Gold labels (JSONL: labeled pairs or clusters) to score every method
-    /// against; the scores go to table `gold_quality`.
-    #[arg(long)]
-    gold: Option<PathBuf>,
     /// Memory for the SQL parts (DataFusion), e.g. 512M or 2G: sorts, aggregations and joins
     /// spill to DIR/_spill beyond it (default: no limit).
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
@@ -95,6 +93,48 @@ struct RunArgs {
     engine: neardup::sql::Engine,
 }
 
+/// What a run's tables depend on besides the program: the same for `run`
+/// and `status`, which answers for a run with these options.
+#[derive(clap::Args)]
+struct JobArgs {
+    /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
+    /// (read recursively), globs, or object-store URLs of objects or prefixes
+    /// (`s3://bucket/crawl/`, `file:///data/crawl`). Default: sample-data/.
+    #[arg(long, num_args = 1..)]
+    input: Vec<String>,
+    /// Job config (TOML); defaults are those of jobs/default.toml.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    /// Comma-separated method ids to run (default: all): a0..a12, imatch, minhash, spotsigs, slst.
+    #[arg(long, value_delimiter = ',')]
+    methods: Vec<String>,
+    /// Gold labels (JSONL: labeled pairs or clusters) to score every method
+    /// against; the scores go to table `gold_quality`.
+    #[arg(long)]
+    gold: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct StatusArgs {
+    /// Output folder (or object-store URL; only its manifests are read).
+    #[arg(long, default_value = "out")]
+    out: String,
+    #[command(flatten)]
+    cache: CacheArg,
+    // The options of the `pipeline run` to answer for.
+    #[command(flatten)]
+    job: JobArgs,
+    /// Output format: an aligned table, or one JSON object per stage and line.
+    #[arg(long, value_enum, default_value_t = StatusFormat::Table)]
+    format: StatusFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum StatusFormat {
+    Table,
+    Json,
+}
+
 #[derive(clap::Args)]
 struct QueryArgs {
     /// Output folder (or object-store URL) whose tables are registered by name.
@@ -102,9 +142,13 @@ struct QueryArgs {
     out: String,
     #[command(flatten)]
     cache: CacheArg,
-    /// Result format.
+    /// Result format (`parquet` needs --output).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// Write the result to FILE instead of standard output (written whole or
+    /// not at all).
+    #[arg(long, value_name = "FILE")]
+    output: Option<PathBuf>,
     /// The SQL statement.
     sql: String,
 }
@@ -167,11 +211,13 @@ enum Format {
     Table,
     Csv,
     Json,
+    /// A Parquet file with the result's schema, for other tools.
+    Parquet,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose, cli.quiet);
+    init_logging(cli.verbose, cli.quiet, cli.log_format);
     let quiet = cli.quiet;
     let command = cli.command.unwrap_or_else(|| Command::Run(default_run_args()));
     let result = match command {
@@ -179,6 +225,7 @@ fn main() -> ExitCode {
         Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
         Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
         Command::Report(args) => report(args).map(|_| ExitCode::SUCCESS),
+        Command::Status(args) => status(args),
     };
     match result {
         Ok(code) => code,
@@ -209,7 +256,7 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
-fn init_logging(verbose: u8, quiet: bool) {
+fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
     let level = match (quiet, verbose) {
         (true, _) => "error",
         (false, 0) => "info",
@@ -223,23 +270,25 @@ fn init_logging(verbose: u8, quiet: bool) {
         let others = if quiet { "error" } else { "warn" };
         tracing_subscriber::EnvFilter::new(format!("neardup={level},pipeline={level},html5ever=error,{others}"))
     });
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    neardup::logging::init(format, filter);
 }
 
-fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
-    let mut config = match &args.config {
+/// The config and inputs of a job: the config file (or the defaults) with
+/// the command line's changes, validated.
+fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
+    let mut config = match &job.config {
         Some(path) => Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?,
         None => Config::default(),
     };
-    if !args.methods.is_empty() {
-        for m in &args.methods {
+    if !job.methods.is_empty() {
+        for m in &job.methods {
             if !ALL_METHODS.contains(&m.as_str()) {
                 return Err(UsageError(format!("unknown method `{m}`; known: {}", ALL_METHODS.join(", "))).into());
             }
         }
-        config.methods.enabled = args.methods.clone();
+        config.methods.enabled = job.methods.clone();
     }
-    if let Some(gold) = &args.gold {
+    if let Some(gold) = &job.gold {
         if !gold.is_file() {
             return Err(UsageError(format!("--gold {}: no such file", gold.display())).into());
         }
@@ -247,12 +296,17 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     }
     // The command line may have changed the file's values (--methods, --gold).
     config.validate().map_err(|e| UsageError(format!("bad configuration: {e:#}")))?;
+    let inputs = if job.input.is_empty() { vec!["sample-data".to_string()] } else { job.input.clone() };
+    Ok((config, inputs))
+}
+
+fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
+    let (config, inputs) = job_settings(&args.job)?;
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
     }
     neardup::sql::set_memory_limit(args.memory_limit);
     neardup::sql::set_engine(args.engine.clone());
-    let inputs = if args.input.is_empty() { vec!["sample-data".to_string()] } else { args.input.clone() };
     let all = stages::all();
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
         all.iter().map(|s| s.as_ref()).collect()
@@ -297,13 +351,16 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         progress: !quiet && std::io::stderr().is_terminal(),
     };
     let mut input_errors = Vec::new();
-    for stage in selected {
+    let mut outcomes = Vec::new();
+    for stage in &selected {
         let writes = stage.outputs(&ctx.config);
         if let Some(r) = &remote {
             let n = r.pull(stage.inputs(), stage.name(), &writes, shard)?;
             tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());
         }
-        if let StageOutcome::Ran(report) = run_stage(stage, &all, &ctx, args.force)? {
+        let outcome = run_stage(*stage, &all, &ctx, args.force)?;
+        outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
+        if let StageOutcome::Ran(report) = outcome {
             input_errors.extend(report.input_errors);
             if let Some(r) = &remote {
                 let n = r.push(stage.name(), &writes, shard)?;
@@ -322,6 +379,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         }
         tracing::info!(path = %path.display(), "report written");
     }
+    log_summary(&ctx, shard, &outcomes);
     if !input_errors.is_empty() {
         for e in &input_errors {
             tracing::error!("{e}");
@@ -332,30 +390,109 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
 }
 
 fn query(args: QueryArgs) -> Result<()> {
+    if matches!(args.format, Format::Parquet) && args.output.is_none() {
+        return Err(UsageError("--format parquet writes a file: give it with --output FILE".into()).into());
+    }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
-    rt.block_on(async {
+    let text = rt.block_on(async {
         let ctx = neardup::sql::session_over(&out).await?;
-        let batches = ctx.sql(&args.sql).await?.collect().await?;
-        let stdout = std::io::stdout();
+        let frame = ctx.sql(&args.sql).await?;
+        let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
+        let batches = frame.collect().await?;
+        let mut bytes = Vec::new();
         match args.format {
-            Format::Table => println!("{}", arrow::util::pretty::pretty_format_batches(&batches)?),
+            Format::Table => {
+                bytes = format!("{}\n", arrow::util::pretty::pretty_format_batches(&batches)?).into_bytes();
+            }
             Format::Csv => {
-                let mut w = arrow::csv::Writer::new(stdout.lock());
+                let mut w = arrow::csv::Writer::new(&mut bytes);
                 for b in &batches {
                     w.write(b)?;
                 }
             }
             Format::Json => {
-                let mut w = arrow::json::LineDelimitedWriter::new(stdout.lock());
+                let mut w = arrow::json::LineDelimitedWriter::new(&mut bytes);
                 for b in &batches {
                     w.write(b)?;
                 }
                 w.finish()?;
             }
+            Format::Parquet => {
+                let mut w = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None)?;
+                for b in &batches {
+                    w.write(b)?;
+                }
+                w.close()?;
+            }
         }
-        Ok(())
-    })
+        anyhow::Ok(bytes)
+    })?;
+    match &args.output {
+        Some(path) => neardup::table::write_file_atomically(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?,
+    }
+    Ok(())
+}
+
+fn status(args: StatusArgs) -> Result<ExitCode> {
+    let (config, inputs) = job_settings(&args.job)?;
+    let (out, tables) = if neardup::store::is_url(&args.out) {
+        let (cache, remote) = local_out(&args.out, &args.cache, Shard::WHOLE)?;
+        let remote = remote.context("an object-store output has a store")?;
+        remote.pull_manifests()?;
+        (cache, None)
+    } else {
+        let out = PathBuf::from(&args.out);
+        (out.clone(), Some(out))
+    };
+    let ctx = RunContext {
+        shard: Shard::WHOLE,
+        out,
+        config,
+        inputs,
+        runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+        progress: false,
+    };
+    let tables = match &tables {
+        Some(local) => neardup::status::Tables::Local(local),
+        None => neardup::status::Tables::Committed,
+    };
+    let lines = neardup::status::status(&stages::all(), &ctx, &tables);
+    let mut text = String::new();
+    match args.format {
+        StatusFormat::Table => text = neardup::status::table_text(&lines),
+        StatusFormat::Json => {
+            for line in &lines {
+                text.push_str(&serde_json::to_string(line)?);
+                text.push('\n');
+            }
+        }
+    }
+    print!("{text}");
+    Ok(if neardup::status::all_up_to_date(&lines) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// One log line per stage of the run: whether it ran or was up to date,
+/// its rows, wall and CPU time (from its manifest).
+fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) {
+    for &(stage, ran) in outcomes {
+        let Some(m) = neardup::runner::read_manifest_file(&neardup::runner::manifest_path(&ctx.out, stage, shard))
+        else {
+            continue;
+        };
+        let outcome = if ran { "ran" } else { "up to date" };
+        let rows = neardup::runner::rows_text(&m.report.rows);
+        tracing::info!(
+            stage,
+            outcome,
+            wall_seconds = (m.wall_seconds * 100.0).round() / 100.0,
+            cpu_seconds = (m.cpu_seconds * 100.0).round() / 100.0,
+            rows = %rows,
+            "summary"
+        );
+    }
 }
 
 fn report(args: ReportArgs) -> Result<()> {

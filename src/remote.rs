@@ -153,8 +153,8 @@ impl RemoteOut {
     }
 
     /// Makes the cache's manifest folder a copy of the store's; returns the
-    /// manifests by file name.
-    fn pull_manifests(&self) -> Result<BTreeMap<String, Manifest>> {
+    /// manifests by file name (`pipeline status` needs nothing more).
+    pub fn pull_manifests(&self) -> Result<BTreeMap<String, Manifest>> {
         let local = self.cache.join(MANIFEST_DIR);
         std::fs::create_dir_all(&local)?;
         let folder = self.root.child(MANIFEST_DIR);

@@ -112,6 +112,11 @@ pub struct Manifest {
     pub inputs: BTreeMap<String, String>,
     pub external_inputs: Value,
     pub config: Value,
+    /// The columns the stage wrote (see [`Plan::output_columns`]), so that
+    /// `pipeline status` can say when they changed; empty in manifests
+    /// written before they were recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_columns: Vec<String>,
     pub report: StageReport,
     pub started_at_unix: u64,
     pub wall_seconds: f64,
@@ -287,15 +292,170 @@ pub enum StageOutcome {
     UpToDate,
 }
 
+/// What the tables of one task of a stage would depend on if it ran now,
+/// and the fingerprint of it all: compared with a manifest's, it tells
+/// whether the stage is up to date, and part by part ([`Plan::changes`])
+/// why not.
+pub struct Plan {
+    pub fingerprint: String,
+    /// Fingerprints of the manifests of the stages that made the inputs.
+    pub inputs: BTreeMap<String, String>,
+    pub external: Value,
+    pub config: Value,
+    /// `table.column type` of every column the stage writes: a program whose
+    /// tables gained or changed a column reruns the stage instead of leaving
+    /// old tables that the next stage's schema check would refuse.
+    pub output_columns: Vec<String>,
+}
+
+impl Plan {
+    /// The plan of task `shard` of `stage`. Fails with [`MissingInput`] when
+    /// an input comes from a sharded stage whose tasks have not all finished.
+    pub fn of(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, shard: Shard) -> Result<Plan> {
+        let mut inputs = BTreeMap::new();
+        for table in stage.inputs() {
+            let maker = maker_of(table, all, &ctx.config);
+            let fp = match completion(&ctx.out, maker) {
+                Completion::NotRun => String::new(),
+                Completion::Complete(tasks) if tasks.len() == 1 => tasks[0].fingerprint.clone(),
+                Completion::Complete(tasks) => {
+                    let fps: Vec<Value> = tasks.iter().map(|m| Value::String(m.fingerprint.clone())).collect();
+                    fingerprint_of(&[&Value::Array(fps)])
+                }
+                Completion::Partial { count, missing } => {
+                    let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+                    return Err(MissingInput(format!(
+                        "stage {} needs table `{table}` from all {count} tasks of stage {maker}, but tasks {} have not finished; run `pipeline run --stage {maker} --shard I/{count}` for each",
+                        stage.name(),
+                        list.join(", ")
+                    ))
+                    .into());
+                }
+            };
+            inputs.insert(table.to_string(), fp);
+        }
+        let external = stage.external_fingerprint(ctx)?;
+        let config = stage.config_section(&ctx.config);
+        let output_columns: Vec<String> = stage
+            .outputs(&ctx.config)
+            .iter()
+            .flat_map(|t| {
+                crate::schema::arrow_schema(t)
+                    .fields()
+                    .iter()
+                    .map(|f| format!("{t}.{} {}", f.name(), f.data_type()))
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let columns: Vec<Value> = output_columns.iter().cloned().map(Value::String).collect();
+        let fingerprint = fingerprint_of(&[
+            &Value::String(stage.name().into()),
+            &Value::String(env!("CARGO_PKG_VERSION").into()),
+            &Value::String(shard.to_string()),
+            &serde_json::to_value(&inputs)?,
+            &external,
+            &config,
+            &Value::Array(columns),
+        ]);
+        Ok(Plan { fingerprint, inputs, external, config, output_columns })
+    }
+
+    /// Why a run now would not give what `manifest` records, part by part
+    /// (empty when the fingerprints agree).
+    pub fn changes(&self, manifest: &Manifest) -> Vec<String> {
+        if self.fingerprint == manifest.fingerprint {
+            return Vec::new();
+        }
+        let mut why = Vec::new();
+        if manifest.program_version != env!("CARGO_PKG_VERSION") {
+            why.push(format!("written by version {} of the program", manifest.program_version));
+        }
+        for (table, fp) in &self.inputs {
+            if manifest.inputs.get(table) != Some(fp) {
+                why.push(format!("input table `{table}` was rewritten"));
+            }
+        }
+        if self.external != manifest.external_inputs {
+            why.push(changed_files(&manifest.external_inputs, &self.external));
+        }
+        if self.config != manifest.config {
+            why.push(changed_settings(&manifest.config, &self.config));
+        }
+        if !manifest.output_columns.is_empty() && self.output_columns != manifest.output_columns {
+            why.push("the columns of its tables changed".into());
+        }
+        if why.is_empty() {
+            why.push("written by an earlier build of the program".into());
+        }
+        why
+    }
+}
+
+/// The stage that writes `table` ("?" for a table no stage writes).
+pub fn maker_of<'a>(table: &str, all: &'a [Box<dyn Stage>], config: &Config) -> &'a str {
+    all.iter().find(|s| s.outputs(config).contains(&table)).map(|s| s.name()).unwrap_or("?")
+}
+
+/// "input files changed: ..." from two external fingerprints of ingest
+/// (`{"files": [{"path", ...}]}`), naming up to three files; other stages
+/// have none, so anything else is reported as a whole.
+fn changed_files(before: &Value, now: &Value) -> String {
+    let files = |v: &Value| -> BTreeMap<String, Value> {
+        v.get("files")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .map(|f| (f.get("path").and_then(Value::as_str).unwrap_or("?").to_string(), f.clone()))
+            .collect()
+    };
+    let (old, new) = (files(before), files(now));
+    let mut changes: Vec<String> = Vec::new();
+    for (path, f) in &new {
+        match old.get(path) {
+            None => changes.push(format!("{path} added")),
+            Some(g) if g != f => changes.push(format!("{path} changed")),
+            Some(_) => {}
+        }
+    }
+    changes.extend(old.keys().filter(|p| !new.contains_key(*p)).map(|p| format!("{p} removed")));
+    if changes.is_empty() {
+        return "its inputs outside the output folder changed".into();
+    }
+    let more = changes.len().saturating_sub(3);
+    changes.truncate(3);
+    let tail = if more > 0 { format!(" and {more} more") } else { String::new() };
+    format!("input files changed: {}{tail}", changes.join(", "))
+}
+
+/// "config changed: a.b, c" naming the settings (dotted paths) that differ
+/// between two config sections.
+fn changed_settings(before: &Value, now: &Value) -> String {
+    fn diff(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+        match (a, b) {
+            (Value::Object(x), Value::Object(y)) => {
+                let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+                for k in keys {
+                    let sub = if path.is_empty() { k.clone() } else { format!("{path}.{k}") };
+                    diff(&sub, x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null), out);
+                }
+            }
+            _ if a != b => out.push(if path.is_empty() { "(all)".into() } else { path.to_string() }),
+            _ => {}
+        }
+    }
+    let mut keys = Vec::new();
+    diff("", before, now, &mut keys);
+    format!("config changed: {}", keys.join(", "))
+}
+
 /// Runs `stage` unless it is up to date (and `force` is off).
 pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, force: bool) -> Result<StageOutcome> {
     let shard = ctx.shard;
     if !shard.is_whole() && !stage.shardable() {
         bail!("stage {} cannot be sharded; only map stages take --shard", stage.name());
     }
-    let mut inputs = BTreeMap::new();
     for table in stage.inputs() {
-        let maker = all.iter().find(|s| s.outputs(&ctx.config).contains(table)).map(|s| s.name()).unwrap_or("?");
+        let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table) {
             return Err(MissingInput(format!(
                 "stage {} needs table `{table}`, which is missing under {}; run `pipeline run --stage {maker}` first (or `--stage all`)",
@@ -310,55 +470,12 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
                 stage.name()
             )
         })?;
-        let fp = match completion(&ctx.out, maker) {
-            Completion::NotRun => String::new(),
-            Completion::Complete(tasks) if tasks.len() == 1 => tasks[0].fingerprint.clone(),
-            Completion::Complete(tasks) => {
-                let fps: Vec<Value> = tasks.iter().map(|m| Value::String(m.fingerprint.clone())).collect();
-                fingerprint_of(&[&Value::Array(fps)])
-            }
-            Completion::Partial { count, missing } => {
-                let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
-                return Err(MissingInput(format!(
-                    "stage {} needs table `{table}` from all {count} tasks of stage {maker}, but tasks {} have not finished; run `pipeline run --stage {maker} --shard I/{count}` for each",
-                    stage.name(),
-                    list.join(", ")
-                ))
-                .into());
-            }
-        };
-        inputs.insert(table.to_string(), fp);
     }
-    let external = stage.external_fingerprint(ctx)?;
-    let config = stage.config_section(&ctx.config);
-    // The columns the stage writes: a program whose tables gained or changed
-    // a column reruns the stage instead of leaving old tables that the next
-    // stage's schema check would refuse.
-    let output_columns: Vec<Value> = stage
-        .outputs(&ctx.config)
-        .iter()
-        .flat_map(|t| {
-            crate::schema::arrow_schema(t)
-                .fields()
-                .iter()
-                .map(|f| format!("{t}.{} {}", f.name(), f.data_type()))
-                .collect::<Vec<_>>()
-        })
-        .map(Value::String)
-        .collect();
-    let fingerprint = fingerprint_of(&[
-        &Value::String(stage.name().into()),
-        &Value::String(env!("CARGO_PKG_VERSION").into()),
-        &Value::String(shard.to_string()),
-        &serde_json::to_value(&inputs)?,
-        &external,
-        &config,
-        &Value::Array(output_columns),
-    ]);
+    let plan = Plan::of(stage, all, ctx, shard)?;
     if !force {
         if let Some(m) = read_manifest_file(&manifest_path(&ctx.out, stage.name(), shard)) {
             let outputs_present = stage.outputs(&ctx.config).iter().all(|t| table_exists(&ctx.out, t));
-            if m.fingerprint == fingerprint && outputs_present {
+            if m.fingerprint == plan.fingerprint && outputs_present {
                 tracing::info!(stage = stage.name(), "up to date, skipped (use --force to rerun)");
                 return Ok(StageOutcome::UpToDate);
             }
@@ -370,6 +487,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     } else {
         tracing::info!(stage = stage.name(), shard = %shard, "running");
     }
+    let _stage = crate::logging::enter_stage(stage.name());
     let started_at_unix =
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
     let cpu_before = process_cpu_seconds();
@@ -381,10 +499,11 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         program_version: env!("CARGO_PKG_VERSION").into(),
         engine: if stage.runs_sql_on_engine() { crate::sql::engine() } else { crate::sql::Engine::Embedded }
             .to_string(),
-        fingerprint,
-        inputs,
-        external_inputs: external,
-        config,
+        fingerprint: plan.fingerprint,
+        inputs: plan.inputs,
+        external_inputs: plan.external,
+        config: plan.config,
+        output_columns: plan.output_columns,
         report: report.clone(),
         started_at_unix,
         wall_seconds: t0.elapsed().as_secs_f64(),
@@ -395,10 +514,15 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     tracing::info!(
         stage = stage.name(),
         seconds = format!("{:.2}", manifest.wall_seconds),
-        rows = ?report.rows,
+        rows = %rows_text(&report.rows),
         "done"
     );
     Ok(StageOutcome::Ran(report))
+}
+
+/// Rows per table as `table=N table=N`, for logs and status lines.
+pub fn rows_text(rows: &BTreeMap<String, u64>) -> String {
+    rows.iter().map(|(t, n)| format!("{t}={n}")).collect::<Vec<_>>().join(" ")
 }
 
 /// A manifest as its file holds it.

@@ -93,13 +93,13 @@ impl FromStr for Engine {
         }
         let bad = || format!("`{text}`: the engine is `embedded` or `ballista://HOST:PORT`");
         let address = text.strip_prefix("ballista://").ok_or_else(bad)?.trim_end_matches('/');
-        if cfg!(not(feature = "ballista")) {
-            return Err(format!("`{text}`: {NO_BALLISTA}"));
-        }
         let (host, port) = address.rsplit_once(':').ok_or_else(bad)?;
         let port: u16 = port.parse().map_err(|_| bad())?;
         if host.is_empty() {
             return Err(bad());
+        }
+        if cfg!(not(feature = "ballista")) {
+            return Err(format!("`{text}`: {NO_BALLISTA}"));
         }
         Ok(Engine::Ballista { host: host.to_string(), port })
     }
@@ -302,7 +302,12 @@ mod tests {
     fn engines_parse() {
         assert_eq!("embedded".parse::<Engine>(), Ok(Engine::Embedded));
         let ballista = Engine::Ballista { host: "10.0.0.5".into(), port: 50050 };
-        assert_eq!("ballista://10.0.0.5:50050".parse::<Engine>(), Ok(ballista.clone()));
+        if cfg!(feature = "ballista") {
+            assert_eq!("ballista://10.0.0.5:50050".parse::<Engine>(), Ok(ballista.clone()));
+        } else {
+            let refused = "ballista://10.0.0.5:50050".parse::<Engine>().unwrap_err();
+            assert!(refused.contains("--features ballista"), "{refused}");
+        }
         assert_eq!(ballista.to_string(), "ballista://10.0.0.5:50050");
         for bad in ["", "ballista://", "ballista://host", "ballista://:1", "ballista://h:99999", "df://h:1", "spark"] {
             assert!(bad.parse::<Engine>().is_err(), "`{bad}` must be rejected");

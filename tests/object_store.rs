@@ -133,6 +133,34 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
     let expected = canonical_rows(&reference, "tokens").len();
     assert_eq!(String::from_utf8_lossy(&o.stdout), format!("n\n{expected}\n"));
 
+    // `status` reads the store's manifests alone, through an empty cache:
+    // every stage is up to date (a task rerun gives the same fingerprint),
+    // the sharded ones with their two tasks; other methods make the
+    // signatures stale, and what reads them with it.
+    let status = |extra: &[&str]| {
+        let cache = scratch.join("cache-status");
+        let mut args = vec!["status", "--out", &out_url, "--cache", cache.to_str().unwrap(), "--input", &in_url];
+        args.extend_from_slice(extra);
+        args.extend(["--format", "json"]);
+        let o = pipeline().args(&args).output().unwrap();
+        let lines: Vec<serde_json::Value> =
+            String::from_utf8_lossy(&o.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        (o.status.code(), lines)
+    };
+    let (code, lines) = status(&[]);
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert_eq!(lines.len(), 10);
+    assert!(lines.iter().all(|l| l["state"] == "up_to_date"), "{lines:?}");
+    assert_eq!(lines[0]["stage"], "ingest");
+    assert_eq!(lines[0]["tasks"], 2);
+    assert!(!scratch.join("cache-status/documents").exists(), "status pulled no table");
+    let (code, lines) = status(&["--methods", "a0"]);
+    assert_eq!(code, Some(1));
+    let signatures = lines.iter().find(|l| l["stage"] == "signatures").unwrap();
+    assert_eq!(signatures["state"], "stale");
+    let reasons = signatures["reasons"].as_array().unwrap();
+    assert!(reasons.iter().any(|r| r.as_str().unwrap().starts_with("config changed: ")), "{signatures}");
+
     let _ = std::fs::remove_dir_all(&reference);
     let _ = std::fs::remove_dir_all(&scratch);
 }
@@ -329,6 +357,17 @@ mod s3 {
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let again = keys_under(&store, "run");
         assert_eq!(objects, again);
+        // `status` over the store: the run above left everything up to date.
+        let o = s3(&[
+            "status",
+            "--input",
+            "s3://neardup/crawl/",
+            "--out",
+            "s3://neardup/run",
+            "--cache",
+            fresh.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
 
         let _ = std::fs::remove_dir_all(&reference);
         let _ = std::fs::remove_dir_all(&scratch);

@@ -1,0 +1,243 @@
+//! `pipeline status`: what state each stage's tables in an output folder are
+//! in, read from the manifests alone.
+//!
+//! The question it answers is the one a scheduler asks before or after a
+//! night's run: would `pipeline run` with these options do anything? So it
+//! computes each stage's [`Plan`] from the same options as `run` and
+//! compares it with the stage's manifests, without reading a table.
+
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::runner::{completion, maker_of, Completion, Manifest, Plan, RunContext, Stage};
+use crate::shard::Shard;
+
+/// The state of one stage's tables.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum State {
+    /// A run would skip it.
+    UpToDate,
+    /// Its tables exist but a run would rewrite them, for these reasons.
+    Stale { reasons: Vec<String> },
+    /// It never finished (or its tables are gone).
+    Missing { reason: String },
+    /// It ran sharded and some of its N tasks have not finished.
+    TasksMissing { count: u32, missing: Vec<u32> },
+}
+
+impl State {
+    /// The state's name as printed (`up to date`, `stale`, ...).
+    pub fn name(&self) -> &'static str {
+        match self {
+            State::UpToDate => "up to date",
+            State::Stale { .. } => "stale",
+            State::Missing { .. } => "missing",
+            State::TasksMissing { .. } => "tasks missing",
+        }
+    }
+
+    /// Why a stage is in this state, in one line ("" when up to date).
+    pub fn why(&self) -> String {
+        match self {
+            State::UpToDate => String::new(),
+            State::Stale { reasons } => reasons.join("; "),
+            State::Missing { reason } => reason.clone(),
+            State::TasksMissing { count, missing } => {
+                let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
+                format!("tasks {} have not finished", list.join(", "))
+            }
+        }
+    }
+}
+
+/// One line of `pipeline status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageStatus {
+    pub stage: &'static str,
+    #[serde(flatten)]
+    pub state: State,
+    /// Rows per table written by its last finished run (all tasks).
+    pub rows: BTreeMap<String, u64>,
+    /// When its last finished run started (Unix seconds; the earliest task).
+    pub ran_at_unix: Option<u64>,
+    /// The number of tasks it ran as (1 unsharded).
+    pub tasks: Option<u32>,
+}
+
+/// Where the tables of an output folder are: present locally, or, for an
+/// object-store output whose manifests alone were pulled, committed as the
+/// manifest lists them.
+pub enum Tables<'a> {
+    Local(&'a std::path::Path),
+    Committed,
+}
+
+impl Tables<'_> {
+    fn present(&self, manifest: &Manifest, table: &str) -> bool {
+        match self {
+            Tables::Local(out) => crate::table::table_exists(out, table),
+            Tables::Committed => manifest.objects.contains_key(table),
+        }
+    }
+}
+
+/// The status of every stage of `stages` (in pipeline order) under
+/// `ctx.out`, for a run with `ctx`'s config and inputs.
+pub fn status(stages: &[Box<dyn Stage>], ctx: &RunContext, tables: &Tables) -> Vec<StageStatus> {
+    let mut not_up_to_date: BTreeSet<&str> = BTreeSet::new();
+    let mut lines = Vec::new();
+    for stage in stages {
+        let line = stage_status(stage.as_ref(), stages, ctx, tables, &not_up_to_date);
+        if line.state != State::UpToDate {
+            not_up_to_date.insert(stage.name());
+        }
+        lines.push(line);
+    }
+    lines
+}
+
+fn stage_status(
+    stage: &dyn Stage,
+    all: &[Box<dyn Stage>],
+    ctx: &RunContext,
+    tables: &Tables,
+    not_up_to_date: &BTreeSet<&str>,
+) -> StageStatus {
+    let mut line = StageStatus {
+        stage: stage.name(),
+        state: State::UpToDate,
+        rows: BTreeMap::new(),
+        ran_at_unix: None,
+        tasks: None,
+    };
+    let tasks = match completion(&ctx.out, stage.name()) {
+        Completion::NotRun => {
+            line.state = State::Missing { reason: "never ran".into() };
+            return line;
+        }
+        Completion::Partial { count, missing } => {
+            line.state = State::TasksMissing { count, missing };
+            return line;
+        }
+        Completion::Complete(tasks) => tasks,
+    };
+    line.tasks = Some(tasks.len() as u32);
+    if let Some(merged) = crate::runner::merge_task_manifests(tasks.clone()) {
+        line.rows = merged.report.rows;
+        line.ran_at_unix = Some(merged.started_at_unix);
+    }
+    let outputs = stage.outputs(&ctx.config);
+    if let Some(table) = outputs.iter().find(|t| !tasks.iter().all(|m| tables.present(m, t))) {
+        line.state = State::Missing { reason: format!("table `{table}` is gone") };
+        return line;
+    }
+    let mut reasons: Vec<String> = Vec::new();
+    // An input whose maker will rerun changes under this stage, whatever
+    // its manifest says today.
+    let upstream: BTreeSet<&str> =
+        stage.inputs().iter().map(|t| maker_of(t, all, &ctx.config)).filter(|m| not_up_to_date.contains(m)).collect();
+    reasons.extend(upstream.iter().map(|m| format!("stage {m} is not up to date")));
+    for task in &tasks {
+        let shard: Shard = task.shard.parse().unwrap_or(Shard::WHOLE);
+        match Plan::of(stage, all, ctx, shard) {
+            Ok(plan) => {
+                for why in plan.changes(task) {
+                    if !reasons.contains(&why) {
+                        reasons.push(why);
+                    }
+                }
+            }
+            Err(e) => reasons.push(format!("{e:#}")),
+        }
+    }
+    if !reasons.is_empty() {
+        line.state = State::Stale { reasons };
+    }
+    line
+}
+
+/// True when a run would do nothing: every stage is up to date.
+pub fn all_up_to_date(lines: &[StageStatus]) -> bool {
+    lines.iter().all(|l| l.state == State::UpToDate)
+}
+
+/// The status as an aligned table for people.
+pub fn table_text(lines: &[StageStatus]) -> String {
+    let rows: Vec<[String; 5]> = lines
+        .iter()
+        .map(|l| {
+            let tasks = match l.tasks {
+                Some(n) if n > 1 => format!(" ({n} tasks)"),
+                _ => String::new(),
+            };
+            [
+                l.stage.to_string(),
+                format!("{}{tasks}", l.state.name()),
+                l.ran_at_unix.map(crate::logging::utc_text).unwrap_or_default(),
+                crate::runner::rows_text(&l.rows),
+                l.state.why(),
+            ]
+        })
+        .collect();
+    let header = ["stage", "state", "ran at (UTC)", "rows", "why"].map(String::from);
+    let widths: Vec<usize> = (0..4)
+        .map(|i| std::iter::once(&header).chain(&rows).map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut text = String::new();
+    for r in std::iter::once(&header).chain(&rows) {
+        let mut cells: Vec<String> = (0..4).map(|i| format!("{:<w$}", r[i], w = widths[i])).collect();
+        cells.push(r[4].clone());
+        text.push_str(cells.join("  ").trim_end());
+        text.push('\n');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_aligns_columns_and_says_why() {
+        let lines = vec![
+            StageStatus {
+                stage: "ingest",
+                state: State::UpToDate,
+                rows: BTreeMap::from([("documents".into(), 818)]),
+                ran_at_unix: Some(1_795_578_634),
+                tasks: Some(1),
+            },
+            StageStatus {
+                stage: "tokens",
+                state: State::TasksMissing { count: 4, missing: vec![1, 3] },
+                rows: BTreeMap::new(),
+                ran_at_unix: None,
+                tasks: None,
+            },
+        ];
+        assert_eq!(
+            table_text(&lines),
+            "stage   state          ran at (UTC)         rows           why\n\
+             ingest  up to date     2026-11-25 03:50:34  documents=818\n\
+             tokens  tasks missing                                      tasks 1/4, 3/4 have not finished\n"
+        );
+        assert!(!all_up_to_date(&lines));
+        assert!(all_up_to_date(&lines[..1]));
+    }
+
+    #[test]
+    fn json_lines_name_the_state_and_its_details() {
+        let line = StageStatus {
+            stage: "verify",
+            state: State::Stale { reasons: vec!["config changed: threshold".into()] },
+            rows: BTreeMap::new(),
+            ran_at_unix: Some(5),
+            tasks: Some(1),
+        };
+        let v = serde_json::to_value(&line).unwrap();
+        assert_eq!(v["state"], "stale");
+        assert_eq!(v["reasons"][0], "config changed: threshold");
+        assert_eq!(v["stage"], "verify");
+    }
+}
