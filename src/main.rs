@@ -305,8 +305,6 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     if let Some(n) = args.threads {
         rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
     }
-    neardup::sql::set_memory_limit(args.memory_limit);
-    neardup::sql::set_engine(args.engine.clone());
     let all = stages::all();
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
         all.iter().map(|s| s.as_ref()).collect()
@@ -349,6 +347,8 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         inputs,
         runtime: tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
         progress: !quiet && std::io::stderr().is_terminal(),
+        engine: args.engine.clone(),
+        memory_limit: args.memory_limit,
     };
     let mut input_errors = Vec::new();
     let mut outcomes = Vec::new();
@@ -454,6 +454,8 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         inputs,
         runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
         progress: false,
+        engine: neardup::sql::Engine::Embedded,
+        memory_limit: None,
     };
     let tables = match &tables {
         Some(local) => neardup::status::Tables::Local(local),

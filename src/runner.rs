@@ -38,6 +38,28 @@ pub struct RunContext {
     pub progress: bool,
     /// Which task of a sharded stage this is ([`Shard::WHOLE`] unsharded).
     pub shard: Shard,
+    /// Where the SQL stages run their SQL (`--engine`). It belongs to the
+    /// machine or cluster running the job and changes how queries run,
+    /// never what they return, so it is in no fingerprint (a manifest
+    /// records it for the record).
+    pub engine: crate::sql::Engine,
+    /// Memory cap of the stages' DataFusion sessions (`--memory-limit`):
+    /// like the engine, how queries run, not what they return.
+    pub memory_limit: Option<usize>,
+}
+
+impl RunContext {
+    /// A DataFusion session over the output folder's tables, in this
+    /// process, under the run's memory limit.
+    pub async fn session(&self) -> Result<datafusion::prelude::SessionContext> {
+        crate::sql::session_with_memory_limit(&self.out, self.memory_limit).await
+    }
+
+    /// The session of a SQL stage: on the run's engine (see
+    /// [`crate::sql::sql_stage_session`]).
+    pub async fn sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
+        crate::sql::sql_stage_session(&self.out, &self.engine, self.memory_limit).await
+    }
 }
 
 /// A stage cannot start because a table it reads is missing or was written
@@ -497,8 +519,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         stage: stage.name().into(),
         shard: shard.to_string(),
         program_version: env!("CARGO_PKG_VERSION").into(),
-        engine: if stage.runs_sql_on_engine() { crate::sql::engine() } else { crate::sql::Engine::Embedded }
-            .to_string(),
+        engine: if stage.runs_sql_on_engine() { &ctx.engine } else { &crate::sql::Engine::Embedded }.to_string(),
         fingerprint: plan.fingerprint,
         inputs: plan.inputs,
         external_inputs: plan.external,

@@ -43,7 +43,6 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("sketches", include_str!("../schemas/sketches.json")),
     ("shingles", include_str!("../schemas/shingles.json")),
     ("a12_records", include_str!("../schemas/a12_records.json")),
-    ("spotsigs", include_str!("../schemas/spotsigs.json")),
     ("method_pairs", include_str!("../schemas/method_pairs.json")),
     ("candidates", include_str!("../schemas/candidates.json")),
     ("hot_signatures", include_str!("../schemas/hot_signatures.json")),

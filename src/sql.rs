@@ -10,8 +10,7 @@ use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::path::Path;
 use std::str::FromStr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// Folder under the output folder where DataFusion spills sorts,
 /// aggregations and joins that exceed the memory limit. It sits next to the
@@ -19,28 +18,6 @@ use std::sync::{Arc, RwLock};
 /// RAM-backed tmpfs, where spilling would not free any memory, and because
 /// the output disk is the one sized for the crawl.
 pub const SPILL_DIR: &str = "_spill";
-
-/// The memory limit of the DataFusion sessions in bytes; 0 means none.
-static MEMORY_LIMIT: AtomicUsize = AtomicUsize::new(0);
-
-/// Caps the memory of every DataFusion session opened afterwards by
-/// [`session_over`] (`None`: no cap, DataFusion's default). Process-wide
-/// because the limit belongs to the machine running the job (`pipeline run
-/// --memory-limit`), not to the job: it changes how queries run, never what
-/// they return, so it is not part of any stage's config or fingerprint, and
-/// threading it through every stage would add a parameter that no stage
-/// reads.
-pub fn set_memory_limit(bytes: Option<usize>) {
-    MEMORY_LIMIT.store(bytes.unwrap_or(0), Ordering::Relaxed);
-}
-
-/// The limit set by [`set_memory_limit`], if any.
-pub fn memory_limit() -> Option<usize> {
-    match MEMORY_LIMIT.load(Ordering::Relaxed) {
-        0 => None,
-        bytes => Some(bytes),
-    }
-}
 
 /// Parses a memory size as given on the command line: a number of bytes,
 /// optionally with a binary unit `K`, `M`, `G` or `T` (powers of 1024; `KB`,
@@ -114,30 +91,14 @@ impl std::fmt::Display for Engine {
     }
 }
 
-/// The engine of the SQL stages, set once by `pipeline run --engine`.
-static ENGINE: RwLock<Engine> = RwLock::new(Engine::Embedded);
-
-/// Sets where [`sql_stage_session`] runs SQL. Process-wide for the same
-/// reason as the memory limit: it belongs to the machine or cluster running
-/// the job and changes how queries run, never what they return, so it is in
-/// no stage's config or fingerprint (a manifest records it for the record).
-pub fn set_engine(engine: Engine) {
-    *ENGINE.write().unwrap_or_else(|e| e.into_inner()) = engine;
-}
-
-/// The engine set by [`set_engine`].
-pub fn engine() -> Engine {
-    ENGINE.read().unwrap_or_else(|e| e.into_inner()).clone()
-}
-
-/// A session for the SQL stages: [`session_over`] when the engine is
-/// embedded; otherwise a client of the Ballista scheduler with the same
-/// tables registered by absolute path, whose queries run on the cluster's
-/// executors (the memory limit is then the executors' own).
-pub async fn sql_stage_session(out: &Path) -> Result<SessionContext> {
-    match engine() {
-        Engine::Embedded => session_over(out).await,
-        Engine::Ballista { host, port } => ballista_session(out, &host, port).await,
+/// A session for the SQL stages: [`session_with_memory_limit`] when the
+/// engine is embedded; otherwise a client of the Ballista scheduler with the
+/// same tables registered by absolute path, whose queries run on the
+/// cluster's executors (the memory limit is then the executors' own).
+pub async fn sql_stage_session(out: &Path, engine: &Engine, memory_limit: Option<usize>) -> Result<SessionContext> {
+    match engine {
+        Engine::Embedded => session_with_memory_limit(out, memory_limit).await,
+        Engine::Ballista { host, port } => ballista_session(out, host, *port).await,
     }
 }
 
@@ -179,13 +140,14 @@ const NO_BALLISTA: &str =
     "this pipeline was built without Ballista support; build it with `cargo build --release --features ballista`";
 
 /// A SessionContext with every published table under `out` registered by
-/// its folder name (hidden and `_` folders skipped), under the process-wide
-/// memory limit of [`set_memory_limit`].
+/// its folder name (hidden and `_` folders skipped), without a memory limit
+/// (`query`, `explain`, `report`; the stages take theirs from the run,
+/// [`crate::runner::RunContext::session`]).
 pub async fn session_over(out: &Path) -> Result<SessionContext> {
-    session_with_memory_limit(out, memory_limit()).await
+    session_with_memory_limit(out, None).await
 }
 
-/// [`session_over`] with an explicit memory limit. With a limit, DataFusion
+/// [`session_over`] under a memory limit, if any. With a limit, DataFusion
 /// runs under a memory pool of that size (its greedy pool): sorts,
 /// aggregations and sort-merge joins spill to `out/_spill` when they reach
 /// it, and operators that cannot spill (final merges, the build side of a

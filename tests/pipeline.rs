@@ -213,7 +213,6 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
         "sketches",
         "shingles",
         "a12_records",
-        "spotsigs",
         "method_pairs",
         "candidates",
         "hot_signatures",

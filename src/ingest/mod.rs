@@ -12,6 +12,7 @@ pub mod archive;
 pub mod corpus;
 pub mod html;
 pub mod http;
+pub mod inputs;
 pub mod record;
 pub mod source;
 

@@ -44,7 +44,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         include_str!("../../jobs/boilerplate.sql"),
         &[("min_pages", config.min_pages.to_string()), ("min_share", format!("{:?}", config.min_share))],
     );
-    let session = crate::sql::sql_stage_session(&ctx.out).await?;
+    let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
     report.rows.insert("boilerplate".into(), run_into_table(&session, &ctx.out, "boilerplate", &sql).await?);
     Ok(report)

@@ -94,7 +94,7 @@ async fn register_edge_views(session: &datafusion::prelude::SessionContext, conf
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let params = sql_params(&ctx.config);
-    let session = crate::sql::sql_stage_session(&ctx.out).await?;
+    let session = ctx.sql_stage_session().await?;
     register_edge_views(&session, &ctx.config).await?;
     let mut report = StageReport::default();
     let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);

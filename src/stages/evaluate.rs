@@ -105,7 +105,7 @@ impl Stage for Evaluate {
             report.counters.insert("pool_verified_pairs".into(), pool_verified);
             report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &rows)?);
             report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged)?);
-            let session = crate::sql::sql_stage_session(&ctx.out).await?;
+            let session = ctx.sql_stage_session().await?;
             let params = [
                 ("enabled_methods", sql_values(ctx.config.methods.enabled.iter().map(String::as_str))),
                 ("comparing_methods", sql_values(crate::methods::COMPARING_METHODS.iter().copied())),
@@ -229,7 +229,7 @@ impl Judged {
 /// that verdict; the others are verified here. `pool` names the pool's
 /// methods.
 async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut StageReport) -> Result<Judged> {
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = ctx.session().await?;
     let mut edges = CandidateEdges::load(&session).await?;
     // Verdicts `verify` already reached.
     let mut known: HashMap<(u64, u64), bool> = HashMap::new();

@@ -49,7 +49,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     if ctx.config.methods.is_enabled("slst") {
         searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods).with_max_edges(max_edges)));
     }
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = ctx.session().await?;
     let mut report = StageReport::default();
     let mut w = TableWriter::for_table(&ctx.out, "method_pairs")?;
     let mut b = BatchBuilder::new("method_pairs");

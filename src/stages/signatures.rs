@@ -1,5 +1,5 @@
 //! Stage `signatures`: `tokens` + `df` + `corpus_stats` + `method_state` →
-//! `signatures`, `sketches`, `shingles`, `a12_records`, `spotsigs`.
+//! `signatures`, `sketches`, `shingles`, `a12_records`.
 //!
 //! Every enabled method signs every document in parallel (rayon); rows are
 //! written chunk by chunk, method by method, in doc_id order, so the tables
@@ -36,7 +36,7 @@ impl Stage for Signatures {
         &["tokens", "df", "corpus_stats", "method_state"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["signatures", "sketches", "shingles", "a12_records", "spotsigs"]
+        vec!["signatures", "sketches", "shingles", "a12_records"]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})
@@ -55,7 +55,7 @@ const CHUNK_DOCS: usize = 4_096;
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = ctx.session().await?;
     let stats = crate::stages::stats::load_corpus_stats(&session).await?;
     let a9_state = load_method_state(&session, "a9").await?;
     let own = ctx.shard.doc_predicate("doc_id");
@@ -106,7 +106,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         write_sketches(ctx, &docs, &mut writers.sketches)?;
         write_shingles(ctx, &docs, &mut writers.shingles)?;
         write_a12(ctx, &docs, &mut writers.a12_records)?;
-        write_spotsigs(ctx, &docs, &mut writers.spotsigs)?;
         progress.inc(docs.len() as u64);
     }
     progress.finish_and_clear();
@@ -119,7 +118,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         ("sketches", writers.sketches),
         ("shingles", writers.shingles),
         ("a12_records", writers.a12_records),
-        ("spotsigs", writers.spotsigs),
     ] {
         writer.write_rest(&mut rest)?;
         report.rows.insert(table.into(), writer.commit()?);
@@ -137,7 +135,6 @@ struct Writers {
     sketches: Output,
     shingles: Output,
     a12_records: Output,
-    spotsigs: Output,
 }
 
 impl Writers {
@@ -150,7 +147,6 @@ impl Writers {
             sketches: open("sketches")?,
             shingles: open("shingles")?,
             a12_records: open("a12_records")?,
-            spotsigs: open("spotsigs")?,
         })
     }
 }
@@ -223,23 +219,6 @@ fn write_a12(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<
                 b.col::<UInt32Builder>(7 + i).append_value(*ws);
             }
             w.write_if_full(b)?;
-        }
-    }
-    Ok(())
-}
-
-/// SpotSigs multisets.
-fn write_spotsigs(ctx: &RunContext, docs: &[DocView], (w, b): &mut Output) -> Result<()> {
-    if ctx.config.methods.is_enabled("spotsigs") {
-        let spot = methods::spotsigs::SpotSigs::new(&ctx.config.methods);
-        let per_doc: Vec<Vec<(String, u32)>> = docs.par_iter().map(|d| spot.spot_signatures(d.words)).collect();
-        for (d, multiset) in docs.iter().zip(per_doc) {
-            for (sig, count) in multiset {
-                b.col::<UInt64Builder>(0).append_value(d.doc_id);
-                b.col::<StringBuilder>(1).append_value(&sig);
-                b.col::<UInt32Builder>(2).append_value(count);
-                w.write_if_full(b)?;
-            }
         }
     }
     Ok(())

@@ -45,7 +45,7 @@ impl Stage for Stats {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
-    let session = crate::sql::sql_stage_session(&ctx.out).await?;
+    let session = ctx.sql_stage_session().await?;
     for (table, sql) in
         [("df", include_str!("../../jobs/df.sql")), ("corpus_stats", include_str!("../../jobs/corpus_stats.sql"))]
     {
@@ -53,7 +53,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         report.rows.insert(table.into(), rows);
     }
     // A new session sees the tables just written.
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = ctx.session().await?;
     let stats = load_corpus_stats(&session).await?;
     // Only a9 reads the documents themselves, and only their terms.
     let rows = if ctx.config.methods.is_enabled("a9") {

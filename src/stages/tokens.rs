@@ -49,7 +49,7 @@ impl Stage for Tokens {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = ctx.session().await?;
     let boilerplate = load_boilerplate(&session).await?;
     let own = ctx.shard.doc_predicate("doc_id");
     let total: i64 = {
@@ -99,7 +99,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 }
 
 /// Reads the `boilerplate` table: the template lines of every host.
-pub async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<Boilerplate> {
+async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<Boilerplate> {
     let mut boilerplate = Boilerplate::default();
     let mut stream = session.sql("SELECT host, block_hash FROM boilerplate").await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {

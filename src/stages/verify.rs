@@ -169,7 +169,7 @@ struct DuplicateRow<'a> {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
-    let session = crate::sql::session_over(&ctx.out).await?;
+    let session = ctx.session().await?;
     let edges = CandidateEdges::load(&session).await?;
     let mut uf = UnionFind::new();
     for &(a, b) in edges.pairs.keys() {
