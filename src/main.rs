@@ -438,15 +438,10 @@ fn query(args: QueryArgs) -> Result<()> {
 
 fn status(args: StatusArgs) -> Result<ExitCode> {
     let (config, inputs) = job_settings(&args.job)?;
-    let (out, tables) = if neardup::store::is_url(&args.out) {
-        let (cache, remote) = local_out(&args.out, &args.cache, Shard::WHOLE)?;
-        let remote = remote.context("an object-store output has a store")?;
-        remote.pull_manifests()?;
-        (cache, None)
-    } else {
-        let out = PathBuf::from(&args.out);
-        (out.clone(), Some(out))
-    };
+    let (out, remote) = local_out(&args.out, &args.cache, Shard::WHOLE)?;
+    if let Some(r) = &remote {
+        r.pull_manifests()?;
+    }
     let ctx = RunContext {
         shard: Shard::WHOLE,
         out,
@@ -457,9 +452,9 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         engine: neardup::sql::Engine::Embedded,
         memory_limit: None,
     };
-    let tables = match &tables {
-        Some(local) => neardup::status::Tables::Local(local),
-        None => neardup::status::Tables::Committed,
+    let tables = match remote {
+        Some(_) => neardup::status::Tables::Committed,
+        None => neardup::status::Tables::Local,
     };
     let lines = neardup::status::status(&stages::all(), &ctx, &tables);
     let mut text = String::new();

@@ -68,15 +68,15 @@ pub struct StageStatus {
 /// Where the tables of an output folder are: present locally, or, for an
 /// object-store output whose manifests alone were pulled, committed as the
 /// manifest lists them.
-pub enum Tables<'a> {
-    Local(&'a std::path::Path),
+pub enum Tables {
+    Local,
     Committed,
 }
 
-impl Tables<'_> {
-    fn present(&self, manifest: &Manifest, table: &str) -> bool {
+impl Tables {
+    fn present(&self, out: &std::path::Path, manifest: &Manifest, table: &str) -> bool {
         match self {
-            Tables::Local(out) => crate::table::table_exists(out, table),
+            Tables::Local => crate::table::table_exists(out, table),
             Tables::Committed => manifest.objects.contains_key(table),
         }
     }
@@ -128,7 +128,7 @@ fn stage_status(
         line.ran_at_unix = Some(merged.started_at_unix);
     }
     let outputs = stage.outputs(&ctx.config);
-    if let Some(table) = outputs.iter().find(|t| !tasks.iter().all(|m| tables.present(m, t))) {
+    if let Some(table) = outputs.iter().find(|t| !tasks.iter().all(|m| tables.present(&ctx.out, m, t))) {
         line.state = State::Missing { reason: format!("table `{table}` is gone") };
         return line;
     }

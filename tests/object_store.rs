@@ -311,15 +311,19 @@ mod s3 {
         let (reference, sample_text) = reference_run("s3-reference");
         let scratch = temp_dir("store-s3");
         let cache = scratch.join("cache");
-        let o = s3(&[
-            "run",
-            "--input",
-            "s3://neardup/crawl/",
-            "--out",
-            "s3://neardup/run",
-            "--cache",
-            cache.to_str().unwrap(),
-        ]);
+        // The nightly run: the crawl from the bucket into the bucket.
+        let run_crawl = || {
+            s3(&[
+                "run",
+                "--input",
+                "s3://neardup/crawl/",
+                "--out",
+                "s3://neardup/run",
+                "--cache",
+                cache.to_str().unwrap(),
+            ])
+        };
+        let o = run_crawl();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
 
         // What the store holds, read back through a fresh cache.
@@ -345,15 +349,7 @@ mod s3 {
         assert_eq!(held, listed);
 
         // A second run is up to date: nothing is uploaded again.
-        let o = s3(&[
-            "run",
-            "--input",
-            "s3://neardup/crawl/",
-            "--out",
-            "s3://neardup/run",
-            "--cache",
-            cache.to_str().unwrap(),
-        ]);
+        let o = run_crawl();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let again = keys_under(&store, "run");
         assert_eq!(objects, again);
