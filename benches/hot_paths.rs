@@ -24,10 +24,11 @@ use neardup::config::{Config, IngestConfig, MethodsConfig};
 use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
 use neardup::ingest::record::{process_record, sniff_html};
 use neardup::ingest::{html, http};
+use neardup::methods::registry::{build_signers, StateSource};
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
-use neardup::methods::{build_signature_methods, splitmix64, CorpusStats, DescrSource, DocView, PairMethod, TermStats};
+use neardup::methods::{splitmix64, CorpusStats, DocView, PairMethod, TermStats};
 use neardup::similarity::{similarity_at_least, string_similarity};
 use neardup::text::{Normalizer, Tokenized};
 use neardup::union_find::UnionFind;
@@ -212,12 +213,8 @@ fn minhash_sketch(bencher: Bencher) {
 #[divan::bench(args = ["a0", "a1", "a2", "a3", "a10", "a4", "a5", "imatch", "a7", "a9", "a6", "a8", "minhash"])]
 fn signature_method(bencher: Bencher, id: &str) {
     let docs = sample_views();
-    let methods = build_signature_methods(
-        &[id.to_string()],
-        &MethodsConfig::default(),
-        &SAMPLE_STATS,
-        DescrSource::Corpus(&docs),
-    );
+    let methods =
+        build_signers(&[id.to_string()], &MethodsConfig::default(), &SAMPLE_STATS, StateSource::Corpus(&docs));
     let method = methods.first().expect("every benchmarked id is a signature method");
     bencher.counter(ItemsCount::new(docs.len())).bench(|| {
         let mut out = Vec::new();

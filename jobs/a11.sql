@@ -23,7 +23,7 @@
 -- COMPARING_METHODS).
 -- Chains longer than ${max_group_size} are walked like any other and
 -- listed in hot_signatures.
--- Gives (method = 'a11', doc_a, doc_b, strength, len_gap).
+-- Gives (method = 'a11', doc_a, doc_b, strength, len_gap, score = NULL).
 WITH shared AS (
     -- Most shingles belong to one document; chaining only the shared ones
     -- keeps the window's sort and the links small.
@@ -64,7 +64,8 @@ edges AS (
     FROM links
     GROUP BY doc_a, doc_b
 )
-SELECT 'a11' AS method, e.doc_a, e.doc_b, CAST(e.links AS DOUBLE) AS strength, e.len_gap
+SELECT 'a11' AS method, e.doc_a, e.doc_b, CAST(e.links AS DOUBLE) AS strength, e.len_gap,
+       CAST(NULL AS DOUBLE) AS score
 FROM edges e
 JOIN sizes sa ON sa.doc_id = e.doc_a
 JOIN sizes sb ON sb.doc_id = e.doc_b

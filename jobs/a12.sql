@@ -17,7 +17,7 @@
 -- ${max_edges} strongest edges.
 -- Chains longer than ${max_group_size} are walked like any other and listed
 -- in hot_signatures.
--- Gives (method = 'a12', doc_a, doc_b, strength, len_gap).
+-- Gives (method = 'a12', doc_a, doc_b, strength, len_gap, score = NULL).
 --
 -- The "coincide in any order" counts are spelled out with IN instead of
 -- array functions (array_intersect, cardinality, ...): stock Ballista 55
@@ -63,6 +63,7 @@ matches AS (
                 + CASE WHEN a.ss3 <> 0 AND a.ss3 IN (b.ss1, b.ss2, b.ss3) THEN 1 ELSE 0 END) >= 2)
       )
 )
-SELECT 'a12' AS method, doc_a, doc_b, CAST(COUNT(*) AS DOUBLE) AS strength, MIN(len_gap) AS len_gap
+SELECT 'a12' AS method, doc_a, doc_b, CAST(COUNT(*) AS DOUBLE) AS strength, MIN(len_gap) AS len_gap,
+       CAST(NULL AS DOUBLE) AS score
 FROM matches
 GROUP BY doc_a, doc_b

@@ -1,35 +1,25 @@
 -- The candidate edges every later stage works from: one row per (pair,
 -- method), at most ${max_edges} chosen by each document per method.
 --
--- Inputs, each (method, doc_a, doc_b, strength, len_gap) with doc_a < doc_b:
--- the signature groups (exact_edges = candidates_exact.sql) except minhash,
--- whose band pairs count only once minhash_edges.sql has estimated their
--- resemblance and kept those at or above the threshold (strength = the
--- resemblance, also kept as the score), the chain methods (a11_edges =
--- a11.sql, a12_edges = a12.sql), and the methods with their own search
--- (method_pairs: spotsigs and slst, strength = their Jaccard, also kept as
--- the score). Each document ranks its edges of one
+-- Input: method_edges, every method's edges as (method, doc_a, doc_b,
+-- strength, len_gap, score) with doc_a < doc_b. The candidates stage
+-- registers it as the union of the edge views the method registry names
+-- (src/methods/registry.rs, `Edges`): the signature groups
+-- (signature_edges.sql over candidates_exact.sql), the methods with SQL of
+-- their own (minhash_edges.sql: band pairs kept when their estimated
+-- resemblance reaches the threshold, strength = score = the resemblance;
+-- the chains of a11.sql and a12.sql) and the methods with their own search
+-- (search_edges.sql: spotsigs and slst, strength = score = their Jaccard).
+-- Each document ranks its edges of one
 -- method by strength (descending), then by length gap, then by partner id,
 -- and keeps the first ${max_edges}; an edge stays when either end keeps it.
 -- So a method proposes at most ${max_edges} edges per document and the
 -- table grows linearly with the corpus, however large a group of similar
 -- pages is.
-WITH edges AS (
-    SELECT method, doc_a, doc_b, strength, len_gap, CAST(NULL AS DOUBLE) AS score FROM exact_edges
-    WHERE method <> 'minhash'
+WITH ends AS (
+    SELECT method, doc_a, doc_b, score, doc_a AS doc, doc_b AS partner, strength, len_gap FROM method_edges
     UNION ALL
-    SELECT method, doc_a, doc_b, strength, len_gap, strength AS score FROM minhash_edges
-    UNION ALL
-    SELECT method, doc_a, doc_b, strength, len_gap, CAST(NULL AS DOUBLE) AS score FROM a11_edges
-    UNION ALL
-    SELECT method, doc_a, doc_b, strength, len_gap, CAST(NULL AS DOUBLE) AS score FROM a12_edges
-    UNION ALL
-    SELECT method, doc_a, doc_b, score AS strength, CAST(0 AS BIGINT) AS len_gap, score FROM method_pairs
-),
-ends AS (
-    SELECT method, doc_a, doc_b, score, doc_a AS doc, doc_b AS partner, strength, len_gap FROM edges
-    UNION ALL
-    SELECT method, doc_a, doc_b, score, doc_b AS doc, doc_a AS partner, strength, len_gap FROM edges
+    SELECT method, doc_a, doc_b, score, doc_b AS doc, doc_a AS partner, strength, len_gap FROM method_edges
 ),
 ranked AS (
     SELECT method, doc_a, doc_b, score,

@@ -12,7 +12,8 @@
 -- that stock Ballista executors run (they have no list functions). A band
 -- pair shares at least one band, so it has at least one equal position and
 -- is never lost by the inner join.
--- Reads exact_edges and `sketches`; gives (method, doc_a, doc_b, strength, len_gap).
+-- Reads exact_edges and `sketches`; gives (method, doc_a, doc_b, strength,
+-- len_gap, score), strength = score = the resemblance.
 WITH band_pairs AS (
     SELECT doc_a, doc_b, len_gap FROM exact_edges WHERE method = 'minhash'
 ),
@@ -24,6 +25,6 @@ estimated AS (
     JOIN sketches b ON b.doc_id = p.doc_b AND b.position = a.position AND b.minimum = a.minimum
     GROUP BY p.doc_a, p.doc_b, p.len_gap
 )
-SELECT 'minhash' AS method, doc_a, doc_b, resemblance AS strength, len_gap
+SELECT 'minhash' AS method, doc_a, doc_b, resemblance AS strength, len_gap, resemblance AS score
 FROM estimated
 WHERE resemblance >= ${minhash_threshold}

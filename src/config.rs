@@ -3,6 +3,7 @@
 //! checks that), CLI flags override them, and each stage records the part it
 //! used in its manifest so a run can be explained and reproduced later.
 
+use crate::methods::registry;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -84,8 +85,8 @@ impl Problems {
 
     /// Every id of `[section] name` must be a method the pipeline knows.
     fn known_methods(&mut self, section: &str, name: &str, ids: &[String]) {
-        for id in ids.iter().filter(|id| !ALL_METHODS.contains(&id.as_str())) {
-            self.0.push(format!("[{section}] {name}: unknown method `{id}`; known: {}", ALL_METHODS.join(", ")));
+        for id in ids.iter().filter(|id| !registry::ids().contains(&id.as_str())) {
+            self.0.push(format!("[{section}] {name}: unknown method `{id}`; known: {}", registry::ids().join(", ")));
         }
     }
 }
@@ -341,12 +342,6 @@ pub struct MethodsConfig {
     pub a12_num_ratio: f64,
 }
 
-/// Every method id the pipeline knows, in report order.
-pub const ALL_METHODS: &[&str] = &[
-    "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a8", "a9", "a10", "a11", "a12", "imatch", "minhash", "spotsigs",
-    "slst",
-];
-
 impl MethodsConfig {
     /// True when method `id` is switched on (`--methods`, `[methods] enabled`).
     pub fn is_enabled(&self, id: &str) -> bool {
@@ -460,7 +455,7 @@ impl MethodsConfig {
 impl Default for MethodsConfig {
     fn default() -> Self {
         MethodsConfig {
-            enabled: ALL_METHODS.iter().map(|s| s.to_string()).collect(),
+            enabled: registry::ids().iter().map(|s| s.to_string()).collect(),
             top_words: 6,
             bm25_k: 2.0,
             bm25_b: 0.75,
@@ -660,11 +655,11 @@ pub const STUDY_POOL_METHODS: &[&str] = &["a0", "a1", "a2", "a3", "a4", "a5", "a
 
 impl EvaluateConfig {
     /// The pool's methods among `enabled` (the methods run), in
-    /// [`ALL_METHODS`] order: a configured method that did not run has no
+    /// [`registry::ids`] order: a configured method that did not run has no
     /// pairs to add (the evaluate stage warns about it).
     pub fn pool_methods(&self, enabled: &[String]) -> Vec<String> {
         let configured = self.configured_pool();
-        ALL_METHODS
+        registry::ids()
             .iter()
             .filter(|m| configured.contains(m) && enabled.iter().any(|e| e == *m))
             .map(|m| m.to_string())
@@ -676,7 +671,7 @@ impl EvaluateConfig {
     pub fn configured_pool(&self) -> Vec<&str> {
         match &self.pool {
             Pool::Preset(name) if name == POOL_STUDY => STUDY_POOL_METHODS.to_vec(),
-            Pool::Preset(_) => ALL_METHODS.to_vec(),
+            Pool::Preset(_) => registry::ids().to_vec(),
             Pool::Methods(ids) => ids.iter().map(String::as_str).collect(),
         }
     }
@@ -882,7 +877,7 @@ mod tests {
         assert_eq!(pool(Pool::Preset(POOL_ALL.into())), enabled);
         assert_eq!(pool(Pool::Preset(POOL_STUDY.into())), ["a0", "a4"]);
         assert_eq!(pool(Pool::Methods(vec!["minhash".into(), "a0".into(), "a9".into()])), ["a0", "minhash"]);
-        let all: Vec<String> = ALL_METHODS.iter().map(|s| s.to_string()).collect();
+        let all: Vec<String> = registry::ids().iter().map(|s| s.to_string()).collect();
         let study = EvaluateConfig { pool: Pool::Preset(POOL_STUDY.into()), ..EvaluateConfig::default() };
         assert_eq!(study.pool_methods(&all), STUDY_POOL_METHODS);
     }

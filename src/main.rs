@@ -12,8 +12,9 @@ use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use neardup::config::{Config, ALL_METHODS};
+use neardup::config::Config;
 use neardup::logging::LogFormat;
+use neardup::methods::registry;
 use neardup::remote::RemoteOut;
 use neardup::runner::{run_stage, MissingInput, RunContext, StageOutcome};
 use neardup::shard::Shard;
@@ -282,8 +283,8 @@ fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
     };
     if !job.methods.is_empty() {
         for m in &job.methods {
-            if !ALL_METHODS.contains(&m.as_str()) {
-                return Err(UsageError(format!("unknown method `{m}`; known: {}", ALL_METHODS.join(", "))).into());
+            if !registry::ids().contains(&m.as_str()) {
+                return Err(UsageError(format!("unknown method `{m}`; known: {}", registry::ids().join(", "))).into());
             }
         }
         config.methods.enabled = job.methods.clone();
@@ -355,7 +356,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     for stage in &selected {
         let writes = stage.outputs(&ctx.config);
         if let Some(r) = &remote {
-            let n = r.pull(stage.inputs(), stage.name(), &writes, shard)?;
+            let n = r.pull(&stage.inputs(), stage.name(), &writes, shard)?;
             tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());
         }
         let outcome = run_stage(*stage, &all, &ctx, args.force)?;

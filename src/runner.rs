@@ -91,7 +91,7 @@ pub trait Stage {
     /// Name used by `--stage` and for the manifest file.
     fn name(&self) -> &'static str;
     /// Tables this stage reads (each made by an earlier stage).
-    fn inputs(&self) -> &'static [&'static str];
+    fn inputs(&self) -> Vec<&'static str>;
     /// Tables this stage writes.
     fn outputs(&self, config: &Config) -> Vec<&'static str>;
     /// The part of the configuration the outputs depend on.

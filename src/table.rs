@@ -291,6 +291,36 @@ impl TableWriter {
     }
 }
 
+/// A table fed row by row over a whole stage: its writer and its pending
+/// rows, so that code adding rows (a method writing its own records) needs
+/// neither to know batch sizes nor to flush.
+pub struct TableOutput {
+    writer: TableWriter,
+    rows: BatchBuilder,
+}
+
+impl TableOutput {
+    /// Starts writing `shard`'s part of `table` (the whole table for
+    /// [`Shard::WHOLE`]), schema from its schema file.
+    pub fn for_shard(out_dir: &Path, table: &str, shard: Shard) -> Result<TableOutput> {
+        Ok(TableOutput { writer: TableWriter::for_shard(out_dir, table, shard)?, rows: BatchBuilder::new(table) })
+    }
+
+    /// Appends one row, whose columns `fill` sets, and writes a batch once
+    /// enough rows are pending.
+    pub fn push(&mut self, fill: impl FnOnce(&mut BatchBuilder)) -> Result<()> {
+        fill(&mut self.rows);
+        self.writer.write_if_full(&mut self.rows)
+    }
+
+    /// Writes the pending rows and publishes the table; returns the rows
+    /// written.
+    pub fn commit(mut self) -> Result<u64> {
+        self.writer.write_rest(&mut self.rows)?;
+        self.writer.commit()
+    }
+}
+
 /// Writes a DataFusion result stream as table `table`, checking its schema
 /// against the schema file first. Returns the number of rows.
 pub async fn write_stream(out_dir: &Path, table: &str, mut stream: SendableRecordBatchStream) -> Result<u64> {

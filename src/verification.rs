@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::config::{SimilarityAlgorithm, VerificationText};
-use crate::methods::includes_comparison;
+use crate::methods::registry::includes_comparison;
 
 /// The distinct candidate edges: for each pair, the methods that proposed
 /// it as a bit set over `methods` (sorted names).
@@ -63,7 +63,7 @@ impl CandidateEdges {
     }
 
     /// The mask of the methods that include their comparison
-    /// ([`crate::methods::COMPARING_METHODS`]): `verify` compares every
+    /// ([`crate::methods::registry::MethodSpec::includes_comparison`]): `verify` compares every
     /// pair these methods propose.
     pub fn comparing_mask(&self) -> u64 {
         self.methods.iter().enumerate().filter(|(_, m)| includes_comparison(m)).fold(0, |mask, (i, _)| mask | 1 << i)

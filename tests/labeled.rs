@@ -251,7 +251,7 @@ fn labeled_set_script_on_the_first_webis_pairs() {
         }
     }
     let scores = gold_quality(&out);
-    assert_eq!(scores.len(), neardup::config::ALL_METHODS.len() + 1);
+    assert_eq!(scores.len(), neardup::methods::registry::ids().len() + 1);
     for (method, s) in &scores {
         assert_eq!((s.positives, s.negatives), (positives, negatives), "{method}");
         assert_eq!(s.tp + s.fn_, s.positives, "{method}");

@@ -110,7 +110,7 @@ fn check_report(out: &Path) -> String {
     let html = std::fs::read_to_string(out.join("report.html")).expect("report.html after a run");
     assert!(html.contains("<svg") && html.contains(r#"aria-label="Precision, recall and F1 per method""#));
     assert!(html.contains(r#"aria-label="Dice overlap between methods""#));
-    for method in neardup::config::ALL_METHODS {
+    for method in neardup::methods::registry::ids() {
         assert!(html.contains(&format!("<tr><td>{method}</td>")), "method {method} missing from the report");
     }
     let documents =
@@ -230,7 +230,7 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     check_df_against_tokens(&out1);
     check_planted_pairs(&out1);
     // Every method has a quality row.
-    assert_eq!(rows(&out1, "method_quality"), neardup::config::ALL_METHODS.len());
+    assert_eq!(rows(&out1, "method_quality"), neardup::methods::registry::ids().len());
     // The report is written by `run` and, timings aside, the same for both runs.
     let report = check_report(&out1);
     assert_eq!(without_timings(&report), without_timings(&check_report(&out2)));

@@ -28,7 +28,12 @@
 //! - A signature that happens to be 0 is indistinguishable from "missing"
 //!   and is ignored by the matching rule (probability 2^-32 per signature).
 
+use super::registry::RecordMethod;
 use super::DocView;
+use crate::table::TableOutput;
+use anyhow::Result;
+use arrow::array::{UInt32Builder, UInt64Builder};
+use rayon::prelude::*;
 
 /// One a12 record: a document keyed by one of its top sentence signatures.
 /// A document yields one record per non-zero `ss` value, all identical but
@@ -50,6 +55,31 @@ pub struct A12Record {
     /// signature ascending); 0 where the document has fewer. The non-zero
     /// values are distinct. Columns `ws1..ws5`.
     pub ws: [u32; 5],
+}
+
+/// Writes the `a12_records` table: each document's records, in document
+/// order.
+pub struct A12Records;
+
+impl RecordMethod for A12Records {
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()> {
+        let per_doc: Vec<Vec<A12Record>> = docs.par_iter().map(a12_records).collect();
+        for r in per_doc.iter().flatten() {
+            out.push(|b| {
+                b.col::<UInt64Builder>(0).append_value(r.doc_id);
+                b.col::<UInt32Builder>(1).append_value(r.key);
+                b.col::<UInt32Builder>(2).append_value(r.len);
+                b.col::<UInt32Builder>(3).append_value(r.num);
+                for (i, ss) in r.ss.iter().enumerate() {
+                    b.col::<UInt32Builder>(4 + i).append_value(*ss);
+                }
+                for (i, ws) in r.ws.iter().enumerate() {
+                    b.col::<UInt32Builder>(7 + i).append_value(*ws);
+                }
+            })?;
+        }
+        Ok(())
+    }
 }
 
 /// The a12 records of one document: one per existing sentence signature,

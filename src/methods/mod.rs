@@ -6,15 +6,17 @@
 //! (`jobs/candidates.sql`). Methods that need corpus-wide state (lexicons,
 //! IDF, descriptive words) build it once in their constructor from
 //! [`CorpusStats`] and expose it through [`SignatureMethod::state`], so the
-//! `method_state` table can explain a run afterwards.
+//! `method_state` table can explain a run afterwards. Which methods exist,
+//! and what each one writes and reads, is [`registry`]'s to say.
 
-use crate::config::MethodsConfig;
 use std::collections::{BTreeMap, HashMap};
 
+pub mod a11;
 pub mod a12;
 pub mod descr;
 pub mod imatch;
 pub mod minwise;
+pub mod registry;
 pub mod sentences;
 pub mod shingles;
 pub mod slst;
@@ -162,22 +164,6 @@ pub trait PairMethod: Send + Sync {
     }
 }
 
-/// The methods whose comparison is part of the method: their found pairs
-/// are the candidate pairs that pass verification's similarity, not every
-/// pair they propose. A11 (study §6.1): "Документы внутри цепочки
-/// сравниваем попарно (например, путем использования функции Perl
-/// Similarity ...)" — the documents of a chain are compared pairwise, and
-/// the number of comparisons is the method's cost. The one list `verify`
-/// (which compares every candidate pair of these methods, counted as
-/// `<method>_comparisons`) and `evaluate` (which counts only the pairs that
-/// passed, in `method_quality` and `gold_quality`) read.
-pub const COMPARING_METHODS: &[&str] = &["a11"];
-
-/// True when method `id` includes its comparison (see [`COMPARING_METHODS`]).
-pub fn includes_comparison(id: &str) -> bool {
-    COMPARING_METHODS.contains(&id)
-}
-
 /// Keeps, of `pairs`, the edges each document ranks among its `k`
 /// strongest (highest score, then smallest partner id); an edge stays when
 /// either end keeps it. The pair-search methods' form of the bound every
@@ -222,75 +208,9 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Where a9 takes its descriptive words from: the one method whose state
-/// needs a pass over the documents themselves, not only over `df`.
-#[derive(Debug, Clone, Copy)]
-pub enum DescrSource<'a> {
-    /// Chosen now from the whole corpus (the `stats` stage).
-    Corpus(&'a [DocView<'a>]),
-    /// Read back from the a9 rows of `method_state`, so that every task of
-    /// a sharded `signatures` stage signs with the words chosen once from
-    /// the whole corpus.
-    State(&'a [StateRow]),
-}
-
-/// Builds the signature methods named in `ids`, in that order, from the
-/// configuration and the corpus statistics (a9 from `descr`). The lexicons
-/// of imatch and a7 depend only on `stats` and the config, so every task
-/// building them from the same `df` gets the same ones. Ids that are not
-/// signature methods built here are skipped, so the caller can pass the
-/// whole method list.
-pub fn build_signature_methods(
-    ids: &[String],
-    cfg: &MethodsConfig,
-    stats: &CorpusStats,
-    descr: DescrSource<'_>,
-) -> Vec<Box<dyn SignatureMethod>> {
-    use topwords::{TopWords, Weighting};
-    let mut methods: Vec<Box<dyn SignatureMethod>> = Vec::new();
-    for id in ids {
-        let method: Box<dyn SignatureMethod> = match id.as_str() {
-            "a0" => Box::new(whole::WholeMd5),
-            "a1" => Box::new(TopWords::new(Weighting::Tf, cfg, stats)),
-            "a2" => Box::new(TopWords::new(Weighting::TfIdf, cfg, stats)),
-            "a3" => Box::new(TopWords::new(Weighting::TfRidf, cfg, stats)),
-            "a10" => Box::new(TopWords::new(Weighting::OptFreq, cfg, stats)),
-            "a4" => Box::new(sentences::LongSent::new(cfg)),
-            "a5" => Box::new(sentences::HeavySent::new(cfg, stats)),
-            "imatch" => Box::new(imatch::IMatch::new(cfg, stats)),
-            "a7" => Box::new(imatch::LexRand::new(cfg, stats)),
-            "a9" => Box::new(match descr {
-                DescrSource::Corpus(docs) => descr::DescrWords::build(cfg, stats, docs),
-                DescrSource::State(rows) => descr::DescrWords::from_state(cfg, rows),
-            }),
-            "a6" => Box::new(shingles::Megashingles::new(cfg)),
-            "a8" => Box::new(shingles::LogShingles::new(cfg)),
-            "minhash" => Box::new(shingles::MinHash::new(cfg)),
-            // a11, a12 (SQL chains), spotsigs, slst (own searches) are not
-            // signature methods.
-            _ => continue,
-        };
-        methods.push(method);
-    }
-    methods
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn registry_builds_known_ids_in_order_and_skips_others() {
-        let ids: Vec<String> = ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"]
-            .iter()
-            .chain(&["a9", "imatch", "slst", "a11", "spotsigs"])
-            .map(|s| s.to_string())
-            .collect();
-        let methods =
-            build_signature_methods(&ids, &MethodsConfig::default(), &CorpusStats::default(), DescrSource::Corpus(&[]));
-        let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
-        assert_eq!(built, ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
-    }
 
     #[test]
     fn keep_strongest_keeps_each_documents_best_edges() {

@@ -15,7 +15,7 @@ use datafusion::prelude::SessionContext;
 use std::future::Future;
 use std::path::Path;
 
-use crate::config::ALL_METHODS;
+use crate::methods::registry;
 use crate::runner::{finished_manifest, Manifest};
 use crate::sql::{session_over, substitute};
 use crate::table::table_exists;
@@ -244,10 +244,10 @@ async fn reject_reasons(session: &SessionContext) -> Result<Vec<RejectReason>> {
         .collect())
 }
 
-/// Report order of method ids: the order of [`ALL_METHODS`] (the study's
+/// Report order of method ids: the order of [`registry::ids`] (the study's
 /// tables), unknown ids after them by name.
 pub fn method_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let rank = |m: &str| ALL_METHODS.iter().position(|x| *x == m).unwrap_or(ALL_METHODS.len());
+    let rank = |m: &str| registry::ids().iter().position(|x| *x == m).unwrap_or(registry::ids().len());
     rank(a).cmp(&rank(b)).then_with(|| a.cmp(b))
 }
 

@@ -29,8 +29,8 @@ impl Stage for Blocks {
     fn name(&self) -> &'static str {
         "blocks"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["documents"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["documents"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["blocks"]

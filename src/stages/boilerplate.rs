@@ -21,8 +21,8 @@ impl Stage for Boilerplate {
     fn name(&self) -> &'static str {
         "boilerplate"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["blocks"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["blocks"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["boilerplate"]

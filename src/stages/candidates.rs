@@ -1,8 +1,8 @@
 //! Stage `candidates`: signatures, chains and method pairs → `candidates`,
 //! `hot_signatures`.
 //!
-//! All edge generation is SQL (`jobs/candidates_exact.sql`,
-//! `minhash_edges.sql`, `a11_shingles.sql`, `a11.sql`, `a12.sql`, `hot_signatures.sql`,
+//! All edge generation is SQL (`jobs/candidates_exact.sql`, the methods'
+//! own jobs that [`registry::Edges`] names, `hot_signatures.sql`,
 //! `candidates.sql`): groups and chains are walked in length order and every
 //! document keeps at most `candidates.max_edges_per_document` edges per
 //! method, so the table is linear in the corpus. minhash band pairs are
@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::Config;
+use crate::methods::registry::{self, Edges};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
 use crate::table::{BatchBuilder, TableWriter};
@@ -30,22 +31,21 @@ impl Stage for Candidates {
     fn name(&self) -> &'static str {
         "candidates"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["signatures", "shingles", "a12_records", "method_pairs", "sketches"]
+    fn inputs(&self) -> Vec<&'static str> {
+        let mut tables = vec!["signatures", "method_pairs"];
+        tables.extend(registry::record_tables());
+        tables
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["candidates", "hot_signatures"]
     }
     fn config_section(&self, config: &Config) -> Value {
-        json!({
-            "candidates": config.candidates,
-            "chain_ratio": config.methods.chain_ratio,
-            "a11_min_shared": config.methods.a11_min_shared,
-            "a11_prefix_share": config.methods.a11_prefix_share,
-            "a12_num_ratio": config.methods.a12_num_ratio,
-            "minhash_functions": config.methods.minhash_functions,
-            "minhash_threshold": config.methods.minhash_threshold,
-        })
+        let methods_sql: serde_json::Map<String, Value> = registry::METHODS
+            .iter()
+            .flat_map(|m| (m.sql_params)(&config.methods))
+            .map(|(name, value)| (name.to_string(), Value::String(value)))
+            .collect();
+        json!({"candidates": config.candidates, "methods_sql": methods_sql})
     }
     fn runs_sql_on_engine(&self) -> bool {
         true
@@ -55,39 +55,72 @@ impl Stage for Candidates {
     }
 }
 
-/// The `${name}` parameters of the candidate SQL jobs.
+/// The `${name}` parameters of the candidate SQL jobs: the stage's own
+/// settings and those every method's SQL reads
+/// ([`registry::MethodSpec::sql_params`]).
 pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
     let max_edges = config.candidates.max_edges_per_document;
-    vec![
+    let index_only: Vec<String> = registry::METHODS
+        .iter()
+        .filter(|m| m.signer.is_some() && matches!(m.edges, Edges::Sql { .. }))
+        .map(|m| format!("'{}'", m.id))
+        .collect();
+    let mut params = vec![
         ("max_group_size", config.candidates.max_group_size.to_string()),
         ("max_edges", max_edges.to_string()),
         ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
-        ("ratio", format!("{:?}", config.methods.chain_ratio)),
-        ("num_ratio", format!("{:?}", config.methods.a12_num_ratio)),
-        ("a11_min_shared", format!("{:?}", config.methods.a11_min_shared)),
-        ("a11_prefix_share", format!("{:?}", config.methods.a11_prefix_share)),
-        ("minhash_functions", config.methods.minhash_functions.to_string()),
-        ("minhash_threshold", format!("{:?}", config.methods.minhash_threshold)),
-    ]
+        // `NOT IN ('')` keeps every method when no signer is an index only.
+        ("index_only_methods", if index_only.is_empty() { "''".into() } else { index_only.join(", ") }),
+    ];
+    for m in registry::METHODS {
+        for (name, value) in (m.sql_params)(&config.methods) {
+            if !params.iter().any(|(n, _)| *n == name) {
+                params.push((name, value));
+            }
+        }
+    }
+    params
 }
 
-/// The SQL jobs giving each method family's scored edges, by the view name
-/// `candidates.sql` reads them under, after the records of a11's chains
-/// (`a11_shingles`, which `a11.sql` and `hot_signatures.sql` read).
-const EDGE_VIEWS: [(&str, &str); 5] = [
-    ("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
-    ("minhash_edges", include_str!("../../jobs/minhash_edges.sql")),
-    ("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
-    ("a11_edges", include_str!("../../jobs/a11.sql")),
-    ("a12_edges", include_str!("../../jobs/a12.sql")),
-];
+/// The view every method's edges are read under by `candidates.sql`, and the
+/// one whose group keys `hot_signatures.sql` counts.
+const METHOD_EDGES: &str = "method_edges";
+const METHOD_GROUPS: &str = "method_groups";
 
-/// Registers the edge views over the tables of `session`.
+/// Registers the views the candidate SQL reads over the tables of
+/// `session`: `exact_edges` (the signature groups), every method's own SQL
+/// views in registry order, and the unions [`METHOD_EDGES`] and
+/// [`METHOD_GROUPS`]. Every method's views are registered, enabled or not:
+/// the stage's result depends only on its input tables, which are empty
+/// for a method that is off.
 async fn register_edge_views(session: &datafusion::prelude::SessionContext, config: &Config) -> Result<()> {
     let params = sql_params(config);
-    for (view, sql) in EDGE_VIEWS {
+    let mut views: Vec<(&str, &str)> = vec![
+        ("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
+        ("signature_edges", include_str!("../../jobs/signature_edges.sql")),
+        ("search_edges", include_str!("../../jobs/search_edges.sql")),
+    ];
+    let mut edge_views = vec!["signature_edges"];
+    let mut group_views = vec!["signatures"];
+    for m in registry::METHODS {
+        if let Edges::Sql { views: own, edges, groups } = &m.edges {
+            views.extend(own.iter().copied());
+            edge_views.push(edges);
+            group_views.extend(groups);
+        }
+    }
+    edge_views.push("search_edges");
+    for (view, sql) in views {
         let df = session.sql(&substitute(sql, &params)).await?;
         session.register_table(view, df.into_view())?;
+    }
+    for (name, sources, columns) in [
+        (METHOD_EDGES, edge_views, "method, doc_a, doc_b, strength, len_gap, score"),
+        (METHOD_GROUPS, group_views, "method, slot, sig"),
+    ] {
+        let union: Vec<String> = sources.iter().map(|v| format!("SELECT {columns} FROM {v}")).collect();
+        let df = session.sql(&union.join("\nUNION ALL\n")).await?;
+        session.register_table(name, df.into_view())?;
     }
     Ok(())
 }

@@ -21,9 +21,10 @@
 //!
 //! A method's found pairs are the pairs it proposes (`candidates`), except
 //! for the methods whose comparison is part of the method
-//! ([`crate::methods::COMPARING_METHODS`]: a11, study §6.1), which found
-//! the candidate pairs that passed it: `verify` compares all of those, and
-//! both `method_quality` and `gold_quality` count only the passing ones.
+//! ([`crate::methods::registry::MethodSpec::includes_comparison`]: a11,
+//! study §6.1), which found the candidate pairs that passed it: `verify`
+//! compares all of those, and both `method_quality` and `gold_quality`
+//! count only the passing ones.
 //!
 //! The pool's methods are configurable because the study's recall is
 //! relative to the union of the duplicates of its experiment's methods
@@ -53,8 +54,8 @@ impl Stage for Evaluate {
     fn name(&self) -> &'static str {
         "evaluate"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["documents", "tokens", "candidates", "duplicates", "clusters"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["documents", "tokens", "candidates", "duplicates", "clusters"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["method_quality", "method_overlap", "gold_pairs", "gold_clusters", "gold_quality"]
@@ -108,7 +109,7 @@ impl Stage for Evaluate {
             let session = ctx.sql_stage_session().await?;
             let params = [
                 ("enabled_methods", sql_values(ctx.config.methods.enabled.iter().map(String::as_str))),
-                ("comparing_methods", sql_values(crate::methods::COMPARING_METHODS.iter().copied())),
+                ("comparing_methods", sql_values(crate::methods::registry::comparing_methods())),
                 ("positive_min_label", cfg.gold_positive_min_label.to_string()),
                 ("negative_max_label", cfg.gold_negative_max_label.to_string()),
             ];

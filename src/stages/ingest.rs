@@ -36,8 +36,8 @@ impl Stage for Ingest {
     fn name(&self) -> &'static str {
         "ingest"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &[]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec![]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["documents", "revisits", "rejects", "ingest_files"]

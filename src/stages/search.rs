@@ -1,8 +1,9 @@
 //! Stage `search`: `tokens` → `method_pairs`.
 //!
 //! The methods that find their pairs by a corpus-wide search of their own
-//! rather than by equal signatures: SpotSigs (partitioned, pruned inverted
-//! index) and SL+ST (suffix array over sentence-length strings). They need
+//! rather than by equal signatures ([`registry::MethodSpec::search`]):
+//! SpotSigs (partitioned, pruned inverted index) and SL+ST (suffix array
+//! over sentence-length strings). They need
 //! every document at once, so this stage is not sharded; it holds the
 //! tokenized corpus in memory, one search at a time and only the token
 //! lists that search reads. Both searches are bounded like every method
@@ -14,6 +15,7 @@ use arrow::array::{Float64Builder, StringBuilder, UInt64Builder};
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::methods::registry;
 use crate::methods::{self, DocView, PairMethod};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::stages::tokens::load_tokens;
@@ -26,8 +28,8 @@ impl Stage for Search {
     fn name(&self) -> &'static str {
         "search"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["tokens"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["method_pairs"]
@@ -42,13 +44,12 @@ impl Stage for Search {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let max_edges = ctx.config.candidates.max_edges_per_document as usize;
-    let mut searches: Vec<Box<dyn PairMethod>> = Vec::new();
-    if ctx.config.methods.is_enabled("spotsigs") {
-        searches.push(Box::new(methods::spotsigs::SpotSigs::new(&ctx.config.methods).with_max_edges(max_edges)));
-    }
-    if ctx.config.methods.is_enabled("slst") {
-        searches.push(Box::new(methods::slst::Slst::new(&ctx.config.methods).with_max_edges(max_edges)));
-    }
+    // In registry order, whatever the order of `enabled`, as before.
+    let searches: Vec<Box<dyn PairMethod>> = registry::METHODS
+        .iter()
+        .filter(|m| ctx.config.methods.is_enabled(m.id))
+        .filter_map(|m| m.search.map(|build| build(&ctx.config.methods, max_edges)))
+        .collect();
     let session = ctx.session().await?;
     let mut report = StageReport::default();
     let mut w = TableWriter::for_table(&ctx.out, "method_pairs")?;

@@ -14,7 +14,8 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::{self, CorpusStats, DescrSource, DocView, TermStats};
+use crate::methods::registry::{self, StateSource};
+use crate::methods::{CorpusStats, DocView, TermStats};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::stages::tokens::{load_tokens, TokenParts};
 use crate::table::{BatchBuilder, TableWriter};
@@ -26,8 +27,8 @@ impl Stage for Stats {
     fn name(&self) -> &'static str {
         "stats"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["tokens"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["df", "corpus_stats", "method_state"]
@@ -55,8 +56,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // A new session sees the tables just written.
     let session = ctx.session().await?;
     let stats = load_corpus_stats(&session).await?;
-    // Only a9 reads the documents themselves, and only their terms.
-    let rows = if ctx.config.methods.is_enabled("a9") {
+    // Few methods build their state from the documents themselves (a9),
+    // and they read only the terms.
+    let rows = if registry::specs_of(&ctx.config.methods.enabled).any(|m| m.state_reads_documents) {
         load_tokens(&session, "", TokenParts::Terms).await?
     } else {
         Vec::new()
@@ -65,7 +67,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
     let config = &ctx.config.methods;
     let started = std::time::Instant::now();
-    let built = methods::build_signature_methods(&config.enabled, config, &stats, DescrSource::Corpus(&docs));
+    let built = registry::build_signers(&config.enabled, config, &stats, StateSource::Corpus(&docs));
     report.counters.insert("method_state_build_ms".into(), started.elapsed().as_millis() as u64);
     let mut writer = TableWriter::for_table(&ctx.out, "method_state")?;
     let mut b = BatchBuilder::new("method_state");

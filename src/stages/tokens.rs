@@ -30,8 +30,8 @@ impl Stage for Tokens {
     fn name(&self) -> &'static str {
         "tokens"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["documents", "boilerplate"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["documents", "boilerplate"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["tokens"]

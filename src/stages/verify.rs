@@ -22,7 +22,7 @@
 //!    module's value with `verify.algorithm = "string-similarity"`; the
 //!    document is the module's first string, the representative its second).
 //! 4. The methods that include their comparison
-//!    ([`crate::methods::COMPARING_METHODS`]: a11) found the pairs that pass
+//!    ([`crate::methods::registry::MethodSpec::includes_comparison`]: a11) found the pairs that pass
 //!    it, so each of their candidate pairs is compared once: placing
 //!    compares those that join a document and a representative, the others
 //!    are compared besides (the later document first), without moving
@@ -56,8 +56,8 @@ impl Stage for Verify {
     fn name(&self) -> &'static str {
         "verify"
     }
-    fn inputs(&self) -> &'static [&'static str] {
-        &["candidates", "documents", "tokens"]
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["candidates", "documents", "tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["duplicates", "clusters"]

@@ -1,0 +1,342 @@
+//! The one place that knows the methods: one [`MethodSpec`] per id says
+//! how the method is built, which tables it writes, where `candidates` finds
+//! its edges and which settings its SQL reads. The stages (`stats`,
+//! `signatures`, `search`, `candidates`, `verify`, `evaluate`) walk this
+//! list and name no method; adding a method is its file, its entry here and
+//! its settings in [`MethodsConfig`].
+//!
+//! A method has up to three parts, each optional:
+//! - a **signer** ([`SignatureMethod`]): signatures per document, written to
+//!   `signatures` by the `signatures` stage; documents sharing one are
+//!   linked by `jobs/candidates_exact.sql`;
+//! - **records** ([`RecordMethod`]): rows of a table of its own (minhash's
+//!   sketches, a11's shingles, a12's records), also written by `signatures`,
+//!   that its SQL jobs pair;
+//! - a **search** ([`PairMethod`]): its own corpus-wide search, run by the
+//!   `search` stage into `method_pairs`.
+//!
+//! [`Edges`] says which of them give its candidate edges.
+
+use super::{
+    a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocView, PairMethod,
+    SignatureMethod, StateRow,
+};
+use crate::config::MethodsConfig;
+use crate::table::TableOutput;
+use anyhow::Result;
+use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+/// Everything the pipeline knows about one method.
+pub struct MethodSpec {
+    /// The id used everywhere (`--methods`, the `method` columns).
+    pub id: &'static str,
+    /// Builds the method's signer from the settings and the corpus
+    /// statistics; its state comes from [`StateInput`].
+    pub signer: Option<BuildSigner>,
+    /// Whether building the signer needs a pass over the documents (a9
+    /// chooses its descriptive words from them). Such a state is built once
+    /// by `stats`, saved in `method_state`, and read back by every task of
+    /// `signatures`.
+    pub state_reads_documents: bool,
+    /// The method's table of per-document records.
+    pub records: Option<Records>,
+    /// Builds the method's own search, bounded to the given number of
+    /// edges per document.
+    pub search: Option<BuildSearch>,
+    /// Where `candidates` takes the method's edges from.
+    pub edges: Edges,
+    /// Whether the method's comparison is part of the method: its found pairs
+    /// are the candidate pairs that pass verification's similarity, not every
+    /// pair it proposes. A11 (study §6.1): "Документы внутри цепочки сравниваем
+    /// попарно (например, путем использования функции Perl Similarity ...)"
+    /// (the documents of a chain are compared pairwise), and the number of
+    /// comparisons is the method's cost. `verify` compares every candidate
+    /// pair of such a method (counted as `<method>_comparisons`); `evaluate`
+    /// counts only the pairs that passed.
+    pub includes_comparison: bool,
+    /// The `${name}` parameters the method's SQL jobs read, from its
+    /// settings; they are part of the `candidates` stage's configuration.
+    pub sql_params: fn(&MethodsConfig) -> Vec<(&'static str, String)>,
+}
+
+/// Builds a signer: settings, corpus statistics, the method's state input.
+pub type BuildSigner = fn(&MethodsConfig, &CorpusStats, StateInput<'_>) -> Box<dyn SignatureMethod>;
+
+/// Builds a search: settings, edges kept per document.
+pub type BuildSearch = fn(&MethodsConfig, usize) -> Box<dyn PairMethod>;
+
+/// A method's table of per-document records.
+pub struct Records {
+    /// The table (its schema file is `schemas/<table>.json`).
+    pub table: &'static str,
+    /// Builds the writer of the records from the settings.
+    pub build: fn(&MethodsConfig) -> Box<dyn RecordMethod>,
+}
+
+/// Writes a method's per-document records; see [`Records`].
+pub trait RecordMethod: Send + Sync {
+    /// Appends the records of `docs` to `out`, in document order, so the
+    /// table is the same on any number of threads.
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()>;
+}
+
+/// Where a method's candidate edges come from. Every edge view gives
+/// (method, doc_a, doc_b, strength, len_gap, score); `candidates.sql` keeps
+/// each document's strongest.
+pub enum Edges {
+    /// Its groups of equal signatures (`exact_edges`, all signers at once).
+    SharedSignatures,
+    /// Its search's pairs (`method_pairs`, all searches at once).
+    Search,
+    /// SQL jobs of its own, registered as views in this order; `edges` names
+    /// the view giving its edges, `groups` the view giving its records'
+    /// group keys (method, slot, sig), which `hot_signatures` counts. A
+    /// signer with its own SQL uses its signatures as an index only: its
+    /// rows of `exact_edges` are not edges.
+    Sql { views: &'static [(&'static str, &'static str)], edges: &'static str, groups: Option<&'static str> },
+}
+
+/// Where a method whose state needs the documents takes it from.
+#[derive(Debug, Clone, Copy)]
+pub enum StateInput<'a> {
+    /// Chosen now from these documents (the `stats` stage).
+    Corpus(&'a [DocView<'a>]),
+    /// The method's rows of `method_state`, saved by `stats`, so that every
+    /// task of a sharded `signatures` stage signs with the state chosen once
+    /// from the whole corpus.
+    Saved(&'a [StateRow]),
+}
+
+/// Where the signers of one build take their state from: the documents, or
+/// every method's saved rows of `method_state` by method id.
+#[derive(Debug, Clone, Copy)]
+pub enum StateSource<'a> {
+    Corpus(&'a [DocView<'a>]),
+    Saved(&'a BTreeMap<String, Vec<StateRow>>),
+}
+
+/// A spec with only the common defaults: no parts, its signatures as edges.
+const BASE: MethodSpec = MethodSpec {
+    id: "",
+    signer: None,
+    state_reads_documents: false,
+    records: None,
+    search: None,
+    edges: Edges::SharedSignatures,
+    includes_comparison: false,
+    sql_params: |_| Vec::new(),
+};
+
+/// Every method, in report order (the study's a0–a12, then the others).
+pub static METHODS: &[MethodSpec] = &[
+    MethodSpec { id: "a0", signer: Some(|_, _, _| Box::new(whole::WholeMd5)), ..BASE },
+    MethodSpec {
+        id: "a1",
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::Tf, c, s))),
+        ..BASE
+    },
+    MethodSpec {
+        id: "a2",
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfIdf, c, s))),
+        ..BASE
+    },
+    MethodSpec {
+        id: "a3",
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfRidf, c, s))),
+        ..BASE
+    },
+    MethodSpec { id: "a4", signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))), ..BASE },
+    MethodSpec { id: "a5", signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(c, s))), ..BASE },
+    MethodSpec { id: "a6", signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))), ..BASE },
+    MethodSpec { id: "a7", signer: Some(|c, s, _| Box::new(imatch::LexRand::new(c, s))), ..BASE },
+    MethodSpec { id: "a8", signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))), ..BASE },
+    MethodSpec {
+        id: "a9",
+        signer: Some(|c, s, state| {
+            Box::new(match state {
+                StateInput::Corpus(docs) => descr::DescrWords::build(c, s, docs),
+                StateInput::Saved(rows) => descr::DescrWords::from_state(c, rows),
+            })
+        }),
+        state_reads_documents: true,
+        ..BASE
+    },
+    MethodSpec {
+        id: "a10",
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::OptFreq, c, s))),
+        ..BASE
+    },
+    MethodSpec {
+        id: "a11",
+        records: Some(Records { table: "shingles", build: |c| Box::new(a11::ShingleRecords::new(c)) }),
+        edges: Edges::Sql {
+            views: &[
+                ("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
+                ("a11_edges", include_str!("../../jobs/a11.sql")),
+                ("a11_groups", include_str!("../../jobs/a11_groups.sql")),
+            ],
+            edges: "a11_edges",
+            groups: Some("a11_groups"),
+        },
+        includes_comparison: true,
+        sql_params: |c| {
+            vec![
+                ("ratio", format!("{:?}", c.chain_ratio)),
+                ("a11_min_shared", format!("{:?}", c.a11_min_shared)),
+                ("a11_prefix_share", format!("{:?}", c.a11_prefix_share)),
+            ]
+        },
+        ..BASE
+    },
+    MethodSpec {
+        id: "a12",
+        records: Some(Records { table: "a12_records", build: |_| Box::new(a12::A12Records) }),
+        edges: Edges::Sql {
+            views: &[
+                ("a12_edges", include_str!("../../jobs/a12.sql")),
+                ("a12_groups", include_str!("../../jobs/a12_groups.sql")),
+            ],
+            edges: "a12_edges",
+            groups: Some("a12_groups"),
+        },
+        sql_params: |c| {
+            vec![("ratio", format!("{:?}", c.chain_ratio)), ("num_ratio", format!("{:?}", c.a12_num_ratio))]
+        },
+        ..BASE
+    },
+    MethodSpec { id: "imatch", signer: Some(|c, s, _| Box::new(imatch::IMatch::new(c, s))), ..BASE },
+    MethodSpec {
+        id: "minhash",
+        signer: Some(|c, _, _| Box::new(shingles::MinHash::new(c))),
+        records: Some(Records { table: "sketches", build: |c| Box::new(shingles::MinHash::new(c)) }),
+        edges: Edges::Sql {
+            views: &[("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
+            edges: "minhash_edges",
+            groups: None,
+        },
+        sql_params: |c| {
+            vec![
+                ("minhash_functions", c.minhash_functions.to_string()),
+                ("minhash_threshold", format!("{:?}", c.minhash_threshold)),
+            ]
+        },
+        ..BASE
+    },
+    MethodSpec {
+        id: "spotsigs",
+        search: Some(|c, k| Box::new(spotsigs::SpotSigs::new(c).with_max_edges(k))),
+        edges: Edges::Search,
+        ..BASE
+    },
+    MethodSpec {
+        id: "slst",
+        search: Some(|c, k| Box::new(slst::Slst::new(c).with_max_edges(k))),
+        edges: Edges::Search,
+        ..BASE
+    },
+];
+
+/// The method with id `id`.
+pub fn spec(id: &str) -> Option<&'static MethodSpec> {
+    METHODS.iter().find(|m| m.id == id)
+}
+
+/// Every method id, in report order.
+pub fn ids() -> &'static [&'static str] {
+    static IDS: LazyLock<Vec<&'static str>> = LazyLock::new(|| METHODS.iter().map(|m| m.id).collect());
+    &IDS
+}
+
+/// True when method `id` includes its comparison (see
+/// [`MethodSpec::includes_comparison`]).
+pub fn includes_comparison(id: &str) -> bool {
+    spec(id).is_some_and(|m| m.includes_comparison)
+}
+
+/// The ids of the methods that include their comparison.
+pub fn comparing_methods() -> impl Iterator<Item = &'static str> {
+    METHODS.iter().filter(|m| m.includes_comparison).map(|m| m.id)
+}
+
+/// The specs of `ids` that are known, in the order of `ids`.
+pub fn specs_of(ids: &[String]) -> impl Iterator<Item = &'static MethodSpec> + '_ {
+    ids.iter().filter_map(|id| spec(id))
+}
+
+/// Builds the signers of the methods named in `ids`, in that order, from
+/// the settings and the corpus statistics. The lexicons of imatch and a7
+/// depend only on `stats` and the settings, so every task building them from
+/// the same `df` gets the same ones. Ids without a signer are skipped, so the
+/// caller can pass the whole method list.
+pub fn build_signers(
+    ids: &[String],
+    cfg: &MethodsConfig,
+    stats: &CorpusStats,
+    state: StateSource<'_>,
+) -> Vec<Box<dyn SignatureMethod>> {
+    specs_of(ids)
+        .filter_map(|m| {
+            let build = m.signer?;
+            let input = match state {
+                StateSource::Corpus(docs) => StateInput::Corpus(docs),
+                StateSource::Saved(saved) => StateInput::Saved(saved.get(m.id).map_or(&[], Vec::as_slice)),
+            };
+            Some(build(cfg, stats, input))
+        })
+        .collect()
+}
+
+/// The tables of per-document records of every method, in registry order.
+pub fn record_tables() -> impl Iterator<Item = &'static str> {
+    METHODS.iter().filter_map(|m| m.records.as_ref().map(|r| r.table))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signers_are_built_in_the_given_order_and_other_ids_skipped() {
+        let ids: Vec<String> = ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"]
+            .iter()
+            .chain(&["a9", "imatch", "slst", "a11", "spotsigs", "a12", "nonsense"])
+            .map(|s| s.to_string())
+            .collect();
+        let methods = build_signers(&ids, &MethodsConfig::default(), &CorpusStats::default(), StateSource::Corpus(&[]));
+        let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
+        assert_eq!(built, ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
+    }
+
+    #[test]
+    fn every_spec_is_consistent() {
+        let config = MethodsConfig::default();
+        let mut seen = std::collections::HashSet::new();
+        for m in METHODS {
+            assert!(seen.insert(m.id), "{} is listed twice", m.id);
+            // A signer reports the id it is listed under.
+            if let Some(build) = m.signer {
+                assert_eq!(build(&config, &CorpusStats::default(), StateInput::Corpus(&[])).id(), m.id);
+            }
+            if let Some(build) = m.search {
+                assert_eq!(build(&config, 1).id(), m.id);
+            }
+            // Each method's edges come from a part it has.
+            match &m.edges {
+                Edges::SharedSignatures => assert!(m.signer.is_some(), "{} has no signatures", m.id),
+                Edges::Search => assert!(m.search.is_some(), "{} has no search", m.id),
+                Edges::Sql { views, edges, groups } => {
+                    assert!(m.signer.is_some() || m.records.is_some(), "{} has nothing its SQL reads", m.id);
+                    let names: Vec<&str> = views.iter().map(|v| v.0).collect();
+                    assert!(names.contains(edges), "{}: edge view {edges} is not among its views", m.id);
+                    assert!(groups.is_none_or(|g| names.contains(&g)), "{}: group view is not among its views", m.id);
+                }
+            }
+            if let Some(r) = &m.records {
+                assert!(crate::schema::table_names().any(|t| t == r.table), "{}: no schema", r.table);
+            }
+        }
+        assert_eq!(ids().iter().map(|s| s.to_string()).collect::<Vec<_>>(), config.enabled);
+        assert_eq!(comparing_methods().collect::<Vec<_>>(), ["a11"]);
+    }
+}
