@@ -13,7 +13,6 @@
 //! `release`); `cargo test --benches` runs every benchmark once, unmeasured,
 //! as a smoke test in the fast debug build.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::LazyLock;
 
@@ -109,7 +108,7 @@ fn sample_views() -> Vec<DocView<'static>> {
 /// df, cf, N and the mean length of the sample documents, as the `df` and
 /// `corpus_stats` tables would hold them.
 static SAMPLE_STATS: LazyLock<CorpusStats> = LazyLock::new(|| {
-    let mut terms: HashMap<String, TermStats> = HashMap::new();
+    let mut terms: foldhash::HashMap<String, TermStats> = Default::default();
     let mut total_terms = 0usize;
     for t in SAMPLE_TOKENS.iter() {
         total_terms += t.terms.len();

@@ -48,8 +48,9 @@
 
 use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, StateRow};
 use crate::config::MethodsConfig;
+use foldhash::HashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Tolerance of the grid comparisons: relative frequencies are ratios of
@@ -411,7 +412,7 @@ mod tests {
 
     fn corpus() -> (Vec<Vec<String>>, CorpusStats) {
         let docs: Vec<Vec<String>> = DOCS.iter().map(|d| d.split_whitespace().map(String::from).collect()).collect();
-        let mut stats = CorpusStats { n_docs: 10, dl_avg: 0.0, terms: HashMap::new() };
+        let mut stats = CorpusStats { n_docs: 10, dl_avg: 0.0, terms: HashMap::default() };
         for d in &docs {
             for (t, n) in term_frequencies(d) {
                 let st = stats.terms.entry(t.to_string()).or_default();
@@ -592,7 +593,10 @@ mod tests {
 
     #[test]
     fn several_bits_hash_the_sorted_words() {
-        let m = DescrWords { thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into(), min_bits: 2 };
+        let m = DescrWords {
+            thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect(),
+            min_bits: 2,
+        };
         let t: Vec<String> = "zeta zeta alpha other".split(' ').map(String::from).collect();
         let v = views(std::slice::from_ref(&t));
         // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set, 2 >= min_bits 2.
@@ -601,7 +605,10 @@ mod tests {
 
     #[test]
     fn fewer_bits_than_min_bits_no_signature() {
-        let m = DescrWords { thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into(), min_bits: 2 };
+        let m = DescrWords {
+            thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect(),
+            min_bits: 2,
+        };
         // "zeta zeta alpha alpha alpha alpha": tf_max 4, zeta r = 0.5 is not
         // above 0.5, alpha r = 1: one bit < 2, no signature. With min_bits 1
         // the same document is signed by alpha alone.

@@ -9,8 +9,8 @@
 use super::StateRow;
 use super::{digest_prefix_u64, splitmix64, CorpusStats, DocView, Signature, SignatureMethod};
 use crate::config::MethodsConfig;
+use foldhash::{HashMap, HashMapExt};
 use sha1::{Digest, Sha1};
-use std::collections::HashMap;
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// The I-Match lexicon: every term whose normalized IDF `ln(N/df)/ln(N)`

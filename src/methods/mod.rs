@@ -9,7 +9,8 @@
 //! `method_state` table can explain a run afterwards. Which methods exist,
 //! and what each one writes and reads, is [`registry`]'s to say.
 
-use std::collections::{BTreeMap, HashMap};
+use foldhash::{HashMap, HashMapExt};
+use std::collections::BTreeMap;
 
 pub mod a11;
 pub mod a12;

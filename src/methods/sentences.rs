@@ -112,7 +112,7 @@ mod tests {
 
     /// N = 100, dl_avg = 11 = dl, so BM25 TF = 1/(2*(0.25+0.75)+1) = 1/3 for every term.
     fn stats() -> CorpusStats {
-        let mut terms = std::collections::HashMap::new();
+        let mut terms = foldhash::HashMap::default();
         for (t, df) in [
             ("zzzz", 1),
             ("yyyy", 1),

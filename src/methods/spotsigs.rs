@@ -10,8 +10,9 @@
 
 use super::{DocView, PairMethod, ScoredPair, TokenParts};
 use crate::config::MethodsConfig;
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Slack for floating-point comparisons in the pruning bounds: a bound is

@@ -6,7 +6,7 @@
 
 use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, TermStats};
 use crate::config::MethodsConfig;
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// "Optimal" IDF of a10: `-ln(10/1_000_000)`, a word found in 10 documents
 /// out of a million (Maslov, as cited by the study).

@@ -14,7 +14,7 @@
 //! whitespace collapsed and its case folded, so that indentation or a
 //! capitalised menu entry do not make a template line look new.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashSet};
 
 /// The host a document's URL names, lowercased; None when the URL has none
 /// (a corpus line without URL): such documents have no site template.
@@ -28,24 +28,51 @@ pub fn host_of(url: &str) -> Option<String> {
 /// leading or trailing space, lowercase (Unicode full case mapping).
 pub fn fold_line(line: &str) -> String {
     let mut out = String::with_capacity(line.len());
+    fold_line_into(line, &mut out);
+    out
+}
+
+/// Appends [`fold_line`] of `line` to `out`. Most words are ASCII, whose
+/// lowercase is a byte map done in place; the others are mapped character
+/// by character (`char::to_lowercase`, so without `str::to_lowercase`'s
+/// final-sigma rule, as verification texts always were).
+fn fold_line_into(line: &str, out: &mut String) {
+    let start = out.len();
     for word in line.split_whitespace() {
-        if !out.is_empty() {
+        if out.len() > start {
             out.push(' ');
         }
-        out.extend(word.chars().flat_map(char::to_lowercase));
+        if word.is_ascii() {
+            let from = out.len();
+            out.push_str(word);
+            out[from..].make_ascii_lowercase();
+        } else {
+            out.extend(word.chars().flat_map(char::to_lowercase));
+        }
     }
-    out
+}
+
+/// The key of a folded line: xxh3 of its bytes; None for a blank line.
+fn folded_key(folded: &str) -> Option<u64> {
+    (!folded.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(folded.as_bytes()))
 }
 
 /// The key of a line: xxh3 of its folded form; None for a blank line.
 pub fn block_key(line: &str) -> Option<u64> {
-    let folded = fold_line(line);
-    (!folded.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(folded.as_bytes()))
+    folded_key(&fold_line(line))
 }
 
 /// The distinct block keys of a text, sorted (one `blocks` row each).
 pub fn distinct_block_keys(text: &str) -> Vec<u64> {
-    let mut keys: Vec<u64> = text.lines().filter_map(block_key).collect();
+    let mut folded = String::new();
+    let mut keys: Vec<u64> = text
+        .lines()
+        .filter_map(|line| {
+            folded.clear();
+            fold_line_into(line, &mut folded);
+            folded_key(&folded)
+        })
+        .collect();
     keys.sort_unstable();
     keys.dedup();
     keys
@@ -102,39 +129,47 @@ impl Boilerplate {
     }
 
     /// The text of a document at `url` without its host's template lines.
+    /// Each line is folded once, for its key and for the visible text.
     pub fn strip(&self, url: &str, text: &str) -> Stripped {
         let host = host_of(url);
         let keys = host.as_deref().and_then(|h| self.hosts.get(h));
         let mut out = Stripped::default();
         let mut kept_any = false;
+        let mut folded = String::new();
         for line in text.lines() {
-            let Some(key) = block_key(line) else { continue };
+            folded.clear();
+            fold_line_into(line, &mut folded);
+            let Some(key) = folded_key(&folded) else { continue };
             if keys.is_some_and(|k| k.contains(&key)) {
                 out.removed_lines += 1;
                 out.removed_chars = out.removed_chars.saturating_add(line.chars().count() as u32);
             } else {
                 kept_any = true;
-                push_line(&mut out, line);
+                push_line(&mut out, line, &folded);
             }
         }
         if !kept_any && out.removed_lines > 0 {
-            let all_template = Stripped { all_template: true, ..Stripped::default() };
-            out = text.lines().filter(|l| block_key(l).is_some()).fold(all_template, |mut acc, line| {
-                push_line(&mut acc, line);
-                acc
-            });
+            out = Stripped { all_template: true, ..Stripped::default() };
+            for line in text.lines() {
+                folded.clear();
+                fold_line_into(line, &mut folded);
+                if !folded.is_empty() {
+                    push_line(&mut out, line, &folded);
+                }
+            }
         }
         out
     }
 }
 
-fn push_line(out: &mut Stripped, line: &str) {
+/// Appends a kept line and its folded form.
+fn push_line(out: &mut Stripped, line: &str, folded: &str) {
     if !out.text.is_empty() {
         out.text.push('\n');
         out.visible.push(' ');
     }
     out.text.push_str(line);
-    out.visible.push_str(&fold_line(line));
+    out.visible.push_str(folded);
 }
 
 #[cfg(test)]
@@ -152,6 +187,9 @@ mod tests {
     #[test]
     fn lines_fold_whitespace_and_case() {
         assert_eq!(fold_line("  Home \t|  ÜBER uns  "), "home | über uns");
+        // Every Unicode space separates words (U+000B and U+3000 too), and
+        // non-ASCII words map char by char: a final capital sigma gives σ.
+        assert_eq!(fold_line("ΟΔΟΣ\u{0B}Straße\u{3000}ÀB"), "οδοσ straße àb");
         assert_eq!(block_key("Home | Über uns"), block_key("  home   |  über UNS"));
         assert_eq!(block_key(" \t "), None);
         assert_eq!(distinct_block_keys("a\nb\n\nA\n").len(), 2);

@@ -46,7 +46,7 @@
 use crate::config::{CjkSegmentation, TextConfig};
 use crate::text::stopwords::{canonical_lang, stop_words, StopSet, LANG_BUF};
 use crate::text::Tokenized;
-use std::collections::HashMap;
+use foldhash::HashMap;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 use unicode_segmentation::UnicodeSegmentation;

@@ -18,7 +18,7 @@
 //! [`crate::text::Normalizer::tokenize`] produces them.
 
 use crate::text::normalize::normalize_word;
-use std::collections::HashSet;
+use foldhash::HashSet;
 use std::sync::LazyLock;
 
 /// The languages whose lists make up the list of an empty or unknown
