@@ -170,8 +170,8 @@ pub fn a12_pair_matches(a: &A12Record, b: &A12Record, ratio: f64, num_ratio: f64
 mod tests {
     use super::*;
 
-    fn strings(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
+    fn strings(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
     }
 
     fn crc(s: &str) -> u32 {

@@ -410,8 +410,8 @@ mod tests {
         "common common solo",
     ];
 
-    fn corpus() -> (Vec<Vec<String>>, CorpusStats) {
-        let docs: Vec<Vec<String>> = DOCS.iter().map(|d| d.split_whitespace().map(String::from).collect()).collect();
+    fn corpus() -> (Vec<Vec<&'static str>>, CorpusStats) {
+        let docs: Vec<Vec<&str>> = DOCS.iter().map(|d| d.split_whitespace().collect()).collect();
         let mut stats = CorpusStats { n_docs: 10, dl_avg: 0.0, terms: HashMap::default() };
         for d in &docs {
             for (t, n) in term_frequencies(d) {
@@ -423,7 +423,7 @@ mod tests {
         (docs, stats)
     }
 
-    fn views(docs: &[Vec<String>]) -> Vec<DocView<'_>> {
+    fn views<'a>(docs: &'a [Vec<&'a str>]) -> Vec<DocView<'a>> {
         docs.iter()
             .enumerate()
             .map(|(i, t)| DocView { doc_id: i as u64, terms: t, sentence_ends: &[], words: t, ..Default::default() })
@@ -597,7 +597,7 @@ mod tests {
             thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect(),
             min_bits: 2,
         };
-        let t: Vec<String> = "zeta zeta alpha other".split(' ').map(String::from).collect();
+        let t: Vec<&str> = "zeta zeta alpha other".split(' ').collect();
         let v = views(std::slice::from_ref(&t));
         // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set, 2 >= min_bits 2.
         assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha zeta"))]);
@@ -612,13 +612,13 @@ mod tests {
         // "zeta zeta alpha alpha alpha alpha": tf_max 4, zeta r = 0.5 is not
         // above 0.5, alpha r = 1: one bit < 2, no signature. With min_bits 1
         // the same document is signed by alpha alone.
-        let t: Vec<String> = "zeta zeta alpha alpha alpha alpha".split(' ').map(String::from).collect();
+        let t: Vec<&str> = "zeta zeta alpha alpha alpha alpha".split(' ').collect();
         let v = views(std::slice::from_ref(&t));
         assert_eq!(sigs(&m, &v), [None]);
         let m = DescrWords { min_bits: 1, ..m };
         assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha"))]);
         // No word at all: never a signature.
-        let t: Vec<String> = vec!["other".into()];
+        let t: Vec<&str> = vec!["other"];
         assert_eq!(sigs(&m, &views(std::slice::from_ref(&t))), [None]);
     }
 }

@@ -53,8 +53,8 @@ impl IMatch {
     }
 
     /// The document's feature set: its distinct lexicon terms, sorted.
-    fn features<'a>(&self, terms: &'a [String]) -> Vec<&'a str> {
-        let mut f: Vec<&str> = terms.iter().map(String::as_str).filter(|t| self.lexicon.contains_key(*t)).collect();
+    fn features<'a>(&self, terms: &[&'a str]) -> Vec<&'a str> {
+        let mut f: Vec<&str> = terms.iter().copied().filter(|t| self.lexicon.contains_key(*t)).collect();
         f.sort_unstable();
         f.dedup();
         f
@@ -171,8 +171,9 @@ mod tests {
     }
 
     fn sign(m: &dyn SignatureMethod, terms: &[String]) -> Vec<Signature> {
+        let terms: Vec<&str> = terms.iter().map(String::as_str).collect();
         let ends = [terms.len() as u32];
-        let doc = DocView { doc_id: 1, terms, sentence_ends: &ends, words: terms, ..Default::default() };
+        let doc = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut out = Vec::new();
         m.sign(&doc, &mut out);
         out

@@ -28,13 +28,14 @@ pub mod whole;
 /// Which token lists a method reads of a document (see [`DocView`]). The lists are most of a document's
 /// memory (`words` about twice `terms`), and the stages that hold the whole
 /// corpus (`stats` for a9, `search`) need one of them only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TokenParts {
     /// `terms` and `sentence_ends`.
     Terms,
     /// `words`.
     Words,
     /// `terms`, `sentence_ends` and `words`: what signature methods read.
+    #[default]
     All,
     /// `sentence_lengths` and `sentence_heads`: all SL+ST reads under the
     /// seed's rule, far smaller than `terms`.
@@ -47,22 +48,22 @@ pub enum TokenParts {
 pub struct DocView<'a> {
     pub doc_id: u64,
     /// Kept terms in order (see [`crate::text::Tokenized`]).
-    pub terms: &'a [String],
+    pub terms: &'a [&'a str],
     /// Exclusive end index of each sentence in `terms`.
     pub sentence_ends: &'a [u32],
     /// All lowercased words, stop words included.
-    pub words: &'a [String],
+    pub words: &'a [&'a str],
     /// Per sentence, the number of words that are not stop words (see
     /// [`crate::text::Tokenized::sentence_lengths`]).
     pub sentence_lengths: &'a [u32],
     /// Per sentence, its first two non-stop words joined by a space (see
     /// [`crate::text::Tokenized::sentence_heads`]).
-    pub sentence_heads: &'a [String],
+    pub sentence_heads: &'a [&'a str],
 }
 
 impl<'a> DocView<'a> {
     /// The kept terms of each sentence, in document order.
-    pub fn sentences(&self) -> impl Iterator<Item = &'a [String]> + 'a {
+    pub fn sentences(&self) -> impl Iterator<Item = &'a [&'a str]> + 'a {
         let terms = self.terms;
         let mut start = 0usize;
         self.sentence_ends.iter().map(move |&end| {
@@ -190,10 +191,10 @@ pub fn keep_strongest(pairs: Vec<ScoredPair>, k: usize) -> Vec<ScoredPair> {
 
 /// The number of occurrences of each distinct term of a document: the `tf`
 /// every frequency-weighted method (a1–a3, a5, a9, a10) starts from.
-pub fn term_frequencies(terms: &[String]) -> HashMap<&str, u32> {
+pub fn term_frequencies<'a>(terms: &[&'a str]) -> HashMap<&'a str, u32> {
     let mut tf: HashMap<&str, u32> = HashMap::with_capacity(terms.len());
     for t in terms {
-        *tf.entry(t.as_str()).or_insert(0) += 1;
+        *tf.entry(*t).or_insert(0) += 1;
     }
     tf
 }
@@ -207,6 +208,13 @@ pub fn splitmix64(state: &mut u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
+}
+
+/// `strings` as the borrowed lists a [`DocView`] holds, leaked: tests
+/// build documents from owned words, and a test process is short.
+#[cfg(test)]
+pub(crate) fn leaked(strings: &[String]) -> &'static [&'static str] {
+    Vec::leak(strings.iter().map(|s| &*s.clone().leak()).collect())
 }
 
 #[cfg(test)]
@@ -226,7 +234,7 @@ mod tests {
 
     #[test]
     fn term_frequencies_count_occurrences() {
-        let t: Vec<String> = ["beta", "alpha", "beta"].map(String::from).to_vec();
+        let t = ["beta", "alpha", "beta"];
         let tf = term_frequencies(&t);
         assert_eq!((tf.len(), tf["alpha"], tf["beta"]), (2, 1, 2));
     }

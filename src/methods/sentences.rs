@@ -11,7 +11,7 @@ use crate::config::MethodsConfig;
 /// The non-empty sentences of a document as (joined string, kept terms).
 /// A sentence repeated in the document appears as often as it occurs
 /// (nothing in the study merges them).
-fn sentence_strings<'a>(doc: &DocView<'a>) -> Vec<(String, &'a [String])> {
+fn sentence_strings<'a>(doc: &DocView<'a>) -> Vec<(String, &'a [&'a str])> {
     doc.sentences().filter(|s| !s.is_empty()).map(|s| (s.join(" "), s)).collect()
 }
 
@@ -74,7 +74,7 @@ impl SignatureMethod for HeavySent {
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
         let wt = self.weigher.weights(doc.terms);
         let scored: Vec<(String, f64)> =
-            sentence_strings(doc).into_iter().map(|(s, t)| (s, t.iter().map(|term| wt[term.as_str()]).sum())).collect();
+            sentence_strings(doc).into_iter().map(|(s, t)| (s, t.iter().map(|term| wt[*term]).sum())).collect();
         sign_top(&scored, self.top_sentences, out);
     }
 }
@@ -85,11 +85,11 @@ mod tests {
     use crate::methods::TermStats;
 
     /// Terms and sentence ends of a document given as sentences separated by '|'.
-    fn doc(text: &str) -> (Vec<String>, Vec<u32>) {
+    fn doc(text: &str) -> (Vec<&str>, Vec<u32>) {
         let mut terms = Vec::new();
         let mut ends = Vec::new();
         for sentence in text.split('|') {
-            terms.extend(sentence.split_whitespace().map(String::from));
+            terms.extend(sentence.split_whitespace());
             ends.push(terms.len() as u32);
         }
         (terms, ends)

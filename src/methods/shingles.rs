@@ -28,7 +28,7 @@ use xxhash_rust::xxh3::xxh3_64;
 
 /// Fingerprint of one shingle: `xxh3_64` of its terms joined by single
 /// spaces. `buf` is scratch space reused between calls to avoid allocating.
-fn fingerprint(terms: &[String], buf: &mut Vec<u8>) -> u64 {
+fn fingerprint(terms: &[&str], buf: &mut Vec<u8>) -> u64 {
     buf.clear();
     for (i, t) in terms.iter().enumerate() {
         if i > 0 {
@@ -42,7 +42,7 @@ fn fingerprint(terms: &[String], buf: &mut Vec<u8>) -> u64 {
 /// Fingerprints of the document's shingles of width `w`, in document order
 /// (n - w + 1 of them, duplicates kept). A document with 1..w-1 terms gives
 /// one fingerprint of all its terms; an empty document gives none.
-pub fn shingle_fingerprints(terms: &[String], w: usize) -> Vec<u64> {
+pub fn shingle_fingerprints(terms: &[&str], w: usize) -> Vec<u64> {
     let w = w.max(1);
     let mut buf = Vec::new();
     if terms.is_empty() {
@@ -59,14 +59,14 @@ pub fn shingle_fingerprints(terms: &[String], w: usize) -> Vec<u64> {
 /// so a document of n >= w terms has n shingles and every term is in w of
 /// them. Documents shorter than `w` follow the short-document rule of
 /// [`shingle_fingerprints`].
-pub fn wrapped_shingle_fingerprints(terms: &[String], w: usize) -> Vec<u64> {
+pub fn wrapped_shingle_fingerprints(terms: &[&str], w: usize) -> Vec<u64> {
     let w = w.max(1);
     let n = terms.len();
     if n < w {
         return shingle_fingerprints(terms, w);
     }
     let mut buf = Vec::new();
-    let mut window: Vec<String> = Vec::with_capacity(w);
+    let mut window: Vec<&str> = Vec::with_capacity(w);
     (0..n)
         .map(|start| {
             if start + w <= n {
@@ -84,7 +84,7 @@ pub fn wrapped_shingle_fingerprints(terms: &[String], w: usize) -> Vec<u64> {
 /// The document's distinct shingle fingerprints of width `w`, sorted
 /// ascending: the shingle *set* that resemblance is defined on, and the rows
 /// a11 Decomposition groups by shingle.
-pub fn distinct_shingles(terms: &[String], w: usize) -> Vec<u64> {
+pub fn distinct_shingles(terms: &[&str], w: usize) -> Vec<u64> {
     let mut fps = shingle_fingerprints(terms, w);
     fps.sort_unstable();
     fps.dedup();
@@ -144,7 +144,7 @@ impl MinHash {
 
     /// The document's sketch (for the sketches table): k minima over its
     /// distinct w-shingles, or `None` for a document without terms.
-    pub fn sketch(&self, terms: &[String]) -> Option<Vec<u64>> {
+    pub fn sketch(&self, terms: &[&str]) -> Option<Vec<u64>> {
         self.hasher.sketch(&distinct_shingles(terms, self.width))
     }
 }
@@ -273,7 +273,7 @@ impl LogShingles {
 
     /// The kept fingerprints of a document's terms, sorted ascending (empty
     /// for a document without terms).
-    pub fn kept(&self, terms: &[String]) -> Vec<u64> {
+    pub fn kept(&self, terms: &[&str]) -> Vec<u64> {
         let mut fps = wrapped_shingle_fingerprints(terms, self.width);
         fps.sort_unstable();
         fps.dedup();
@@ -317,20 +317,22 @@ mod tests {
     use crate::methods::splitmix64;
     use std::collections::HashSet;
 
-    /// Deterministic pseudo-random words for constructed documents.
-    fn words(n: usize, seed: u64) -> Vec<String> {
+    /// Deterministic pseudo-random words for constructed documents. Leaked
+    /// so they can be borrowed like the Arrow buffers methods read: a few
+    /// hundred kilobytes per test process.
+    fn words(n: usize, seed: u64) -> Vec<&'static str> {
         let mut s = seed;
-        (0..n).map(|_| format!("w{}", splitmix64(&mut s) % 100_000)).collect()
+        (0..n).map(|_| &*format!("w{}", splitmix64(&mut s) % 100_000).leak()).collect()
     }
 
-    fn strings(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
+    fn strings<'a>(v: &[&'a str]) -> Vec<&'a str> {
+        v.to_vec()
     }
 
     /// Exact shingle-set Jaccard computed on the joined shingle strings,
     /// independently of the fingerprint code.
-    fn exact_jaccard(a: &[String], b: &[String], w: usize) -> f64 {
-        let set = |t: &[String]| -> HashSet<String> { t.windows(w).map(|s| s.join(" ")).collect() };
+    fn exact_jaccard(a: &[&str], b: &[&str], w: usize) -> f64 {
+        let set = |t: &[&str]| -> HashSet<String> { t.windows(w).map(|s| s.join(" ")).collect() };
         let (sa, sb) = (set(a), set(b));
         sa.intersection(&sb).count() as f64 / sa.union(&sb).count() as f64
     }
@@ -413,7 +415,7 @@ mod tests {
             let mut other = base.clone();
             let fresh = words(400, 100 + i as u64);
             for p in (0..other.len()).step_by(step) {
-                other[p] = fresh[p].clone();
+                other[p] = fresh[p];
             }
             let j = exact_jaccard(&base, &other, w);
             let est = resemblance(&mh.sketch(&base).unwrap(), &mh.sketch(&other).unwrap());
@@ -425,7 +427,7 @@ mod tests {
         let big = MinHasher::new(2000, 5);
         let mut other = base.clone();
         for p in (0..other.len()).step_by(20) {
-            other[p] = format!("changed{p}");
+            other[p] = format!("changed{p}").leak();
         }
         let j = exact_jaccard(&base, &other, w);
         let est = resemblance(

@@ -499,6 +499,7 @@ impl PairMethod for Slst {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::leaked;
     use proptest::prelude::*;
     use std::collections::HashSet;
 
@@ -528,11 +529,11 @@ mod tests {
         fn view(&self, doc_id: u64) -> DocView<'_> {
             DocView {
                 doc_id,
-                terms: &self.terms,
+                terms: leaked(&self.terms),
                 sentence_ends: &self.ends,
-                words: &self.terms,
+                words: leaked(&self.terms),
                 sentence_lengths: &self.lengths,
-                sentence_heads: &self.heads,
+                sentence_heads: leaked(&self.heads),
             }
         }
     }
@@ -559,11 +560,11 @@ mod tests {
     fn view_of(t: &crate::text::Tokenized, doc_id: u64) -> DocView<'_> {
         DocView {
             doc_id,
-            terms: &t.terms,
+            terms: leaked(&t.terms),
             sentence_ends: &t.sentence_ends,
-            words: &t.words,
+            words: leaked(&t.words),
             sentence_lengths: &t.sentence_lengths,
-            sentence_heads: &t.sentence_heads,
+            sentence_heads: leaked(&t.sentence_heads),
         }
     }
 

@@ -181,17 +181,17 @@ impl SpotSigs {
     /// `w1:…:wc` when the antecedent is not included. Signatures of
     /// different (d, c) pairs are not told apart. A distance d of 0 counts
     /// as 1 (a chain must move forward).
-    pub fn spot_signatures(&self, words: &[String]) -> Vec<(String, u32)> {
+    pub fn spot_signatures(&self, words: &[&str]) -> Vec<(String, u32)> {
         let n = words.len();
         // next_content[i]: first position >= i holding a non-stop word (n if none).
         let mut next_content = vec![n; n + 1];
         for i in (0..n).rev() {
-            next_content[i] = if self.stop.contains(&words[i]) { next_content[i + 1] } else { i };
+            next_content[i] = if self.stop.contains(words[i]) { next_content[i + 1] } else { i };
         }
         let mut counts: BTreeMap<String, u32> = BTreeMap::new();
         let mut chain: Vec<&str> = Vec::new();
         for (i, word) in words.iter().enumerate() {
-            if !self.antecedents.contains(word) {
+            if !self.antecedents.contains(*word) {
                 continue;
             }
             for &(d, c) in &self.chains {
@@ -203,7 +203,7 @@ impl SpotSigs {
                     if j >= n {
                         break;
                     }
-                    chain.push(&words[j]);
+                    chain.push(words[j]);
                     pos = j + d;
                 }
                 if chain.is_empty() {
@@ -219,7 +219,7 @@ impl SpotSigs {
 
     /// The multiset of a document's spot signatures with fingerprinted
     /// elements, sorted by fingerprint.
-    fn multiset(&self, words: &[String]) -> Multiset {
+    fn multiset(&self, words: &[&str]) -> Multiset {
         let mut set: Multiset =
             self.spot_signatures(words).into_iter().map(|(s, c)| (xxh3_64(s.as_bytes()), c)).collect();
         set.sort_unstable();
@@ -394,10 +394,11 @@ impl PairMethod for SpotSigs {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::leaked;
     use proptest::prelude::*;
 
-    fn words(text: &str) -> Vec<String> {
-        text.split_whitespace().map(|w| w.to_lowercase()).collect()
+    fn words(text: &str) -> &'static [&'static str] {
+        leaked(&text.split_whitespace().map(|w| w.to_lowercase()).collect::<Vec<_>>())
     }
 
     fn seed_config() -> MethodsConfig {
@@ -421,7 +422,7 @@ mod tests {
         //   a@6: campaign(8); at/after 10: the is stop, south(11).
         //   the@10: carolina(12); at/after 14: past the end, chain keeps one word.
         let s = SpotSigs::with_stop_words(&seed_config(), ["at", "for"]);
-        let sigs = s.spot_signatures(&words(SEED_SENTENCE));
+        let sigs = s.spot_signatures(words(SEED_SENTENCE));
         let expected: Vec<(String, u32)> = ["a:campaign:south", "a:kick:weeklong", "the:carolina", "to:off:weeklong"]
             .iter()
             .map(|x| (x.to_string(), 1))
@@ -430,14 +431,14 @@ mod tests {
 
         // With "off" as a stop word `to` would skip it: to:weeklong:south.
         let with_off = SpotSigs::with_stop_words(&seed_config(), ["at", "for", "off"]);
-        let sigs = with_off.spot_signatures(&words(SEED_SENTENCE));
+        let sigs = with_off.spot_signatures(words(SEED_SENTENCE));
         assert!(sigs.contains(&("to:weeklong:south".to_string(), 1)));
         assert!(sigs.contains(&("a:kick:weeklong".to_string(), 1)));
 
         // Chain-only signatures (the authors' other option).
         let cfg = MethodsConfig { spotsigs_include_antecedent: false, ..seed_config() };
         let chain_only = SpotSigs::with_stop_words(&cfg, ["at", "for"]);
-        let sigs = chain_only.spot_signatures(&words(SEED_SENTENCE));
+        let sigs = chain_only.spot_signatures(words(SEED_SENTENCE));
         let expected: Vec<(String, u32)> = ["campaign:south", "carolina", "kick:weeklong", "off:weeklong"]
             .iter()
             .map(|x| (x.to_string(), 1))
@@ -452,12 +453,12 @@ mod tests {
         // the@0: at/after 2 sat(2), at/after 4 cat(4) => the:sat:cat;
         // the@3: sat(5), at/after 7 is past the end => the:sat;
         // the@6: at/after 8 is past the end => nothing.
-        let sigs = s.spot_signatures(&words("the cat sat the cat sat the"));
+        let sigs = s.spot_signatures(words("the cat sat the cat sat the"));
         assert_eq!(sigs, vec![("the:sat".to_string(), 1), ("the:sat:cat".to_string(), 1)]);
         // 0 is, 1 p, 2 q, 3 r, 4 is, 5 p, 6 q, 7 r, 8 is, 9 p, 10 q, 11 r:
         // is@0: q(2), at/after 4 the antecedent is skipped => p(5): is:q:p;
         // is@4: q(6), at/after 8 => p(9): is:q:p again; is@8: q(10), then end: is:q.
-        let sigs = s.spot_signatures(&words("is p q r is p q r is p q r"));
+        let sigs = s.spot_signatures(words("is p q r is p q r is p q r"));
         assert_eq!(sigs, vec![("is:q".to_string(), 1), ("is:q:p".to_string(), 2)]);
     }
 
@@ -611,7 +612,7 @@ mod tests {
             "the cat".to_string(),
             "nothing here".to_string(),
         ];
-        let word_lists: Vec<Vec<String>> = texts.iter().map(|t| words(t)).collect();
+        let word_lists: Vec<&[&str]> = texts.iter().map(|t| words(t)).collect();
         let ids = [50u64, 7, 9, 8, 1];
         let views: Vec<DocView<'_>> = word_lists
             .iter()

@@ -87,7 +87,7 @@ impl TermWeigher {
     /// missing from the corpus statistics is weighted as if `df = 1` and
     /// `cf = tf` (it can only happen if the statistics and the document come
     /// from different runs).
-    pub fn weights<'a>(&self, terms: &'a [String]) -> HashMap<&'a str, f64> {
+    pub fn weights<'a>(&self, terms: &[&'a str]) -> HashMap<&'a str, f64> {
         let mut tf = term_frequencies(terms);
         let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
         let dl = terms.len() as f64;
@@ -164,8 +164,8 @@ mod tests {
     /// The document every test signs: 11 terms, zulu x3, mike x2, six terms x1.
     const DOC: &str = "zulu mike papa zulu oscar delta mike golf zulu echo kilo";
 
-    fn terms(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
+    fn terms(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
     }
 
     fn stats(n_docs: u64, dl_avg: f64, rows: &[(&str, u64, u64)]) -> CorpusStats {

@@ -29,11 +29,11 @@ impl SignatureMethod for WholeMd5 {
 mod tests {
     use super::*;
 
-    fn terms(s: &str) -> Vec<String> {
-        s.split_whitespace().map(String::from).collect()
+    fn terms(s: &str) -> Vec<&str> {
+        s.split_whitespace().collect()
     }
 
-    fn sign(t: &[String]) -> Vec<Signature> {
+    fn sign(t: &[&str]) -> Vec<Signature> {
         let ends = [t.len() as u32];
         let doc = DocView { doc_id: 1, terms: t, sentence_ends: &ends, words: t, ..Default::default() };
         let mut out = Vec::new();

@@ -57,7 +57,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     for search in &searches {
         // One search's token lists at a time: the corpus is held whole.
         let rows = load_tokens(&session, "", search.reads()).await?;
-        let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+        let lists = rows.lists();
+        let docs: Vec<DocView> = lists.views();
         let started = std::time::Instant::now();
         let found = search.find_pairs_counted(&docs, &mut report.counters);
         report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);

@@ -94,7 +94,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut sign_ms: Vec<u64> = vec![0; signers.len()];
     let mut signed: Vec<u64> = vec![0; signers.len()];
     while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {
-        let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+        let lists = rows.lists();
+        let docs: Vec<DocView> = lists.views();
         for (m, method) in signers.iter().enumerate() {
             let started = std::time::Instant::now();
             let per_doc: Vec<Vec<Signature>> = docs

@@ -17,7 +17,7 @@ use crate::config::Config;
 use crate::methods::registry::{self, StateSource};
 use crate::methods::{CorpusStats, DocView, TermStats};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::tokens::{load_tokens, TokenParts};
+use crate::stages::tokens::{load_tokens, TokenChunk, TokenParts};
 use crate::table::{BatchBuilder, TableWriter};
 
 /// The stats stage.
@@ -61,10 +61,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let rows = if registry::specs_of(&ctx.config.methods.enabled).any(|m| m.state_reads_documents) {
         load_tokens(&session, "", TokenParts::Terms).await?
     } else {
-        Vec::new()
+        TokenChunk::default()
     };
     drop(session);
-    let docs: Vec<DocView> = rows.iter().map(|r| r.view()).collect();
+    let lists = rows.lists();
+    let docs: Vec<DocView> = lists.views();
     let config = &ctx.config.methods;
     let started = std::time::Instant::now();
     let built = registry::build_signers(&config.enabled, config, &stats, StateSource::Corpus(&docs));

@@ -10,13 +10,15 @@
 //! statistics over all tasks' tokens are the next stage, `stats`.
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
-use arrow::datatypes::UInt64Type;
+use arrow::array::{AsArray, ListArray, ListBuilder, RecordBatch, StringBuilder, UInt32Builder, UInt64Builder};
+use arrow::datatypes::{UInt32Type, UInt64Type};
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::Value;
+use std::ops::Range;
 
 use crate::config::Config;
+use crate::methods::DocView;
 pub use crate::methods::TokenParts;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::{BatchBuilder, TableWriter};
@@ -142,31 +144,118 @@ fn push_numbers(list: &mut ListBuilder<UInt32Builder>, items: &[u32]) {
     list.append(true);
 }
 
-/// A tokenized document loaded back from the `tokens` table.
-#[derive(Debug, Clone, Default)]
-pub struct TokenRow {
-    pub doc_id: u64,
-    pub terms: Vec<String>,
-    pub sentence_ends: Vec<u32>,
-    pub words: Vec<String>,
-    /// Non-stop words per sentence (SL+ST under the seed's rule).
-    pub sentence_lengths: Vec<u32>,
-    /// First two non-stop words per sentence (SL+ST's verification key).
-    pub sentence_heads: Vec<String>,
+/// `tokens` rows as read back: the Arrow batches themselves. Their lists
+/// are borrowed, not copied into one `String` per word:
+/// [`TokenChunk::lists`] points into the batches' buffers, and
+/// [`TokenLists::views`] gives the [`DocView`]s methods read.
+#[derive(Default)]
+pub struct TokenChunk {
+    batches: Vec<RecordBatch>,
+    parts: TokenParts,
 }
 
-impl TokenRow {
-    /// The view methods read.
-    pub fn view(&self) -> crate::methods::DocView<'_> {
-        crate::methods::DocView {
-            doc_id: self.doc_id,
-            terms: &self.terms,
-            sentence_ends: &self.sentence_ends,
-            words: &self.words,
-            sentence_lengths: &self.sentence_lengths,
-            sentence_heads: &self.sentence_heads,
-        }
+/// The columns of `tokens` read for each [`TokenParts`], by position in
+/// the SELECT of [`TokenChunks::open`]: terms, sentence_ends, words,
+/// sentence_lengths, sentence_heads.
+fn column_positions(parts: TokenParts) -> [Option<usize>; 5] {
+    match parts {
+        TokenParts::Terms => [Some(1), Some(2), None, None, None],
+        TokenParts::Words => [None, None, Some(1), None, None],
+        TokenParts::All => [Some(1), Some(2), Some(3), None, None],
+        TokenParts::SentenceLengths => [None, None, None, Some(1), Some(2)],
     }
+}
+
+impl TokenChunk {
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// True when the chunk has no document.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The chunk's token lists, borrowed from its batches: one `&str` per
+    /// word in flat vectors, and per document its ranges in them.
+    pub fn lists(&self) -> TokenLists<'_> {
+        let [terms_at, ends_at, words_at, lengths_at, heads_at] = column_positions(self.parts);
+        let mut lists = TokenLists::default();
+        for batch in &self.batches {
+            let ids = batch.column(0).as_primitive::<UInt64Type>();
+            let list = |at: Option<usize>| at.map(|i| batch.column(i).as_list::<i32>());
+            let (terms, ends, words) = (list(terms_at), list(ends_at), list(words_at));
+            let (lengths, heads) = (list(lengths_at), list(heads_at));
+            for i in 0..batch.num_rows() {
+                lists.docs.push(DocLists {
+                    doc_id: ids.value(i),
+                    terms: terms.map_or(0..0, |l| push_strs(&mut lists.terms, l, i)),
+                    sentence_ends: ends.map_or(&[], |l| u32_row(l, i)),
+                    words: words.map_or(0..0, |l| push_strs(&mut lists.words, l, i)),
+                    sentence_lengths: lengths.map_or(&[], |l| u32_row(l, i)),
+                    sentence_heads: heads.map_or(0..0, |l| push_strs(&mut lists.heads, l, i)),
+                });
+            }
+        }
+        lists
+    }
+}
+
+/// The token lists of a [`TokenChunk`], borrowed from its batches.
+#[derive(Debug, Default)]
+pub struct TokenLists<'a> {
+    docs: Vec<DocLists<'a>>,
+    terms: Vec<&'a str>,
+    words: Vec<&'a str>,
+    heads: Vec<&'a str>,
+}
+
+/// One document's lists: ranges in [`TokenLists`]' flat vectors, and the
+/// number lists straight from the Arrow buffers.
+#[derive(Debug)]
+struct DocLists<'a> {
+    doc_id: u64,
+    terms: Range<usize>,
+    sentence_ends: &'a [u32],
+    words: Range<usize>,
+    sentence_lengths: &'a [u32],
+    sentence_heads: Range<usize>,
+}
+
+impl<'a> TokenLists<'a> {
+    /// The views methods read, one per document in doc_id order (lists not
+    /// read are empty).
+    pub fn views(&self) -> Vec<DocView<'_>> {
+        self.docs
+            .iter()
+            .map(|d| DocView {
+                doc_id: d.doc_id,
+                terms: &self.terms[d.terms.clone()],
+                sentence_ends: d.sentence_ends,
+                words: &self.words[d.words.clone()],
+                sentence_lengths: d.sentence_lengths,
+                sentence_heads: &self.heads[d.sentence_heads.clone()],
+            })
+            .collect()
+    }
+}
+
+/// Appends the strings of row `row` of `list` to `flat`; returns their range.
+fn push_strs<'a>(flat: &mut Vec<&'a str>, list: &'a ListArray, row: usize) -> Range<usize> {
+    let offsets = list.value_offsets();
+    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+    let values = list.values().as_string::<i32>();
+    let from = flat.len();
+    flat.extend((start..end).map(|j| values.value(j)));
+    from..flat.len()
+}
+
+/// Row `row` of a list of u32, borrowed from the Arrow buffer.
+fn u32_row(list: &ListArray, row: usize) -> &[u32] {
+    let offsets = list.value_offsets();
+    let values = list.values().as_primitive::<UInt32Type>().values();
+    &values[offsets[row] as usize..offsets[row + 1] as usize]
 }
 
 /// The `tokens` rows selected by `filter` (a SQL WHERE clause, or empty)
@@ -175,7 +264,9 @@ impl TokenRow {
 pub struct TokenChunks {
     stream: datafusion::physical_plan::SendableRecordBatchStream,
     parts: TokenParts,
-    pending: Vec<TokenRow>,
+    /// Batches read and not yet handed out, and their number of rows.
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
 }
 
 impl TokenChunks {
@@ -190,40 +281,34 @@ impl TokenChunks {
         let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
         let sql = format!("SELECT {columns} FROM tokens {filter} ORDER BY doc_id");
         let stream = session.sql(&sql).await?.execute_stream().await?;
-        Ok(TokenChunks { stream, parts, pending: Vec::new() })
+        Ok(TokenChunks { stream, parts, pending: Vec::new(), pending_rows: 0 })
     }
 
     /// The next at most `max_docs` rows; None at the end.
-    pub async fn next_chunk(&mut self, max_docs: usize) -> Result<Option<Vec<TokenRow>>> {
-        while self.pending.len() < max_docs {
+    pub async fn next_chunk(&mut self, max_docs: usize) -> Result<Option<TokenChunk>> {
+        while self.pending_rows < max_docs {
             let Some(batch) = self.stream.next().await else { break };
             let batch = batch?;
-            let ids = batch.column(0).as_primitive::<UInt64Type>();
-            let (terms, ends, words, lengths, heads) = match self.parts {
-                TokenParts::Terms => (Some(1), Some(2), None, None, None),
-                TokenParts::Words => (None, None, Some(1), None, None),
-                TokenParts::All => (Some(1), Some(2), Some(3), None, None),
-                TokenParts::SentenceLengths => (None, None, None, Some(1), Some(2)),
-            };
-            let list = |i: Option<usize>| i.map(|i| batch.column(i).as_list::<i32>().clone());
-            let (terms, ends, words) = (list(terms), list(ends), list(words));
-            let (lengths, heads) = (list(lengths), list(heads));
-            for i in 0..batch.num_rows() {
-                self.pending.push(TokenRow {
-                    doc_id: ids.value(i),
-                    terms: terms.as_ref().map_or_else(Vec::new, |t| strings(&t.value(i))),
-                    sentence_ends: ends.as_ref().map_or_else(Vec::new, |e| u32s(&e.value(i))),
-                    words: words.as_ref().map_or_else(Vec::new, |w| strings(&w.value(i))),
-                    sentence_lengths: lengths.as_ref().map_or_else(Vec::new, |l| u32s(&l.value(i))),
-                    sentence_heads: heads.as_ref().map_or_else(Vec::new, |h| strings(&h.value(i))),
-                });
-            }
+            self.pending_rows += batch.num_rows();
+            self.pending.push(batch);
         }
-        if self.pending.is_empty() {
+        if self.pending_rows == 0 {
             return Ok(None);
         }
-        let rest = self.pending.split_off(self.pending.len().min(max_docs));
-        Ok(Some(std::mem::replace(&mut self.pending, rest)))
+        let (mut taken, mut rest, mut n) = (Vec::new(), Vec::new(), 0usize);
+        for batch in self.pending.drain(..) {
+            let k = max_docs.saturating_sub(n).min(batch.num_rows());
+            if k > 0 {
+                taken.push(batch.slice(0, k));
+                n += k;
+            }
+            if k < batch.num_rows() {
+                rest.push(batch.slice(k, batch.num_rows() - k));
+            }
+        }
+        self.pending = rest;
+        self.pending_rows -= n;
+        Ok(Some(TokenChunk { batches: taken, parts: self.parts }))
     }
 }
 
@@ -233,16 +318,7 @@ pub async fn load_tokens(
     session: &datafusion::prelude::SessionContext,
     filter: &str,
     parts: TokenParts,
-) -> Result<Vec<TokenRow>> {
+) -> Result<TokenChunk> {
     let mut chunks = TokenChunks::open(session, filter, parts).await?;
     Ok(chunks.next_chunk(usize::MAX).await?.unwrap_or_default())
-}
-
-fn strings(a: &dyn Array) -> Vec<String> {
-    let s = a.as_string::<i32>();
-    (0..s.len()).map(|i| s.value(i).to_string()).collect()
-}
-
-fn u32s(a: &dyn Array) -> Vec<u32> {
-    a.as_primitive::<arrow::datatypes::UInt32Type>().values().to_vec()
 }
