@@ -26,17 +26,33 @@ use arrow::array::{UInt32Builder, UInt64Builder};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
-/// Fingerprint of one shingle: `xxh3_64` of its terms joined by single
-/// spaces. `buf` is scratch space reused between calls to avoid allocating.
-fn fingerprint(terms: &[&str], buf: &mut Vec<u8>) -> u64 {
-    buf.clear();
-    for (i, t) in terms.iter().enumerate() {
-        if i > 0 {
-            buf.push(b' ');
+/// Terms joined by single spaces, with where each term starts and ends: a
+/// shingle's fingerprint is `xxh3_64` of its terms joined by single spaces,
+/// which is a slice of this text, so no shingle copies its terms.
+struct Joined {
+    text: Vec<u8>,
+    starts: Vec<usize>,
+    ends: Vec<usize>,
+}
+
+impl Joined {
+    fn new<'a>(terms: impl Iterator<Item = &'a str>) -> Joined {
+        let mut joined = Joined { text: Vec::new(), starts: Vec::new(), ends: Vec::new() };
+        for t in terms {
+            if !joined.starts.is_empty() {
+                joined.text.push(b' ');
+            }
+            joined.starts.push(joined.text.len());
+            joined.text.extend_from_slice(t.as_bytes());
+            joined.ends.push(joined.text.len());
         }
-        buf.extend_from_slice(t.as_bytes());
+        joined
     }
-    xxh3_64(buf)
+
+    /// Fingerprint of the `w` terms from term `first` on.
+    fn window(&self, first: usize, w: usize) -> u64 {
+        xxh3_64(&self.text[self.starts[first]..self.ends[first + w - 1]])
+    }
 }
 
 /// Fingerprints of the document's shingles of width `w`, in document order
@@ -44,13 +60,14 @@ fn fingerprint(terms: &[&str], buf: &mut Vec<u8>) -> u64 {
 /// one fingerprint of all its terms; an empty document gives none.
 pub fn shingle_fingerprints(terms: &[&str], w: usize) -> Vec<u64> {
     let w = w.max(1);
-    let mut buf = Vec::new();
     if terms.is_empty() {
-        Vec::new()
-    } else if terms.len() < w {
-        vec![fingerprint(terms, &mut buf)]
+        return Vec::new();
+    }
+    let joined = Joined::new(terms.iter().copied());
+    if terms.len() < w {
+        vec![xxh3_64(&joined.text)]
     } else {
-        terms.windows(w).map(|s| fingerprint(s, &mut buf)).collect()
+        (0..=terms.len() - w).map(|first| joined.window(first, w)).collect()
     }
 }
 
@@ -65,20 +82,10 @@ pub fn wrapped_shingle_fingerprints(terms: &[&str], w: usize) -> Vec<u64> {
     if n < w {
         return shingle_fingerprints(terms, w);
     }
-    let mut buf = Vec::new();
-    let mut window: Vec<&str> = Vec::with_capacity(w);
-    (0..n)
-        .map(|start| {
-            if start + w <= n {
-                fingerprint(&terms[start..start + w], &mut buf)
-            } else {
-                window.clear();
-                window.extend_from_slice(&terms[start..]);
-                window.extend_from_slice(&terms[..w - (n - start)]);
-                fingerprint(&window, &mut buf)
-            }
-        })
-        .collect()
+    // The document followed by its first w - 1 terms again: the shingles
+    // that wrap around are windows of it too.
+    let joined = Joined::new(terms.iter().chain(&terms[..w - 1]).copied());
+    (0..n).map(|first| joined.window(first, w)).collect()
 }
 
 /// The document's distinct shingle fingerprints of width `w`, sorted
