@@ -113,14 +113,18 @@ impl Normalizer {
             sentence_length: 0,
             sentence_head: String::new(),
         };
-        for segment in text.split_word_bounds() {
-            if !has_alphanumeric(segment) {
-                doc.pending = doc.pending.max(sentence_break(segment));
-            } else if segment.is_ascii() || !segment.chars().any(is_cjk) {
-                doc.word(segment, false);
-            } else {
-                match self.cjk {
-                    CjkSegmentation::Char => doc.split_cjk_chars(segment),
+        if text.is_ascii() {
+            doc.ascii_segments(text);
+        } else {
+            for segment in text.split_word_bounds() {
+                if !has_alphanumeric(segment) {
+                    doc.pending = doc.pending.max(sentence_break(segment));
+                } else if segment.is_ascii() || !segment.chars().any(is_cjk) {
+                    doc.word(segment, false);
+                } else {
+                    match self.cjk {
+                        CjkSegmentation::Char => doc.split_cjk_chars(segment),
+                    }
                 }
             }
         }
@@ -267,6 +271,22 @@ impl DocBuilder<'_> {
             self.out.terms.push(word.clone());
         }
         self.out.words.push(word);
+    }
+
+    /// The loop of [`Normalizer::tokenize`] for ASCII text, through
+    /// `unicode_word_indices`, which has an ASCII fast path that
+    /// `split_word_bounds` lacks (its table lookups were the tokens stage's
+    /// top cost). The UAX #29 segments between two words have no letter or
+    /// digit, and the strongest break among their characters is the
+    /// strongest among the segments, so the result is the same (checked
+    /// against the general loop by `ascii_fast_path_equals_the_general_loop`).
+    fn ascii_segments(&mut self, text: &str) {
+        let mut last_end = 0;
+        for (start, word) in text.unicode_word_indices() {
+            self.pending = self.pending.max(sentence_break(&text[last_end..start]));
+            self.word(word, false);
+            last_end = start + word.len();
+        }
     }
 
     /// Splits a word segment that contains CJK characters: each CJK character
@@ -636,7 +656,48 @@ mod tests {
         assert_eq!(normalize_word("ΟΔΟΣ"), "οδος");
     }
 
+    /// [`Normalizer::tokenize`] with its general UAX #29 loop only: the
+    /// reference for the ASCII fast path.
+    fn tokenize_general(n: &Normalizer, text: &str, lang: &str) -> Tokenized {
+        let mut doc = DocBuilder {
+            out: Tokenized::default(),
+            in_sentence: false,
+            pending: Break::None,
+            stops: n.remove_stop_words.then(|| n.stop_set(lang)),
+            max_short_word_chars: n.max_short_word_chars,
+            sentence_length: 0,
+            sentence_head: String::new(),
+        };
+        for segment in text.split_word_bounds() {
+            if has_alphanumeric(segment) {
+                doc.word(segment, false);
+            } else {
+                doc.pending = doc.pending.max(sentence_break(segment));
+            }
+        }
+        doc.finish()
+    }
+
+    #[test]
+    fn ascii_fast_path_equals_the_general_loop_on_tricky_text() {
+        let n = Normalizer::new(&default_cfg());
+        for text in [
+            "3.14 and 1,000,000 e.g. U.S.A. can't won't... rock'n'roll _x_ a_b 12ab a1.b2 x:y",
+            "End. next lower. Upper! ?? 'quoted' \"double\" \u{0b}vt\u{0c}ff\r\ncrlf ...",
+            ". , ; : ' \" _ - -- --- a-b a--b 1-2 1.-2 .5 5. ,5 5,",
+        ] {
+            assert_eq!(n.tokenize(text, "en"), tokenize_general(&n, text, "en"), "{text:?}");
+        }
+    }
+
     proptest::proptest! {
+        /// On any ASCII text, the fast path gives what the general loop gives.
+        #[test]
+        fn ascii_fast_path_equals_the_general_loop(text in "[ -~\t\n\r\x0b\x0c]{0,120}|[a-c1.,:;'_ \n!?\"-]{0,80}") {
+            static N: std::sync::LazyLock<Normalizer> = std::sync::LazyLock::new(|| Normalizer::new(&default_cfg()));
+            proptest::prop_assert_eq!(N.tokenize(&text, "en"), tokenize_general(&N, &text, "en"));
+        }
+
         /// On any input: sentence ends are ordered and end at the last term,
         /// terms are a subsequence of words, and no word is empty.
         #[test]
