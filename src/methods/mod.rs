@@ -25,9 +25,10 @@ pub mod spotsigs;
 pub mod topwords;
 pub mod whole;
 
-/// Which token lists a method reads of a document (see [`DocView`]). The lists are most of a document's
-/// memory (`words` about twice `terms`), and the stages that hold the whole
-/// corpus (`stats` for a9, `search`) need one of them only.
+/// Which token lists a method reads of a document (see [`DocView`]). The
+/// lists are most of a document's memory (`words` about twice `terms`), and
+/// the stages that hold the whole corpus (`stats` for a9, `search`) need one
+/// of them only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TokenParts {
     /// `terms` and `sentence_ends`.
@@ -42,8 +43,11 @@ pub enum TokenParts {
     SentenceLengths,
 }
 
-/// The view of one tokenized document that methods read. `Default` (no
-/// tokens at all) lets tests spell out only the lists a method reads.
+/// The view of one tokenized document that methods read. The stages build
+/// it over the Arrow buffers of the `tokens` table
+/// ([`crate::stages::tokens::TokenLists`]): a word is a `&str` into them,
+/// never a `String` of its own. `Default` (no tokens at all) lets tests
+/// spell out only the lists a method reads.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DocView<'a> {
     pub doc_id: u64,

@@ -82,9 +82,9 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
     params
 }
 
-/// The view every method's edges are read under by `candidates.sql`, and the
-/// one whose group keys `hot_signatures.sql` counts.
+/// The view `candidates.sql` reads every method's edges from.
 const METHOD_EDGES: &str = "method_edges";
+/// The view whose group keys (method, slot, sig) `hot_signatures.sql` counts.
 const METHOD_GROUPS: &str = "method_groups";
 
 /// Registers the views the candidate SQL reads over the tables of
