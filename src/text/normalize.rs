@@ -113,19 +113,18 @@ impl Normalizer {
             sentence_length: 0,
             sentence_head: String::new(),
         };
-        if text.is_ascii() {
-            doc.ascii_segments(text);
-        } else {
-            for segment in text.split_word_bounds() {
-                if !has_alphanumeric(segment) {
-                    doc.pending = doc.pending.max(sentence_break(segment));
-                } else if segment.is_ascii() || !segment.chars().any(is_cjk) {
-                    doc.word(segment, false);
-                } else {
-                    match self.cjk {
-                        CjkSegmentation::Char => doc.split_cjk_chars(segment),
-                    }
-                }
+        // UAX #29 always breaks before and after a line feed (WB3a, WB3b),
+        // so the text is segmented line by line, each line by the fastest
+        // loop that gives its segments; the line feed itself is a strong
+        // break, as its own segment would be.
+        for (i, line) in text.split('\n').enumerate() {
+            if i > 0 {
+                doc.pending = Break::Strong;
+            }
+            if line.is_ascii() {
+                doc.ascii_segments(line);
+            } else {
+                doc.general_segments(line, self.cjk);
             }
         }
         doc.finish()
@@ -273,7 +272,24 @@ impl DocBuilder<'_> {
         self.out.words.push(word);
     }
 
-    /// The loop of [`Normalizer::tokenize`] for ASCII text, through
+    /// The loop of [`Normalizer::tokenize`] over the UAX #29 segments of
+    /// `text`: a segment without a letter or digit can end a sentence, one
+    /// with CJK characters is split per character, any other is a word.
+    fn general_segments(&mut self, text: &str, cjk: CjkSegmentation) {
+        for segment in text.split_word_bounds() {
+            if !has_alphanumeric(segment) {
+                self.pending = self.pending.max(sentence_break(segment));
+            } else if segment.is_ascii() || !segment.chars().any(is_cjk) {
+                self.word(segment, false);
+            } else {
+                match cjk {
+                    CjkSegmentation::Char => self.split_cjk_chars(segment),
+                }
+            }
+        }
+    }
+
+    /// [`DocBuilder::general_segments`] for ASCII text, through
     /// `unicode_word_indices`, which has an ASCII fast path that
     /// `split_word_bounds` lacks (its table lookups were the tokens stage's
     /// top cost). The UAX #29 segments between two words have no letter or
@@ -656,9 +672,10 @@ mod tests {
         assert_eq!(normalize_word("ΟΔΟΣ"), "οδος");
     }
 
-    /// [`Normalizer::tokenize`] with its general UAX #29 loop only: the
-    /// reference for the ASCII fast path.
+    /// [`Normalizer::tokenize`] with its general UAX #29 loop over the whole
+    /// text: the reference for the line-by-line loop and its ASCII fast path.
     fn tokenize_general(n: &Normalizer, text: &str, lang: &str) -> Tokenized {
+        let composed: String = text.nfkc().collect();
         let mut doc = DocBuilder {
             out: Tokenized::default(),
             in_sentence: false,
@@ -668,13 +685,7 @@ mod tests {
             sentence_length: 0,
             sentence_head: String::new(),
         };
-        for segment in text.split_word_bounds() {
-            if has_alphanumeric(segment) {
-                doc.word(segment, false);
-            } else {
-                doc.pending = doc.pending.max(sentence_break(segment));
-            }
-        }
+        doc.general_segments(&composed, n.cjk);
         doc.finish()
     }
 
@@ -691,9 +702,10 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// On any ASCII text, the fast path gives what the general loop gives.
+        /// On any text, segmenting line by line (ASCII lines by the fast
+        /// path) gives what the general loop over the whole text gives.
         #[test]
-        fn ascii_fast_path_equals_the_general_loop(text in "[ -~\t\n\r\x0b\x0c]{0,120}|[a-c1.,:;'_ \n!?\"-]{0,80}") {
+        fn ascii_fast_path_equals_the_general_loop(text in "[ -~\t\n\r\x0b\x0c]{0,120}|[a-c1.,:;'_ \n!?\"-]{0,80}|[a-c1. \r\n!?éÉ©\u{a0}\u{ad}\u{301}\u{2028}我カ한…。]{0,80}|\\PC{0,60}") {
             static N: std::sync::LazyLock<Normalizer> = std::sync::LazyLock::new(|| Normalizer::new(&default_cfg()));
             proptest::prop_assert_eq!(N.tokenize(&text, "en"), tokenize_general(&N, &text, "en"));
         }
