@@ -34,21 +34,3 @@ pub struct Tokenized {
     /// as `sentence_lengths`.
     pub sentence_heads: Vec<String>,
 }
-
-impl Tokenized {
-    /// The kept terms of each sentence.
-    pub fn sentences(&self) -> impl Iterator<Item = &[String]> + '_ {
-        let mut start = 0usize;
-        self.sentence_ends.iter().map(move |&end| {
-            let s = &self.terms[start..end as usize];
-            start = end as usize;
-            s
-        })
-    }
-
-    /// The normalized text: kept terms joined by single spaces (a0 hashes it,
-    /// verification compares it).
-    pub fn normalized_text(&self) -> String {
-        self.terms.join(" ")
-    }
-}
