@@ -313,16 +313,7 @@ fn a12_sql_equals_reference_rule() {
     let mut w = TableWriter::for_table(&out, "a12_records").unwrap();
     let mut b = BatchBuilder::new("a12_records");
     for r in &records {
-        b.col::<UInt64Builder>(0).append_value(r.doc_id);
-        b.col::<UInt32Builder>(1).append_value(r.key);
-        b.col::<UInt32Builder>(2).append_value(r.len);
-        b.col::<UInt32Builder>(3).append_value(r.num);
-        for (i, s) in r.ss.iter().enumerate() {
-            b.col::<UInt32Builder>(4 + i).append_value(*s);
-        }
-        for (i, w) in r.ws.iter().enumerate() {
-            b.col::<UInt32Builder>(7 + i).append_value(*w);
-        }
+        r.append_to(&mut b);
     }
     w.write_rest(&mut b).unwrap();
     w.commit().unwrap();

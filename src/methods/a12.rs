@@ -30,7 +30,7 @@
 
 use super::registry::RecordMethod;
 use super::DocView;
-use crate::table::TableOutput;
+use crate::table::{BatchBuilder, TableOutput};
 use anyhow::Result;
 use arrow::array::{UInt32Builder, UInt64Builder};
 use rayon::prelude::*;
@@ -57,6 +57,23 @@ pub struct A12Record {
     pub ws: [u32; 5],
 }
 
+impl A12Record {
+    /// Appends the record as one row of `a12_records` (schema order: doc_id,
+    /// key, len, num, ss1..ss3, ws1..ws5, the columns `jobs/a12.sql` reads).
+    pub fn append_to(&self, b: &mut BatchBuilder) {
+        b.col::<UInt64Builder>(0).append_value(self.doc_id);
+        b.col::<UInt32Builder>(1).append_value(self.key);
+        b.col::<UInt32Builder>(2).append_value(self.len);
+        b.col::<UInt32Builder>(3).append_value(self.num);
+        for (i, ss) in self.ss.iter().enumerate() {
+            b.col::<UInt32Builder>(4 + i).append_value(*ss);
+        }
+        for (i, ws) in self.ws.iter().enumerate() {
+            b.col::<UInt32Builder>(7 + i).append_value(*ws);
+        }
+    }
+}
+
 /// Writes the `a12_records` table: each document's records, in document
 /// order.
 pub struct A12Records;
@@ -65,18 +82,7 @@ impl RecordMethod for A12Records {
     fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()> {
         let per_doc: Vec<Vec<A12Record>> = docs.par_iter().map(a12_records).collect();
         for r in per_doc.iter().flatten() {
-            out.push(|b| {
-                b.col::<UInt64Builder>(0).append_value(r.doc_id);
-                b.col::<UInt32Builder>(1).append_value(r.key);
-                b.col::<UInt32Builder>(2).append_value(r.len);
-                b.col::<UInt32Builder>(3).append_value(r.num);
-                for (i, ss) in r.ss.iter().enumerate() {
-                    b.col::<UInt32Builder>(4 + i).append_value(*ss);
-                }
-                for (i, ws) in r.ws.iter().enumerate() {
-                    b.col::<UInt32Builder>(7 + i).append_value(*ws);
-                }
-            })?;
+            out.push(|b| r.append_to(b))?;
         }
         Ok(())
     }

@@ -104,15 +104,7 @@ impl Normalizer {
         } else {
             text
         };
-        let mut doc = DocBuilder {
-            out: Tokenized::default(),
-            in_sentence: false,
-            pending: Break::None,
-            stops: self.remove_stop_words.then(|| self.stop_set(lang)),
-            max_short_word_chars: self.max_short_word_chars,
-            sentence_length: 0,
-            sentence_head: String::new(),
-        };
+        let mut doc = DocBuilder::new(self, lang);
         // UAX #29 always breaks before and after a line feed (WB3a, WB3b),
         // so the text is segmented line by line, each line by the fastest
         // loop that gives its segments; the line feed itself is a strong
@@ -241,7 +233,20 @@ struct DocBuilder<'a> {
     sentence_head: String,
 }
 
-impl DocBuilder<'_> {
+impl<'a> DocBuilder<'a> {
+    /// The state at the start of a document in language `lang`.
+    fn new(normalizer: &'a Normalizer, lang: &str) -> Self {
+        DocBuilder {
+            out: Tokenized::default(),
+            in_sentence: false,
+            pending: Break::None,
+            stops: normalizer.remove_stop_words.then(|| normalizer.stop_set(lang)),
+            max_short_word_chars: normalizer.max_short_word_chars,
+            sentence_length: 0,
+            sentence_head: String::new(),
+        }
+    }
+
     /// Adds one word; `cjk` words are exempt from the length filter.
     fn word(&mut self, raw: &str, cjk: bool) {
         let ends = match self.pending {
@@ -690,15 +695,7 @@ mod tests {
     /// text: the reference for the line-by-line loop and its ASCII fast path.
     fn tokenize_general(n: &Normalizer, text: &str, lang: &str) -> Tokenized {
         let composed: String = text.nfkc().collect();
-        let mut doc = DocBuilder {
-            out: Tokenized::default(),
-            in_sentence: false,
-            pending: Break::None,
-            stops: n.remove_stop_words.then(|| n.stop_set(lang)),
-            max_short_word_chars: n.max_short_word_chars,
-            sentence_length: 0,
-            sentence_head: String::new(),
-        };
+        let mut doc = DocBuilder::new(n, lang);
         doc.general_segments(&composed, n.cjk);
         doc.finish()
     }
