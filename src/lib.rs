@@ -27,6 +27,7 @@ pub mod stages;
 pub mod status;
 pub mod store;
 pub mod table;
+pub mod tables;
 pub mod text;
 pub mod union_find;
 pub mod verification;

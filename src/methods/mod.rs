@@ -45,7 +45,7 @@ pub enum TokenParts {
 
 /// The view of one tokenized document that methods read. The stages build
 /// it over the Arrow buffers of the `tokens` table
-/// ([`crate::stages::tokens::TokenLists`]): a word is a `&str` into them,
+/// ([`crate::tables::tokens::TokenLists`]): a word is a `&str` into them,
 /// never a `String` of its own. `Default` (no tokens at all) lets tests
 /// spell out only the lists a method reads.
 #[derive(Debug, Clone, Copy, Default)]

@@ -18,8 +18,8 @@ use crate::config::Config;
 use crate::methods::registry;
 use crate::methods::{self, DocView, PairMethod};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::tokens::load_tokens;
 use crate::table::{BatchBuilder, TableWriter};
+use crate::tables::tokens::load_tokens;
 
 /// The search stage.
 pub struct Search;

@@ -17,16 +17,15 @@
 
 use anyhow::Result;
 use arrow::array::{AsArray, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
-use arrow::datatypes::{Float64Type, UInt16Type};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry::{self, MethodSpec, RecordMethod, StateSource};
-use crate::methods::{DocView, Signature, StateRow};
+use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::tokens::{TokenChunks, TokenParts};
 use crate::table::TableOutput;
+use crate::tables::tokens::{TokenChunks, TokenParts};
 use std::collections::BTreeMap;
 
 /// The signatures stage.
@@ -60,11 +59,11 @@ const CHUNK_DOCS: usize = 4_096;
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
     let session = ctx.session().await?;
-    let stats = crate::stages::stats::load_corpus_stats(&session).await?;
+    let stats = crate::tables::corpus_stats::load_corpus_stats(&session).await?;
     let specs: Vec<&MethodSpec> = registry::specs_of(&config.methods.enabled).collect();
     let mut saved_state = BTreeMap::new();
     for m in specs.iter().filter(|m| m.state_reads_documents) {
-        saved_state.insert(m.id.to_string(), load_method_state(&session, m.id).await?);
+        saved_state.insert(m.id.to_string(), crate::tables::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");
     let total: i64 = {
@@ -145,19 +144,4 @@ struct RecordTable {
     table: &'static str,
     writer: Option<Box<dyn RecordMethod>>,
     out: TableOutput,
-}
-
-/// The `method_state` rows of `method`, by slot and term.
-async fn load_method_state(session: &datafusion::prelude::SessionContext, method: &str) -> Result<Vec<StateRow>> {
-    let sql = format!("SELECT slot, term, value FROM method_state WHERE method = '{method}' ORDER BY slot, term");
-    let mut rows = Vec::new();
-    for b in session.sql(&sql).await?.collect().await? {
-        let slots = b.column(0).as_primitive::<UInt16Type>();
-        let terms = b.column(1).as_string::<i32>();
-        let values = b.column(2).as_primitive::<Float64Type>();
-        for i in 0..b.num_rows() {
-            rows.push(StateRow { slot: slots.value(i), term: terms.value(i).to_string(), value: values.value(i) });
-        }
-    }
-    Ok(rows)
 }

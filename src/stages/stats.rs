@@ -8,17 +8,15 @@
 //! descriptive words, which need one more pass over the documents).
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, Float64Builder, StringBuilder, UInt16Builder};
-use arrow::datatypes::{Float64Type, Int64Type};
-use futures::StreamExt;
+use arrow::array::{Float64Builder, StringBuilder, UInt16Builder};
 use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry::{self, StateSource};
-use crate::methods::{CorpusStats, DocView, TermStats};
+use crate::methods::DocView;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::stages::tokens::{load_tokens, TokenChunk, TokenParts};
 use crate::table::{BatchBuilder, TableWriter};
+use crate::tables::tokens::{load_tokens, TokenChunk, TokenParts};
 
 /// The stats stage.
 pub struct Stats;
@@ -55,7 +53,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     }
     // A new session sees the tables just written.
     let session = ctx.session().await?;
-    let stats = load_corpus_stats(&session).await?;
+    let stats = crate::tables::corpus_stats::load_corpus_stats(&session).await?;
     // Few methods build their state from the documents themselves (a9),
     // and they read only the terms.
     let rows = if registry::specs_of(&ctx.config.methods.enabled).any(|m| m.state_reads_documents) {
@@ -84,29 +82,4 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     writer.write_rest(&mut b)?;
     report.rows.insert("method_state".into(), writer.commit()?);
     Ok(report)
-}
-
-/// Reads `df` and `corpus_stats` into memory.
-pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) -> Result<CorpusStats> {
-    let mut stats = CorpusStats::default();
-    for b in session.sql("SELECT n_docs, dl_avg FROM corpus_stats").await?.collect().await? {
-        if b.num_rows() > 0 {
-            stats.n_docs = b.column(0).as_primitive::<Int64Type>().value(0).max(0) as u64;
-            let avg = b.column(1).as_primitive::<Float64Type>();
-            stats.dl_avg = if avg.is_null(0) { 0.0 } else { avg.value(0) };
-        }
-    }
-    let mut stream = session.sql("SELECT term, df, cf FROM df").await?.execute_stream().await?;
-    while let Some(b) = stream.next().await {
-        let b = b?;
-        let terms = b.column(0).as_string::<i32>();
-        let df = b.column(1).as_primitive::<Int64Type>();
-        let cf = b.column(2).as_primitive::<Int64Type>();
-        for i in 0..b.num_rows() {
-            stats
-                .terms
-                .insert(terms.value(i).to_string(), TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 });
-        }
-    }
-    Ok(stats)
 }

@@ -1,0 +1,24 @@
+//! The `method_state` table read back: the state a method chose from the
+//! documents in `stats` (a9's descriptive words), which every task of
+//! `signatures` signs with.
+
+use anyhow::Result;
+use arrow::array::AsArray;
+use arrow::datatypes::{Float64Type, UInt16Type};
+
+use crate::methods::StateRow;
+
+/// The `method_state` rows of `method`, by slot and term.
+pub async fn load_method_state(session: &datafusion::prelude::SessionContext, method: &str) -> Result<Vec<StateRow>> {
+    let sql = format!("SELECT slot, term, value FROM method_state WHERE method = '{method}' ORDER BY slot, term");
+    let mut rows = Vec::new();
+    for b in session.sql(&sql).await?.collect().await? {
+        let slots = b.column(0).as_primitive::<UInt16Type>();
+        let terms = b.column(1).as_string::<i32>();
+        let values = b.column(2).as_primitive::<Float64Type>();
+        for i in 0..b.num_rows() {
+            rows.push(StateRow { slot: slots.value(i), term: terms.value(i).to_string(), value: values.value(i) });
+        }
+    }
+    Ok(rows)
+}

@@ -1,0 +1,192 @@
+//! The `tokens` table read back for the methods: chunks of Arrow batches in
+//! doc_id order, and their token lists borrowed as `&str` (no `String` per
+//! word), the form [`DocView`] gives methods. Written by the `tokens` stage
+//! ([`crate::stages::tokens`]).
+
+use anyhow::Result;
+use arrow::array::{AsArray, ListArray, RecordBatch};
+use arrow::datatypes::{UInt32Type, UInt64Type};
+use futures::StreamExt;
+use std::ops::Range;
+
+use crate::methods::DocView;
+pub use crate::methods::TokenParts;
+
+/// `tokens` rows as read back: the Arrow batches themselves. Their lists
+/// are borrowed, not copied into one `String` per word:
+/// [`TokenChunk::lists`] points into the batches' buffers, and
+/// [`TokenLists::views`] gives the [`DocView`]s methods read.
+#[derive(Default)]
+pub struct TokenChunk {
+    batches: Vec<RecordBatch>,
+    parts: TokenParts,
+}
+
+/// The columns of `tokens` read for each [`TokenParts`], by position in
+/// the SELECT of [`TokenChunks::open`]: terms, sentence_ends, words,
+/// sentence_lengths, sentence_heads.
+fn column_positions(parts: TokenParts) -> [Option<usize>; 5] {
+    match parts {
+        TokenParts::Terms => [Some(1), Some(2), None, None, None],
+        TokenParts::Words => [None, None, Some(1), None, None],
+        TokenParts::All => [Some(1), Some(2), Some(3), None, None],
+        TokenParts::SentenceLengths => [None, None, None, Some(1), Some(2)],
+    }
+}
+
+impl TokenChunk {
+    /// Number of documents.
+    pub fn len(&self) -> usize {
+        self.batches.iter().map(RecordBatch::num_rows).sum()
+    }
+
+    /// True when the chunk has no document.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The chunk's token lists, borrowed from its batches: one `&str` per
+    /// word in flat vectors, and per document its ranges in them.
+    pub fn lists(&self) -> TokenLists<'_> {
+        let [terms_at, ends_at, words_at, lengths_at, heads_at] = column_positions(self.parts);
+        let mut lists = TokenLists::default();
+        for batch in &self.batches {
+            let ids = batch.column(0).as_primitive::<UInt64Type>();
+            let list = |at: Option<usize>| at.map(|i| batch.column(i).as_list::<i32>());
+            let (terms, ends, words) = (list(terms_at), list(ends_at), list(words_at));
+            let (lengths, heads) = (list(lengths_at), list(heads_at));
+            for i in 0..batch.num_rows() {
+                lists.docs.push(DocLists {
+                    doc_id: ids.value(i),
+                    terms: terms.map_or(0..0, |l| push_strs(&mut lists.terms, l, i)),
+                    sentence_ends: ends.map_or(&[], |l| u32_row(l, i)),
+                    words: words.map_or(0..0, |l| push_strs(&mut lists.words, l, i)),
+                    sentence_lengths: lengths.map_or(&[], |l| u32_row(l, i)),
+                    sentence_heads: heads.map_or(0..0, |l| push_strs(&mut lists.heads, l, i)),
+                });
+            }
+        }
+        lists
+    }
+}
+
+/// The token lists of a [`TokenChunk`], borrowed from its batches.
+#[derive(Debug, Default)]
+pub struct TokenLists<'a> {
+    docs: Vec<DocLists<'a>>,
+    terms: Vec<&'a str>,
+    words: Vec<&'a str>,
+    heads: Vec<&'a str>,
+}
+
+/// One document's lists: ranges in [`TokenLists`]' flat vectors, and the
+/// number lists straight from the Arrow buffers.
+#[derive(Debug)]
+struct DocLists<'a> {
+    doc_id: u64,
+    terms: Range<usize>,
+    sentence_ends: &'a [u32],
+    words: Range<usize>,
+    sentence_lengths: &'a [u32],
+    sentence_heads: Range<usize>,
+}
+
+impl<'a> TokenLists<'a> {
+    /// The views methods read, one per document in doc_id order (lists not
+    /// read are empty).
+    pub fn views(&self) -> Vec<DocView<'_>> {
+        self.docs
+            .iter()
+            .map(|d| DocView {
+                doc_id: d.doc_id,
+                terms: &self.terms[d.terms.clone()],
+                sentence_ends: d.sentence_ends,
+                words: &self.words[d.words.clone()],
+                sentence_lengths: d.sentence_lengths,
+                sentence_heads: &self.heads[d.sentence_heads.clone()],
+            })
+            .collect()
+    }
+}
+
+/// Appends the strings of row `row` of `list` to `flat`; returns their range.
+fn push_strs<'a>(flat: &mut Vec<&'a str>, list: &'a ListArray, row: usize) -> Range<usize> {
+    let offsets = list.value_offsets();
+    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+    let values = list.values().as_string::<i32>();
+    let from = flat.len();
+    flat.extend((start..end).map(|j| values.value(j)));
+    from..flat.len()
+}
+
+/// Row `row` of a list of u32, borrowed from the Arrow buffer.
+fn u32_row(list: &ListArray, row: usize) -> &[u32] {
+    let offsets = list.value_offsets();
+    let values = list.values().as_primitive::<UInt32Type>().values();
+    &values[offsets[row] as usize..offsets[row + 1] as usize]
+}
+
+/// The `tokens` rows selected by `filter` (a SQL WHERE clause, or empty)
+/// in doc_id order, read in chunks of a bounded number of documents, with
+/// only the lists `parts` names (the others are left empty).
+pub struct TokenChunks {
+    stream: datafusion::physical_plan::SendableRecordBatchStream,
+    parts: TokenParts,
+    /// Batches read and not yet handed out, and their number of rows.
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+}
+
+impl TokenChunks {
+    /// Starts reading.
+    pub async fn open(session: &datafusion::prelude::SessionContext, filter: &str, parts: TokenParts) -> Result<Self> {
+        let columns = match parts {
+            TokenParts::Terms => "doc_id, terms, sentence_ends",
+            TokenParts::Words => "doc_id, words",
+            TokenParts::All => "doc_id, terms, sentence_ends, words",
+            TokenParts::SentenceLengths => "doc_id, sentence_lengths, sentence_heads",
+        };
+        let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
+        let sql = format!("SELECT {columns} FROM tokens {filter} ORDER BY doc_id");
+        let stream = session.sql(&sql).await?.execute_stream().await?;
+        Ok(TokenChunks { stream, parts, pending: Vec::new(), pending_rows: 0 })
+    }
+
+    /// The next at most `max_docs` rows; None at the end.
+    pub async fn next_chunk(&mut self, max_docs: usize) -> Result<Option<TokenChunk>> {
+        while self.pending_rows < max_docs {
+            let Some(batch) = self.stream.next().await else { break };
+            let batch = batch?;
+            self.pending_rows += batch.num_rows();
+            self.pending.push(batch);
+        }
+        if self.pending_rows == 0 {
+            return Ok(None);
+        }
+        let (mut taken, mut rest, mut n) = (Vec::new(), Vec::new(), 0usize);
+        for batch in self.pending.drain(..) {
+            let k = max_docs.saturating_sub(n).min(batch.num_rows());
+            if k > 0 {
+                taken.push(batch.slice(0, k));
+                n += k;
+            }
+            if k < batch.num_rows() {
+                rest.push(batch.slice(k, batch.num_rows() - k));
+            }
+        }
+        self.pending = rest;
+        self.pending_rows -= n;
+        Ok(Some(TokenChunk { batches: taken, parts: self.parts }))
+    }
+}
+
+/// Loads every `tokens` row selected by `filter` (a SQL WHERE clause, or
+/// empty) in doc_id order, with the lists `parts` names.
+pub async fn load_tokens(
+    session: &datafusion::prelude::SessionContext,
+    filter: &str,
+    parts: TokenParts,
+) -> Result<TokenChunk> {
+    let mut chunks = TokenChunks::open(session, filter, parts).await?;
+    Ok(chunks.next_chunk(usize::MAX).await?.unwrap_or_default())
+}
