@@ -19,8 +19,8 @@
 --    Javadoc crawl 98.6% of the pairs only a11 proposed failed
 --    verification, most of them linked by < 5%).
 -- The pairs kept are a11's comparisons: verify compares each of them, and
--- a11's found pairs are those that pass (src/methods/mod.rs,
--- COMPARING_METHODS).
+-- a11's found pairs are those that pass (src/methods/registry.rs,
+-- includes_comparison).
 -- Chains longer than ${max_group_size} are walked like any other and
 -- listed in hot_signatures.
 -- Gives (method = 'a11', doc_a, doc_b, strength, len_gap, score = NULL).
