@@ -29,14 +29,13 @@ pub mod whole;
 /// lists are most of a document's memory (`words` about twice `terms`), and
 /// the stages that hold the whole corpus (`stats` for a9, `search`) need one
 /// of them only.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenParts {
     /// `terms` and `sentence_ends`.
     Terms,
     /// `words`.
     Words,
     /// `terms`, `sentence_ends` and `words`: what signature methods read.
-    #[default]
     All,
     /// `sentence_lengths` and `sentence_heads`: all SL+ST reads under the
     /// seed's rule, far smaller than `terms`.

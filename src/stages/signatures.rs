@@ -21,7 +21,7 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::registry::{self, MethodSpec, RecordMethod, StateSource};
+use crate::methods::registry::{self, RecordMethod, StateSource};
 use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::TableOutput;
@@ -60,9 +60,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
     let session = ctx.session().await?;
     let stats = crate::tables::corpus_stats::load_corpus_stats(&session).await?;
-    let specs: Vec<&MethodSpec> = registry::specs_of(&config.methods.enabled).collect();
     let mut saved_state = BTreeMap::new();
-    for m in specs.iter().filter(|m| m.state_reads_documents) {
+    for m in registry::specs_of(&config.methods.enabled).filter(|m| m.state_reads_documents) {
         saved_state.insert(m.id.to_string(), crate::tables::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");

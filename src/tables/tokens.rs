@@ -4,7 +4,7 @@
 //! ([`crate::stages::tokens`]).
 
 use anyhow::Result;
-use arrow::array::{AsArray, ListArray, RecordBatch};
+use arrow::array::{AsArray, ListArray, RecordBatch, StringArray};
 use arrow::datatypes::{UInt32Type, UInt64Type};
 use futures::StreamExt;
 use std::ops::Range;
@@ -19,18 +19,16 @@ pub use crate::methods::TokenParts;
 #[derive(Default)]
 pub struct TokenChunk {
     batches: Vec<RecordBatch>,
-    parts: TokenParts,
 }
 
-/// The columns of `tokens` read for each [`TokenParts`], by position in
-/// the SELECT of [`TokenChunks::open`]: terms, sentence_ends, words,
-/// sentence_lengths, sentence_heads.
-fn column_positions(parts: TokenParts) -> [Option<usize>; 5] {
+/// The list columns of `tokens` read for each [`TokenParts`]; a list not
+/// read is absent from the batches, so its views are empty.
+fn list_columns(parts: TokenParts) -> &'static [&'static str] {
     match parts {
-        TokenParts::Terms => [Some(1), Some(2), None, None, None],
-        TokenParts::Words => [None, None, Some(1), None, None],
-        TokenParts::All => [Some(1), Some(2), Some(3), None, None],
-        TokenParts::SentenceLengths => [None, None, None, Some(1), Some(2)],
+        TokenParts::Terms => &["terms", "sentence_ends"],
+        TokenParts::Words => &["words"],
+        TokenParts::All => &["terms", "sentence_ends", "words"],
+        TokenParts::SentenceLengths => &["sentence_lengths", "sentence_heads"],
     }
 }
 
@@ -48,21 +46,22 @@ impl TokenChunk {
     /// The chunk's token lists, borrowed from its batches: one `&str` per
     /// word in flat vectors, and per document its ranges in them.
     pub fn lists(&self) -> TokenLists<'_> {
-        let [terms_at, ends_at, words_at, lengths_at, heads_at] = column_positions(self.parts);
         let mut lists = TokenLists::default();
         for batch in &self.batches {
             let ids = batch.column(0).as_primitive::<UInt64Type>();
-            let list = |at: Option<usize>| at.map(|i| batch.column(i).as_list::<i32>());
-            let (terms, ends, words) = (list(terms_at), list(ends_at), list(words_at));
-            let (lengths, heads) = (list(lengths_at), list(heads_at));
+            let list = |name: &str| batch.column_by_name(name).map(|c| c.as_list::<i32>());
+            let strings = |name: &str| list(name).map(StringList::of);
+            let numbers = |name: &str| list(name).map(NumberList::of);
+            let (terms, words, heads) = (strings("terms"), strings("words"), strings("sentence_heads"));
+            let (ends, lengths) = (numbers("sentence_ends"), numbers("sentence_lengths"));
             for i in 0..batch.num_rows() {
                 lists.docs.push(DocLists {
                     doc_id: ids.value(i),
-                    terms: terms.map_or(0..0, |l| push_strs(&mut lists.terms, l, i)),
-                    sentence_ends: ends.map_or(&[], |l| u32_row(l, i)),
-                    words: words.map_or(0..0, |l| push_strs(&mut lists.words, l, i)),
-                    sentence_lengths: lengths.map_or(&[], |l| u32_row(l, i)),
-                    sentence_heads: heads.map_or(0..0, |l| push_strs(&mut lists.heads, l, i)),
+                    terms: terms.as_ref().map_or(0..0, |l| l.push_row(&mut lists.terms, i)),
+                    sentence_ends: ends.as_ref().map_or(&[], |l| l.row(i)),
+                    words: words.as_ref().map_or(0..0, |l| l.push_row(&mut lists.words, i)),
+                    sentence_lengths: lengths.as_ref().map_or(&[], |l| l.row(i)),
+                    sentence_heads: heads.as_ref().map_or(0..0, |l| l.push_row(&mut lists.heads, i)),
                 });
             }
         }
@@ -109,21 +108,41 @@ impl<'a> TokenLists<'a> {
     }
 }
 
-/// Appends the strings of row `row` of `list` to `flat`; returns their range.
-fn push_strs<'a>(flat: &mut Vec<&'a str>, list: &'a ListArray, row: usize) -> Range<usize> {
-    let offsets = list.value_offsets();
-    let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
-    let values = list.values().as_string::<i32>();
-    let from = flat.len();
-    flat.extend((start..end).map(|j| values.value(j)));
-    from..flat.len()
+/// A list-of-strings column of one batch, its child array cast once.
+struct StringList<'a> {
+    offsets: &'a [i32],
+    values: &'a StringArray,
 }
 
-/// Row `row` of a list of u32, borrowed from the Arrow buffer.
-fn u32_row(list: &ListArray, row: usize) -> &[u32] {
-    let offsets = list.value_offsets();
-    let values = list.values().as_primitive::<UInt32Type>().values();
-    &values[offsets[row] as usize..offsets[row + 1] as usize]
+impl<'a> StringList<'a> {
+    fn of(list: &'a ListArray) -> Self {
+        StringList { offsets: list.value_offsets(), values: list.values().as_string::<i32>() }
+    }
+
+    /// Appends the strings of row `row` to `flat`; returns their range.
+    fn push_row(&self, flat: &mut Vec<&'a str>, row: usize) -> Range<usize> {
+        let (start, end) = (self.offsets[row] as usize, self.offsets[row + 1] as usize);
+        let from = flat.len();
+        flat.extend((start..end).map(|j| self.values.value(j)));
+        from..flat.len()
+    }
+}
+
+/// A list-of-u32 column of one batch, its child buffer cast once.
+struct NumberList<'a> {
+    offsets: &'a [i32],
+    values: &'a [u32],
+}
+
+impl<'a> NumberList<'a> {
+    fn of(list: &'a ListArray) -> Self {
+        NumberList { offsets: list.value_offsets(), values: list.values().as_primitive::<UInt32Type>().values() }
+    }
+
+    /// Row `row`, borrowed from the Arrow buffer.
+    fn row(&self, row: usize) -> &'a [u32] {
+        &self.values[self.offsets[row] as usize..self.offsets[row + 1] as usize]
+    }
 }
 
 /// The `tokens` rows selected by `filter` (a SQL WHERE clause, or empty)
@@ -131,7 +150,6 @@ fn u32_row(list: &ListArray, row: usize) -> &[u32] {
 /// only the lists `parts` names (the others are left empty).
 pub struct TokenChunks {
     stream: datafusion::physical_plan::SendableRecordBatchStream,
-    parts: TokenParts,
     /// Batches read and not yet handed out, and their number of rows.
     pending: Vec<RecordBatch>,
     pending_rows: usize,
@@ -140,16 +158,11 @@ pub struct TokenChunks {
 impl TokenChunks {
     /// Starts reading.
     pub async fn open(session: &datafusion::prelude::SessionContext, filter: &str, parts: TokenParts) -> Result<Self> {
-        let columns = match parts {
-            TokenParts::Terms => "doc_id, terms, sentence_ends",
-            TokenParts::Words => "doc_id, words",
-            TokenParts::All => "doc_id, terms, sentence_ends, words",
-            TokenParts::SentenceLengths => "doc_id, sentence_lengths, sentence_heads",
-        };
+        let columns = list_columns(parts).join(", ");
         let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
-        let sql = format!("SELECT {columns} FROM tokens {filter} ORDER BY doc_id");
+        let sql = format!("SELECT doc_id, {columns} FROM tokens {filter} ORDER BY doc_id");
         let stream = session.sql(&sql).await?.execute_stream().await?;
-        Ok(TokenChunks { stream, parts, pending: Vec::new(), pending_rows: 0 })
+        Ok(TokenChunks { stream, pending: Vec::new(), pending_rows: 0 })
     }
 
     /// The next at most `max_docs` rows; None at the end.
@@ -176,7 +189,7 @@ impl TokenChunks {
         }
         self.pending = rest;
         self.pending_rows -= n;
-        Ok(Some(TokenChunk { batches: taken, parts: self.parts }))
+        Ok(Some(TokenChunk { batches: taken }))
     }
 }
 
