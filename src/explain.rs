@@ -4,10 +4,11 @@
 //! it, with the methods whose edges led there.
 
 use anyhow::{Context, Result};
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Float64Type, UInt64Type};
+use arrow::array::{Array, StringArray};
 use std::fmt::Write;
 use std::path::Path;
+
+use crate::tables::columns::{boilerplate, clusters, documents, duplicates};
 
 /// Text for `pipeline explain`: the document, its cluster and
 /// representative, and every pair that involves it with the methods that
@@ -32,10 +33,8 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     let mut text = String::new();
     let mut ids = Vec::new();
     for b in &docs {
-        let id = b.column(0).as_primitive::<UInt64Type>();
-        let url = b.column(1).as_string::<i32>();
-        let title = b.column(3).as_string::<i32>();
-        let body = b.column(4).as_string::<i32>();
+        let (id, url) = (documents::doc_id(b)?, documents::url(b)?);
+        let (title, body) = (documents::title(b)?, documents::text(b)?);
         for i in 0..b.num_rows() {
             ids.push(id.value(i));
             writeln!(text, "document {} {} ({})", id.value(i), url.value(i), title.value(i))?;
@@ -46,7 +45,8 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     for id in ids {
         let cl = session
             .sql(&format!(
-                "SELECT c.cluster_id, c.cluster_size, c.is_representative, c.similarity_to_representative, d.url \
+                "SELECT c.cluster_id, c.cluster_size, c.is_representative, c.similarity_to_representative, \
+                 d.url AS representative_url \
                  FROM clusters c JOIN documents d ON d.doc_id = c.cluster_id WHERE c.doc_id = {id}"
             ))
             .await?
@@ -55,11 +55,11 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         match cl.iter().find(|b| b.num_rows() > 0) {
             None => writeln!(text, "  not in any cluster: no verified near-duplicate among the documents compared")?,
             Some(b) => {
-                let rep = b.column(0).as_primitive::<UInt64Type>().value(0);
-                let size = b.column(1).as_primitive::<UInt64Type>().value(0);
-                let is_rep = b.column(2).as_boolean().value(0);
-                let sim = b.column(3).as_primitive::<Float64Type>();
-                let url = b.column(4).as_string::<i32>().value(0);
+                let rep = clusters::cluster_id(b)?.value(0);
+                let size = clusters::cluster_size(b)?.value(0);
+                let is_rep = clusters::is_representative(b)?.value(0);
+                let sim = clusters::similarity_to_representative(b)?;
+                let url = crate::tables::column::<StringArray>(b, "representative_url")?.value(0);
                 if is_rep {
                     writeln!(text, "  representative (kept) of cluster {rep} with {size} documents")?;
                 } else {
@@ -73,19 +73,16 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         }
         let pairs = session
             .sql(&format!(
-                "SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ','), similarity, verified \
+                "SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ',') AS method_list, similarity, verified \
                  FROM duplicates WHERE doc_a = {id} OR doc_b = {id} ORDER BY verified DESC, similarity DESC"
             ))
             .await?
             .collect()
             .await?;
         for b in &pairs {
-            let a = b.column(0).as_primitive::<UInt64Type>();
-            let ua = b.column(2).as_string::<i32>();
-            let ub = b.column(3).as_string::<i32>();
-            let m = b.column(4).as_string::<i32>();
-            let s = b.column(5).as_primitive::<Float64Type>();
-            let v = b.column(6).as_boolean();
+            let (a, ua, ub) = (duplicates::doc_a(b)?, duplicates::url_a(b)?, duplicates::url_b(b)?);
+            let m = crate::tables::column::<StringArray>(b, "method_list")?;
+            let (s, v) = (duplicates::similarity(b)?, duplicates::verified(b)?);
             for i in 0..b.num_rows() {
                 let other = if a.value(i) == id { ub.value(i) } else { ua.value(i) };
                 let s = if s.is_null(i) { "below threshold".to_string() } else { format!("{:.4}", s.value(i)) };
@@ -105,7 +102,7 @@ async fn boilerplate_lines(session: &datafusion::prelude::SessionContext, url: &
     let mut template = crate::text::blocks::Boilerplate::default();
     let sql = format!("SELECT block_hash FROM boilerplate WHERE host = '{}'", host.replace('\'', "''"));
     for b in session.sql(&sql).await.context("reading boilerplate")?.collect().await? {
-        let keys = b.column(0).as_primitive::<UInt64Type>();
+        let keys = boilerplate::block_hash(&b)?;
         for i in 0..b.num_rows() {
             template.insert(&host, keys.value(i));
         }

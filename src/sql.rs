@@ -227,6 +227,15 @@ async fn register_tables(ctx: &SessionContext, out: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The number a `SELECT COUNT(*) AS n ...` query gives (0 for no row).
+pub async fn count(session: &SessionContext, sql: &str) -> Result<u64> {
+    let batches = session.sql(sql).await?.collect().await?;
+    match batches.iter().find(|b| b.num_rows() > 0) {
+        Some(b) => Ok(crate::tables::column::<arrow::array::Int64Array>(b, "n")?.value(0).max(0) as u64),
+        None => Ok(0),
+    }
+}
+
 /// Replaces `${name}` placeholders in a SQL job with values.
 pub fn substitute(sql: &str, params: &[(&str, String)]) -> String {
     let mut s = sql.to_string();

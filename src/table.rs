@@ -12,8 +12,8 @@
 //! runner's manifests, not the files, tell when all N tasks are done.
 
 use anyhow::{Context, Result};
-use arrow::array::{ArrayBuilder, ArrayRef, RecordBatch};
-use arrow::datatypes::{DataType, SchemaRef};
+use arrow::array::{ArrayRef, RecordBatch};
+use arrow::datatypes::SchemaRef;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::StreamExt;
 use parquet::arrow::ArrowWriter;
@@ -28,63 +28,31 @@ use crate::shard::Shard;
 /// Rows per record batch and per Parquet row group flush.
 pub const BATCH_ROWS: usize = 8192;
 
-/// Builds record batches of one table row by row, with column builders made
-/// from the table's schema file.
-pub struct BatchBuilder {
-    schema: SchemaRef,
-    builders: Vec<Box<dyn ArrayBuilder>>,
-}
+/// Rows of one table being built, column by column: the generated
+/// `crate::tables::columns::<table>::Rows`, whose fields are the table's
+/// columns as typed builders, named as in its schema file.
+pub trait Rows: Default {
+    /// The table the rows belong to.
+    const TABLE: &'static str;
 
-impl BatchBuilder {
-    /// A builder for `table` (its schema from `schemas/`).
-    pub fn new(table: &str) -> BatchBuilder {
-        let schema = schema::arrow_schema(table);
-        let builders = schema.fields().iter().map(|f| typed_builder(f.data_type())).collect();
-        BatchBuilder { schema, builders }
-    }
-
-    /// The builder of column `i`, as its concrete type. A wrong type is a
-    /// programming error (the schema tests catch it), hence the panic.
-    pub fn col<B: ArrayBuilder>(&mut self, i: usize) -> &mut B {
-        self.builders[i]
-            .as_any_mut()
-            .downcast_mut::<B>()
-            .unwrap_or_else(|| panic!("column {i} has another builder type"))
-    }
-
-    /// Rows appended since the last [`BatchBuilder::finish`].
-    pub fn len(&self) -> usize {
-        self.builders.first().map_or(0, |b| b.len())
-    }
+    /// Rows appended since the last [`Rows::finish`].
+    fn len(&self) -> usize;
 
     /// True when no row is pending.
-    pub fn is_empty(&self) -> bool {
+    fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
-    /// Takes the pending rows as one record batch.
-    pub fn finish(&mut self) -> Result<RecordBatch> {
-        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(|b| b.finish()).collect();
-        Ok(RecordBatch::try_new(self.schema.clone(), columns)?)
-    }
-}
+    /// Takes every column's pending values, in the schema file's order.
+    fn finish_columns(&mut self) -> Vec<ArrayRef>;
 
-/// A builder whose concrete type [`BatchBuilder::col`] can name: arrow's
-/// `make_builder` gives lists a `ListBuilder<Box<dyn ArrayBuilder>>`, so the
-/// list types our schemas use get their typed builders here.
-fn typed_builder(data_type: &DataType) -> Box<dyn ArrayBuilder> {
-    use arrow::array::{ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
-    match data_type {
-        DataType::List(item) => {
-            let field = item.clone();
-            match item.data_type() {
-                DataType::Utf8 => Box::new(ListBuilder::new(StringBuilder::new()).with_field(field)),
-                DataType::UInt32 => Box::new(ListBuilder::new(UInt32Builder::new()).with_field(field)),
-                DataType::UInt64 => Box::new(ListBuilder::new(UInt64Builder::new()).with_field(field)),
-                other => panic!("no typed list builder for {other:?}"),
-            }
-        }
-        other => arrow::array::make_builder(other, BATCH_ROWS),
+    /// Takes the pending rows as one record batch of the table's schema. A
+    /// row that left out a column gives columns of unequal length: an
+    /// error here, not a shifted table.
+    fn finish(&mut self) -> Result<RecordBatch> {
+        let columns = self.finish_columns();
+        RecordBatch::try_new(schema::arrow_schema(Self::TABLE), columns)
+            .with_context(|| format!("rows of table {}", Self::TABLE))
     }
 }
 
@@ -219,18 +187,18 @@ impl PartWriter {
         Ok(())
     }
 
-    /// Flushes the builder's pending rows when it holds a full batch.
-    pub fn write_if_full(&mut self, builder: &mut BatchBuilder) -> Result<()> {
-        if builder.len() >= BATCH_ROWS {
-            self.write(&builder.finish()?)?;
+    /// Flushes the pending rows when they make a full batch.
+    pub fn write_if_full(&mut self, rows: &mut impl Rows) -> Result<()> {
+        if rows.len() >= BATCH_ROWS {
+            self.write(&rows.finish()?)?;
         }
         Ok(())
     }
 
-    /// Writes whatever rows the builder still holds.
-    pub fn write_rest(&mut self, builder: &mut BatchBuilder) -> Result<()> {
-        if !builder.is_empty() {
-            self.write(&builder.finish()?)?;
+    /// Writes whatever rows are still pending.
+    pub fn write_rest(&mut self, rows: &mut impl Rows) -> Result<()> {
+        if !rows.is_empty() {
+            self.write(&rows.finish()?)?;
         }
         Ok(())
     }
@@ -273,14 +241,14 @@ impl TableWriter {
         self.part.write(batch)
     }
 
-    /// Flushes the builder's pending rows when it holds a full batch.
-    pub fn write_if_full(&mut self, builder: &mut BatchBuilder) -> Result<()> {
-        self.part.write_if_full(builder)
+    /// Flushes the pending rows when they make a full batch.
+    pub fn write_if_full(&mut self, rows: &mut impl Rows) -> Result<()> {
+        self.part.write_if_full(rows)
     }
 
-    /// Writes whatever rows the builder still holds.
-    pub fn write_rest(&mut self, builder: &mut BatchBuilder) -> Result<()> {
-        self.part.write_rest(builder)
+    /// Writes whatever rows are still pending.
+    pub fn write_rest(&mut self, rows: &mut impl Rows) -> Result<()> {
+        self.part.write_rest(rows)
     }
 
     /// Finishes the file and publishes the table; returns the rows written.
@@ -294,21 +262,26 @@ impl TableWriter {
 /// A table fed row by row over a whole stage: its writer and its pending
 /// rows, so that code adding rows (a method writing its own records) needs
 /// neither to know batch sizes nor to flush.
-pub struct TableOutput {
+pub struct TableOutput<R: Rows> {
     writer: TableWriter,
-    rows: BatchBuilder,
+    rows: R,
 }
 
-impl TableOutput {
-    /// Starts writing `shard`'s part of `table` (the whole table for
+impl<R: Rows> TableOutput<R> {
+    /// Starts writing `shard`'s part of the table (the whole table for
     /// [`Shard::WHOLE`]), schema from its schema file.
-    pub fn for_shard(out_dir: &Path, table: &str, shard: Shard) -> Result<TableOutput> {
-        Ok(TableOutput { writer: TableWriter::for_shard(out_dir, table, shard)?, rows: BatchBuilder::new(table) })
+    pub fn for_shard(out_dir: &Path, shard: Shard) -> Result<TableOutput<R>> {
+        Ok(TableOutput { writer: TableWriter::for_shard(out_dir, R::TABLE, shard)?, rows: R::default() })
+    }
+
+    /// Starts writing the whole table (a stage that is not sharded).
+    pub fn create(out_dir: &Path) -> Result<TableOutput<R>> {
+        TableOutput::for_shard(out_dir, Shard::WHOLE)
     }
 
     /// Appends one row, whose columns `fill` sets, and writes a batch once
     /// enough rows are pending.
-    pub fn push(&mut self, fill: impl FnOnce(&mut BatchBuilder)) -> Result<()> {
+    pub fn push(&mut self, fill: impl FnOnce(&mut R)) -> Result<()> {
         fill(&mut self.rows);
         self.writer.write_if_full(&mut self.rows)
     }
@@ -347,10 +320,10 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Checks every Parquet file of `table` under `out_dir` against the
 /// table's schema file ([`schema::stored_schema_difference`]), reading
-/// only the files' footers. The stages read columns by position and as the
-/// schema file's types, so a table damaged, edited or written by another
-/// program must stop a stage with an error naming the table, file and
-/// column, not a panic deep inside a downcast.
+/// only the files' footers. The stages read columns as the schema file's
+/// types, so a table damaged, edited or written by another program stops a
+/// stage before it reads anything, with an error naming the table, file and
+/// column.
 pub fn check_table_schema(out_dir: &Path, table: &str) -> Result<()> {
     let dir = out_dir.join(table);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)

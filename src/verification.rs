@@ -14,14 +14,15 @@
 //! the threshold.
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema, UInt64Type};
+use arrow::array::{Array, AsArray, ListArray, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::config::{SimilarityAlgorithm, VerificationText};
 use crate::methods::registry::includes_comparison;
+use crate::tables::columns::{candidates, tokens};
 
 /// The distinct candidate edges: for each pair, the methods that proposed
 /// it as a bit set over `methods` (sorted names).
@@ -38,7 +39,7 @@ impl CandidateEdges {
     pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateEdges> {
         let mut methods: Vec<String> = Vec::new();
         for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
-            let m = b.column(0).as_string::<i32>();
+            let m = candidates::method(&b)?;
             methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
         }
         anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
@@ -46,9 +47,7 @@ impl CandidateEdges {
         let mut stream = session.sql("SELECT doc_a, doc_b, method FROM candidates").await?.execute_stream().await?;
         while let Some(batch) = stream.next().await {
             let batch = batch?;
-            let a = batch.column(0).as_primitive::<UInt64Type>();
-            let b = batch.column(1).as_primitive::<UInt64Type>();
-            let m = batch.column(2).as_string::<i32>();
+            let (a, b, m) = (candidates::doc_a(&batch)?, candidates::doc_b(&batch)?, candidates::method(&batch)?);
             for i in 0..batch.num_rows() {
                 let bit = methods.binary_search_by(|x| x.as_str().cmp(m.value(i))).unwrap_or(0);
                 *pairs.entry((a.value(i), b.value(i))).or_default() |= 1u64 << bit;
@@ -194,13 +193,13 @@ pub async fn load_verification_texts(
     let mut texts = HashMap::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let ids = batch.column(0).as_primitive::<UInt64Type>();
+        let ids = tokens::doc_id(&batch)?;
         if kind == VerificationText::Visible {
-            let text = batch.column(1).as_string::<i32>();
+            let text = tokens::text(&batch)?;
             texts.extend((0..batch.num_rows()).map(|i| (ids.value(i), text.value(i).to_string())));
             continue;
         }
-        let lists = batch.column(1).as_list::<i32>();
+        let lists: &ListArray = crate::tables::column(&batch, column)?;
         for i in 0..batch.num_rows() {
             let list = lists.value(i);
             let words = list.as_string::<i32>();

@@ -5,12 +5,12 @@
 //! `a12_pair_matches` as the pair rule, and min-hash's resemblance threshold
 //! on hand-made sketches.
 
-use arrow::array::{StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use neardup::config::Config;
 use neardup::methods::a12::{a12_pair_matches, A12Record};
 use neardup::methods::splitmix64;
 use neardup::stages::candidates::{candidate_edges, scored_candidate_edges};
-use neardup::table::{BatchBuilder, TableWriter};
+use neardup::table::{TableOutput, TableWriter};
+use neardup::tables::columns::{a12_records, shingles, signatures, sketches};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -114,16 +114,17 @@ fn exact_signature_groups_are_chained_and_bounded() {
             rows.push(("a6", d, band, (d % (band as u64 % 3 + 1)) * 1000 + band as u64));
         }
     }
-    let mut w = TableWriter::for_table(&out, "signatures").unwrap();
-    let mut b = BatchBuilder::new("signatures");
+    let mut w = TableOutput::<signatures::Rows>::create(&out).unwrap();
     for (m, d, slot, sig) in &rows {
-        b.col::<StringBuilder>(0).append_value(m);
-        b.col::<UInt64Builder>(1).append_value(*d);
-        b.col::<UInt16Builder>(2).append_value(*slot);
-        b.col::<UInt64Builder>(3).append_value(*sig);
-        b.col::<UInt32Builder>(4).append_value(len(*d));
+        w.push(|b| {
+            b.method.append_value(m);
+            b.doc_id.append_value(*d);
+            b.slot.append_value(*slot);
+            b.sig.append_value(*sig);
+            b.doc_len.append_value(len(*d));
+        })
+        .unwrap();
     }
-    w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
     write_empty_inputs_except(&out, "signatures");
 
@@ -149,14 +150,15 @@ fn exact_signature_groups_are_chained_and_bounded() {
 }
 
 fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {
-    let mut w = TableWriter::for_table(out, "shingles").unwrap();
-    let mut b = BatchBuilder::new("shingles");
+    let mut w = TableOutput::<shingles::Rows>::create(out).unwrap();
     for (shingle, doc, len) in rows {
-        b.col::<UInt64Builder>(0).append_value(*shingle);
-        b.col::<UInt64Builder>(1).append_value(*doc);
-        b.col::<UInt32Builder>(2).append_value(*len);
+        w.push(|b| {
+            b.shingle.append_value(*shingle);
+            b.doc_id.append_value(*doc);
+            b.doc_len.append_value(*len);
+        })
+        .unwrap();
     }
-    w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
 }
 
@@ -310,12 +312,10 @@ fn a12_sql_equals_reference_rule() {
             records.push(A12Record { doc_id: doc + 2000, key: *key, len, num, ss, ws });
         }
     }
-    let mut w = TableWriter::for_table(&out, "a12_records").unwrap();
-    let mut b = BatchBuilder::new("a12_records");
+    let mut w = TableOutput::<a12_records::Rows>::create(&out).unwrap();
     for r in &records {
-        r.append_to(&mut b);
+        w.push(|b| r.append_to(b)).unwrap();
     }
-    w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
     write_empty_inputs_except(&out, "a12_records");
 
@@ -354,28 +354,30 @@ fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
     let sketch =
         |equal: usize| -> Vec<u64> { (0..k as u64).map(|i| if (i as usize) < equal { i } else { 1000 + i }).collect() };
     let sketches = [(1u64, sketch(k)), (2, sketch(63)), (3, sketch(62)), (4, sketch(k))];
-    let mut w = TableWriter::for_table(&out, "sketches").unwrap();
-    let mut b = BatchBuilder::new("sketches");
+    let mut w = TableOutput::<sketches::Rows>::create(&out).unwrap();
     for (d, s) in &sketches {
         for (position, minimum) in s.iter().enumerate() {
-            b.col::<UInt64Builder>(0).append_value(*d);
-            b.col::<UInt32Builder>(1).append_value(position as u32);
-            b.col::<UInt64Builder>(2).append_value(*minimum);
+            w.push(|b| {
+                b.doc_id.append_value(*d);
+                b.position.append_value(position as u32);
+                b.minimum.append_value(*minimum);
+            })
+            .unwrap();
         }
     }
-    w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
     // Docs 1, 2, 3 share band 0 (one group); doc 4 is alone in band 0.
-    let mut w = TableWriter::for_table(&out, "signatures").unwrap();
-    let mut b = BatchBuilder::new("signatures");
+    let mut w = TableOutput::<signatures::Rows>::create(&out).unwrap();
     for (d, sig) in [(1u64, 5u64), (2, 5), (3, 5), (4, 6)] {
-        b.col::<StringBuilder>(0).append_value("minhash");
-        b.col::<UInt64Builder>(1).append_value(d);
-        b.col::<UInt16Builder>(2).append_value(0);
-        b.col::<UInt64Builder>(3).append_value(sig);
-        b.col::<UInt32Builder>(4).append_value(100);
+        w.push(|b| {
+            b.method.append_value("minhash");
+            b.doc_id.append_value(d);
+            b.slot.append_value(0);
+            b.sig.append_value(sig);
+            b.doc_len.append_value(100);
+        })
+        .unwrap();
     }
-    w.write_rest(&mut b).unwrap();
     w.commit().unwrap();
     for t in ["shingles", "a12_records", "method_pairs"] {
         TableWriter::for_table(&out, t).unwrap().commit().unwrap();

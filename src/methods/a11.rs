@@ -11,8 +11,8 @@ use super::shingles::distinct_shingles;
 use super::DocView;
 use crate::config::MethodsConfig;
 use crate::table::TableOutput;
+use crate::tables::columns::shingles;
 use anyhow::Result;
-use arrow::array::{UInt32Builder, UInt64Builder};
 use rayon::prelude::*;
 
 /// Writes the `shingles` table: per document its distinct shingles of
@@ -21,22 +21,22 @@ pub struct ShingleRecords {
     width: usize,
 }
 
-impl ShingleRecords {
+impl RecordMethod for ShingleRecords {
+    type Rows = shingles::Rows;
+
     /// Reads `shingle_width`.
-    pub fn new(cfg: &MethodsConfig) -> ShingleRecords {
+    fn from_config(cfg: &MethodsConfig) -> ShingleRecords {
         ShingleRecords { width: cfg.shingle_width }
     }
-}
 
-impl RecordMethod for ShingleRecords {
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()> {
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<shingles::Rows>) -> Result<()> {
         let per_doc: Vec<Vec<u64>> = docs.par_iter().map(|d| distinct_shingles(d.terms, self.width)).collect();
         for (d, shingles) in docs.iter().zip(per_doc) {
             for s in shingles {
                 out.push(|b| {
-                    b.col::<UInt64Builder>(0).append_value(s);
-                    b.col::<UInt64Builder>(1).append_value(d.doc_id);
-                    b.col::<UInt32Builder>(2).append_value(d.terms.len() as u32);
+                    b.shingle.append_value(s);
+                    b.doc_id.append_value(d.doc_id);
+                    b.doc_len.append_value(d.terms.len() as u32);
                 })?;
             }
         }

@@ -30,9 +30,10 @@
 
 use super::registry::RecordMethod;
 use super::DocView;
-use crate::table::{BatchBuilder, TableOutput};
+use crate::config::MethodsConfig;
+use crate::table::TableOutput;
+use crate::tables::columns::a12_records;
 use anyhow::Result;
-use arrow::array::{UInt32Builder, UInt64Builder};
 use rayon::prelude::*;
 
 /// One a12 record: a document keyed by one of its top sentence signatures.
@@ -60,16 +61,16 @@ pub struct A12Record {
 impl A12Record {
     /// Appends the record as one row of `a12_records` (schema order: doc_id,
     /// key, len, num, ss1..ss3, ws1..ws5, the columns `jobs/a12.sql` reads).
-    pub fn append_to(&self, b: &mut BatchBuilder) {
-        b.col::<UInt64Builder>(0).append_value(self.doc_id);
-        b.col::<UInt32Builder>(1).append_value(self.key);
-        b.col::<UInt32Builder>(2).append_value(self.len);
-        b.col::<UInt32Builder>(3).append_value(self.num);
-        for (i, ss) in self.ss.iter().enumerate() {
-            b.col::<UInt32Builder>(4 + i).append_value(*ss);
+    pub fn append_to(&self, b: &mut a12_records::Rows) {
+        b.doc_id.append_value(self.doc_id);
+        b.key.append_value(self.key);
+        b.len.append_value(self.len);
+        b.num.append_value(self.num);
+        for (column, ss) in [&mut b.ss1, &mut b.ss2, &mut b.ss3].into_iter().zip(self.ss) {
+            column.append_value(ss);
         }
-        for (i, ws) in self.ws.iter().enumerate() {
-            b.col::<UInt32Builder>(7 + i).append_value(*ws);
+        for (column, ws) in [&mut b.ws1, &mut b.ws2, &mut b.ws3, &mut b.ws4, &mut b.ws5].into_iter().zip(self.ws) {
+            column.append_value(ws);
         }
     }
 }
@@ -79,7 +80,13 @@ impl A12Record {
 pub struct A12Records;
 
 impl RecordMethod for A12Records {
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()> {
+    type Rows = a12_records::Rows;
+
+    fn from_config(_: &MethodsConfig) -> A12Records {
+        A12Records
+    }
+
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<a12_records::Rows>) -> Result<()> {
         let per_doc: Vec<Vec<A12Record>> = docs.par_iter().map(a12_records).collect();
         for r in per_doc.iter().flatten() {
             out.push(|b| r.append_to(b))?;

@@ -22,9 +22,11 @@ use super::{
     SignatureMethod, StateRow,
 };
 use crate::config::MethodsConfig;
-use crate::table::TableOutput;
+use crate::shard::Shard;
+use crate::table::{Rows, TableOutput};
 use anyhow::Result;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::LazyLock;
 
 /// Everything the pipeline knows about one method.
@@ -66,19 +68,64 @@ pub type BuildSigner = fn(&MethodsConfig, &CorpusStats, StateInput<'_>) -> Box<d
 /// Builds a search: settings, edges kept per document.
 pub type BuildSearch = fn(&MethodsConfig, usize) -> Box<dyn PairMethod>;
 
-/// A method's table of per-document records.
+/// A method's table of per-document records: its name, and how the
+/// `signatures` stage opens the method's writer of it.
 pub struct Records {
     /// The table (its schema file is `schemas/<table>.json`).
     pub table: &'static str,
-    /// Builds the writer of the records from the settings.
-    pub build: fn(&MethodsConfig) -> Box<dyn RecordMethod>,
+    /// Builds the method from the settings and opens its table for
+    /// writing `shard`'s part under the output folder.
+    pub open: fn(&MethodsConfig, &Path, Shard) -> Result<Box<dyn RecordSink>>,
+}
+
+impl Records {
+    /// The records of method type `M`, written to its rows' table.
+    pub const fn of<M: RecordMethod>() -> Records {
+        Records { table: M::Rows::TABLE, open: open_records::<M> }
+    }
 }
 
 /// Writes a method's per-document records; see [`Records`].
-pub trait RecordMethod: Send + Sync {
+pub trait RecordMethod: Send + Sync + Sized + 'static {
+    /// The rows of the method's table (`crate::tables::columns::<table>::Rows`).
+    type Rows: Rows;
+
+    /// The method as the settings configure it.
+    fn from_config(cfg: &MethodsConfig) -> Self;
+
     /// Appends the records of `docs` to `out`, in document order, so the
     /// table is the same on any number of threads.
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()>;
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<Self::Rows>) -> Result<()>;
+}
+
+/// A method's records table being written by one run of `signatures`,
+/// whatever the method and its rows' type.
+pub trait RecordSink {
+    /// Appends the records of `docs`.
+    fn write(&mut self, docs: &[DocView<'_>]) -> Result<()>;
+
+    /// Writes what is pending and publishes the table; returns its rows.
+    fn commit(self: Box<Self>) -> Result<u64>;
+}
+
+/// A [`RecordMethod`] and its open table.
+struct Recording<M: RecordMethod> {
+    method: M,
+    out: TableOutput<M::Rows>,
+}
+
+impl<M: RecordMethod> RecordSink for Recording<M> {
+    fn write(&mut self, docs: &[DocView<'_>]) -> Result<()> {
+        self.method.write_records(docs, &mut self.out)
+    }
+
+    fn commit(self: Box<Self>) -> Result<u64> {
+        self.out.commit()
+    }
+}
+
+fn open_records<M: RecordMethod>(cfg: &MethodsConfig, out_dir: &Path, shard: Shard) -> Result<Box<dyn RecordSink>> {
+    Ok(Box::new(Recording { method: M::from_config(cfg), out: TableOutput::<M::Rows>::for_shard(out_dir, shard)? }))
 }
 
 /// Where a method's candidate edges come from. Every edge view gives
@@ -169,7 +216,7 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "a11",
-        records: Some(Records { table: "shingles", build: |c| Box::new(a11::ShingleRecords::new(c)) }),
+        records: Some(Records::of::<a11::ShingleRecords>()),
         edges: Edges::Sql {
             views: &[
                 ("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
@@ -191,7 +238,7 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "a12",
-        records: Some(Records { table: "a12_records", build: |_| Box::new(a12::A12Records) }),
+        records: Some(Records::of::<a12::A12Records>()),
         edges: Edges::Sql {
             views: &[
                 ("a12_edges", include_str!("../../jobs/a12.sql")),
@@ -209,7 +256,7 @@ pub static METHODS: &[MethodSpec] = &[
     MethodSpec {
         id: "minhash",
         signer: Some(|c, _, _| Box::new(shingles::MinHash::new(c))),
-        records: Some(Records { table: "sketches", build: |c| Box::new(shingles::MinHash::new(c)) }),
+        records: Some(Records::of::<shingles::MinHash>()),
         edges: Edges::Sql {
             views: &[("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
             edges: "minhash_edges",

@@ -21,8 +21,8 @@ use super::registry::RecordMethod;
 use super::{DocView, Signature, SignatureMethod};
 use crate::config::MethodsConfig;
 use crate::table::TableOutput;
+use crate::tables::columns::sketches;
 use anyhow::Result;
-use arrow::array::{UInt32Builder, UInt64Builder};
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -173,15 +173,21 @@ impl SignatureMethod for MinHash {
 /// Min-hash sketches, one row per (document, function): the `sketches`
 /// table that `jobs/minhash_edges.sql` estimates band pairs from.
 impl RecordMethod for MinHash {
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput) -> Result<()> {
+    type Rows = sketches::Rows;
+
+    fn from_config(cfg: &MethodsConfig) -> MinHash {
+        MinHash::new(cfg)
+    }
+
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<sketches::Rows>) -> Result<()> {
         let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| self.sketch(d.terms)).collect();
         for (d, s) in docs.iter().zip(sketches) {
             for (position, minimum) in s.iter().flatten().enumerate() {
                 out.push(|b| {
-                    b.col::<UInt64Builder>(0).append_value(d.doc_id);
+                    b.doc_id.append_value(d.doc_id);
                     // A sketch of 2^32 minima would not fit in memory to begin with.
-                    b.col::<UInt32Builder>(1).append_value(position as u32);
-                    b.col::<UInt64Builder>(2).append_value(*minimum);
+                    b.position.append_value(position as u32);
+                    b.minimum.append_value(*minimum);
                 })?;
             }
         }

@@ -11,15 +11,14 @@
 //! by one batch whatever the corpus size.
 
 use anyhow::Result;
-use arrow::array::{AsArray, StringBuilder, UInt64Builder};
-use arrow::datatypes::UInt64Type;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::TableOutput;
+use crate::tables::columns::{blocks, documents};
 use crate::text::blocks::{distinct_block_keys, host_of};
 
 /// The blocks stage.
@@ -64,14 +63,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         .await?
         .execute_stream()
         .await?;
-    let mut writer = TableWriter::for_shard(&ctx.out, "blocks", ctx.shard)?;
-    let mut out = BatchBuilder::new("blocks");
+    let mut writer = TableOutput::<blocks::Rows>::for_shard(&ctx.out, ctx.shard)?;
     let mut hostless = 0u64;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let ids = batch.column(0).as_primitive::<UInt64Type>();
-        let urls = batch.column(1).as_string::<i32>();
-        let texts = batch.column(2).as_string::<i32>();
+        let (ids, urls, texts) = (documents::doc_id(&batch)?, documents::url(&batch)?, documents::text(&batch)?);
         let docs: Vec<Option<DocBlocks>> = (0..batch.num_rows())
             .into_par_iter()
             .map(|i| {
@@ -90,15 +86,15 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 continue;
             };
             for &key in &doc.keys {
-                out.col::<StringBuilder>(0).append_value(&doc.host);
-                out.col::<UInt64Builder>(1).append_value(key);
-                out.col::<UInt64Builder>(2).append_value(doc.doc_id);
-                out.col::<UInt64Builder>(3).append_value(doc.url_hash);
+                writer.push(|b| {
+                    b.host.append_value(&doc.host);
+                    b.block_hash.append_value(key);
+                    b.doc_id.append_value(doc.doc_id);
+                    b.url_hash.append_value(doc.url_hash);
+                })?;
             }
-            writer.write_if_full(&mut out)?;
         }
     }
-    writer.write_rest(&mut out)?;
     let mut report = StageReport::default();
     report.rows.insert("blocks".into(), writer.commit()?);
     report.counters.insert("documents_without_host".into(), hostless);

@@ -11,8 +11,7 @@
 //! registers the intermediate results as views and writes the table.
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, Float64Builder, StringBuilder, UInt64Builder};
-use arrow::datatypes::{Float64Type, UInt64Type};
+use arrow::array::Array;
 use futures::StreamExt;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -22,7 +21,8 @@ use crate::config::Config;
 use crate::methods::registry::{self, Edges};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::TableOutput;
+use crate::tables::columns::candidates;
 
 /// The candidates stage.
 pub struct Candidates;
@@ -135,27 +135,24 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 
     let sql = substitute(include_str!("../../jobs/candidates.sql"), &params);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
-    let mut writer = TableWriter::for_table(&ctx.out, "candidates")?;
-    let mut b = BatchBuilder::new("candidates");
+    let mut writer = TableOutput::<candidates::Rows>::create(&ctx.out)?;
     let mut per_method: BTreeMap<String, u64> = BTreeMap::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let a = batch.column(0).as_primitive::<UInt64Type>();
-        let bb = batch.column(1).as_primitive::<UInt64Type>();
-        let m = batch.column(2).as_string::<i32>();
-        let s = batch.column(3).as_primitive::<Float64Type>();
+        let (a, bb) = (candidates::doc_a(&batch)?, candidates::doc_b(&batch)?);
+        let (m, s) = (candidates::method(&batch)?, candidates::score(&batch)?);
         for i in 0..batch.num_rows() {
             let method = m.value(i);
             *per_method.entry(method.to_string()).or_default() += 1;
-            b.col::<UInt64Builder>(0).append_value(a.value(i));
-            b.col::<UInt64Builder>(1).append_value(bb.value(i));
-            b.col::<StringBuilder>(2).append_value(method);
-            b.col::<Float64Builder>(3).append_option((!s.is_null(i)).then(|| s.value(i)));
-            writer.write_if_full(&mut b)?;
+            writer.push(|b| {
+                b.doc_a.append_value(a.value(i));
+                b.doc_b.append_value(bb.value(i));
+                b.method.append_value(method);
+                b.score.append_option((!s.is_null(i)).then(|| s.value(i)));
+            })?;
         }
     }
-    writer.write_rest(&mut b)?;
-    report.rows.insert("candidates".into(), writer.commit()?);
+    report.rows.insert(candidates::TABLE.into(), writer.commit()?);
     for (m, n) in per_method {
         report.counters.insert(format!("{m}_pairs"), n);
     }
@@ -180,10 +177,8 @@ pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
     for batch in batches {
-        let a = batch.column(0).as_primitive::<UInt64Type>();
-        let b = batch.column(1).as_primitive::<UInt64Type>();
-        let m = batch.column(2).as_string::<i32>();
-        let s = batch.column(3).as_primitive::<Float64Type>();
+        let (a, b) = (candidates::doc_a(&batch)?, candidates::doc_b(&batch)?);
+        let (m, s) = (candidates::method(&batch)?, candidates::score(&batch)?);
         for i in 0..batch.num_rows() {
             pairs.push((a.value(i), b.value(i), m.value(i).to_string(), (!s.is_null(i)).then(|| s.value(i))));
         }

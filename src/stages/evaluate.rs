@@ -32,8 +32,6 @@
 //! set beside the study's published figures (the report shows both).
 
 use anyhow::Result;
-use arrow::array::{AsArray, BooleanBuilder, Float64Builder, Int64Builder, StringBuilder};
-use arrow::datatypes::UInt64Type;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -44,7 +42,8 @@ use crate::config::{Config, Pool, POOL_ALL};
 use crate::gold::{read_gold, GoldLabels};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::{TableOutput, TableWriter};
+use crate::tables::columns::{duplicates, gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc};
 
 /// The evaluate stage.
@@ -121,7 +120,9 @@ impl Stage for Evaluate {
                 // their stage, and the scheduler rejects their status updates
                 // ("task metrics array size 5 does not equal ... 6"), so the
                 // job waits for them forever.
-                report.rows.insert("gold_quality".into(), TableWriter::for_table(&ctx.out, "gold_quality")?.commit()?);
+                report
+                    .rows
+                    .insert("gold_quality".into(), TableWriter::for_table(&ctx.out, gold_quality::TABLE)?.commit()?);
             } else {
                 let sql = substitute(include_str!("../../jobs/evaluate_gold.sql"), &params);
                 report
@@ -141,26 +142,24 @@ fn sql_values<'a>(methods: impl Iterator<Item = &'a str>) -> String {
 /// Writes the gold labels as `gold_pairs` and `gold_clusters`; returns their
 /// row counts.
 fn write_gold_tables(out: &Path, gold: &GoldLabels) -> Result<(u64, u64)> {
-    let mut pairs = TableWriter::for_table(out, "gold_pairs")?;
-    let mut b = BatchBuilder::new("gold_pairs");
+    let mut pairs = TableOutput::<gold_pairs::Rows>::create(out)?;
     for p in &gold.pairs {
-        b.col::<StringBuilder>(0).append_value(p.key_kind.as_str());
-        b.col::<StringBuilder>(1).append_value(&p.a);
-        b.col::<StringBuilder>(2).append_value(&p.b);
-        b.col::<Int64Builder>(3).append_option(p.label);
-        b.col::<BooleanBuilder>(4).append_option(p.dup);
-        pairs.write_if_full(&mut b)?;
+        pairs.push(|b| {
+            b.key_kind.append_value(p.key_kind.as_str());
+            b.key_a.append_value(&p.a);
+            b.key_b.append_value(&p.b);
+            b.label.append_option(p.label);
+            b.dup.append_option(p.dup);
+        })?;
     }
-    pairs.write_rest(&mut b)?;
-    let mut members = TableWriter::for_table(out, "gold_clusters")?;
-    let mut b = BatchBuilder::new("gold_clusters");
+    let mut members = TableOutput::<gold_clusters::Rows>::create(out)?;
     for m in &gold.members {
-        b.col::<StringBuilder>(0).append_value(m.key_kind.as_str());
-        b.col::<StringBuilder>(1).append_value(&m.key);
-        b.col::<StringBuilder>(2).append_value(&m.cluster);
-        members.write_if_full(&mut b)?;
+        members.push(|b| {
+            b.key_kind.append_value(m.key_kind.as_str());
+            b.key.append_value(&m.key);
+            b.cluster.append_value(&m.cluster);
+        })?;
     }
-    members.write_rest(&mut b)?;
     Ok((pairs.commit()?, members.commit()?))
 }
 
@@ -237,9 +236,7 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     let mut stream = session.sql("SELECT doc_a, doc_b, verified FROM duplicates").await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let a = batch.column(0).as_primitive::<UInt64Type>();
-        let b = batch.column(1).as_primitive::<UInt64Type>();
-        let v = batch.column(2).as_boolean();
+        let (a, b, v) = (duplicates::doc_a(&batch)?, duplicates::doc_b(&batch)?, duplicates::verified(&batch)?);
         for i in 0..batch.num_rows() {
             known.insert((a.value(i), b.value(i)), v.value(i));
         }
@@ -387,21 +384,21 @@ fn quality_rows(judged: &Judged, enabled: &[String]) -> (u64, Vec<QualityRow>) {
 
 /// Writes `method_quality`.
 fn write_method_quality(out: &Path, rows: &[QualityRow]) -> Result<u64> {
-    let mut w = TableWriter::for_table(out, "method_quality")?;
-    let mut b = BatchBuilder::new("method_quality");
+    let mut w = TableOutput::<method_quality::Rows>::create(out)?;
     for row in rows {
-        b.col::<StringBuilder>(0).append_value(&row.method);
-        b.col::<Int64Builder>(1).append_value(row.found as i64);
-        b.col::<Int64Builder>(2).append_value(row.judged as i64);
-        b.col::<Int64Builder>(3).append_value(row.verified as i64);
-        b.col::<Float64Builder>(4).append_option(row.precision);
-        b.col::<Float64Builder>(5).append_option(row.interval.map(|i| i.0));
-        b.col::<Float64Builder>(6).append_option(row.interval.map(|i| i.1));
-        b.col::<Float64Builder>(7).append_option(row.recall);
-        b.col::<Float64Builder>(8).append_option(row.f1);
-        b.col::<BooleanBuilder>(9).append_value(row.judged == row.found);
+        w.push(|b| {
+            b.method.append_value(&row.method);
+            b.pairs_found.append_value(row.found as i64);
+            b.pairs_judged.append_value(row.judged as i64);
+            b.pairs_verified.append_value(row.verified as i64);
+            b.precision.append_option(row.precision);
+            b.precision_low.append_option(row.interval.map(|i| i.0));
+            b.precision_high.append_option(row.interval.map(|i| i.1));
+            b.recall.append_option(row.recall);
+            b.f1.append_option(row.f1);
+            b.exact.append_value(row.judged == row.found);
+        })?;
     }
-    w.write_rest(&mut b)?;
     w.commit()
 }
 
@@ -411,8 +408,7 @@ fn write_method_quality(out: &Path, rows: &[QualityRow]) -> Result<u64> {
 fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
     let with_verified: Vec<usize> =
         (0..judged.methods.len()).filter(|&i| judged.sample_of(1 << i).any(|p| p.verified)).collect();
-    let mut w = TableWriter::for_table(out, "method_overlap")?;
-    let mut b = BatchBuilder::new("method_overlap");
+    let mut w = TableOutput::<method_overlap::Rows>::create(out)?;
     for &x in &with_verified {
         for &y in &with_verified {
             let (mx, my) = (1u64 << x, 1u64 << y);
@@ -426,14 +422,14 @@ fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
                 }
             }
             let union_found = judged.found_either(x, y);
-            b.col::<StringBuilder>(0).append_value(&judged.methods[x]);
-            b.col::<StringBuilder>(1).append_value(&judged.methods[y]);
-            b.col::<Int64Builder>(2).append_value(scale(union_found, common, n) as i64);
-            b.col::<Float64Builder>(3)
-                .append_option((in_x + in_y > 0).then(|| 2.0 * common as f64 / (in_x + in_y) as f64));
+            w.push(|b| {
+                b.method_a.append_value(&judged.methods[x]);
+                b.method_b.append_value(&judged.methods[y]);
+                b.common.append_value(scale(union_found, common, n) as i64);
+                b.dice.append_option((in_x + in_y > 0).then(|| 2.0 * common as f64 / (in_x + in_y) as f64));
+            })?;
         }
     }
-    w.write_rest(&mut b)?;
     w.commit()
 }
 

@@ -12,7 +12,6 @@
 //! inputs, so the shares never overlap and always cover every file.
 
 use anyhow::{Context, Result};
-use arrow::array::{StringBuilder, UInt16Builder, UInt64Builder};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -25,12 +24,14 @@ use crate::ingest::{corpus, ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::schema::arrow_schema;
 use crate::shard::Shard;
-use crate::table::{BatchBuilder, PartWriter, TableDir};
+use crate::table::{PartWriter, TableDir};
+use crate::tables::columns::{documents, ingest_files, rejects, revisits};
 
 /// The ingest stage.
 pub struct Ingest;
 
-const TABLES: [&str; 3] = ["documents", "revisits", "rejects"];
+/// The tables of the records read, in the order of each file's part writers.
+const TABLES: [&str; 3] = [documents::TABLE, revisits::TABLE, rejects::TABLE];
 
 impl Stage for Ingest {
     fn name(&self) -> &'static str {
@@ -92,46 +93,52 @@ impl Stage for Ingest {
         }
 
         let mut report = StageReport::default();
-        let mut list = BatchBuilder::new("ingest_files");
+        let mut list = ingest_files::Rows::default();
         let mut totals: BTreeMap<&str, u64> = BTreeMap::new();
         for ((_, input), summary) in files.iter().zip(&summaries) {
-            list.col::<StringBuilder>(0).append_value(input.source.name());
+            list.warc_file.append_value(input.source.name());
             match summary {
                 Ok(s) => {
-                    list.col::<StringBuilder>(1).append_value(&s.format);
-                    list.col::<StringBuilder>(2).append_value(&s.compression);
-                    for (i, (name, v)) in [
-                        ("bytes", s.bytes),
-                        ("records", s.records),
-                        ("documents", s.documents),
-                        ("revisits", s.revisits),
-                        ("rejects", s.rejects),
-                        ("skipped", s.skipped),
-                        ("flattened", s.flattened),
-                        ("text_truncated", s.text_truncated),
-                    ]
-                    .into_iter()
-                    .enumerate()
-                    {
-                        list.col::<UInt64Builder>(3 + i).append_value(v);
+                    list.format.append_value(&s.format);
+                    list.compression.append_value(&s.compression);
+                    for (name, column, v) in [
+                        ("bytes", &mut list.bytes, s.bytes),
+                        ("records", &mut list.records, s.records),
+                        ("documents", &mut list.documents, s.documents),
+                        ("revisits", &mut list.revisits, s.revisits),
+                        ("rejects", &mut list.rejects, s.rejects),
+                        ("skipped", &mut list.skipped, s.skipped),
+                        ("flattened", &mut list.flattened, s.flattened),
+                        ("text_truncated", &mut list.text_truncated, s.text_truncated),
+                    ] {
+                        column.append_value(v);
                         *totals.entry(name).or_default() += v;
                     }
-                    list.col::<StringBuilder>(11).append_null();
+                    list.error.append_null();
                 }
                 Err(e) => {
-                    list.col::<StringBuilder>(1).append_value("unknown");
-                    list.col::<StringBuilder>(2).append_value("unknown");
-                    for i in 3..11 {
-                        list.col::<UInt64Builder>(i).append_value(0);
+                    list.format.append_value("unknown");
+                    list.compression.append_value("unknown");
+                    for column in [
+                        &mut list.bytes,
+                        &mut list.records,
+                        &mut list.documents,
+                        &mut list.revisits,
+                        &mut list.rejects,
+                        &mut list.skipped,
+                        &mut list.flattened,
+                        &mut list.text_truncated,
+                    ] {
+                        column.append_value(0);
                     }
-                    list.col::<StringBuilder>(11).append_value(e);
+                    list.error.append_value(e);
                     report.input_errors.push(e.clone());
                 }
             }
         }
-        let mut writer = crate::table::TableWriter::for_shard(&ctx.out, "ingest_files", ctx.shard)?;
+        let mut writer = crate::table::TableWriter::for_shard(&ctx.out, ingest_files::TABLE, ctx.shard)?;
         writer.write_rest(&mut list)?;
-        report.rows.insert("ingest_files".into(), writer.commit()?);
+        report.rows.insert(ingest_files::TABLE.into(), writer.commit()?);
         for dir in dirs {
             dir.commit()?;
         }
@@ -150,7 +157,9 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let part = format!("{i:06}");
     let mut writers: Vec<PartWriter> =
         dirs.iter().zip(TABLES).map(|(d, t)| d.part(&part, arrow_schema(t))).collect::<Result<_>>()?;
-    let mut builders: Vec<BatchBuilder> = TABLES.iter().map(|t| BatchBuilder::new(t)).collect();
+    let mut document_rows = documents::Rows::default();
+    let mut revisit_rows = revisits::Rows::default();
+    let mut reject_rows = rejects::Rows::default();
     let file_label = source.name();
     let mut write_error: Option<anyhow::Error> = None;
     let name = source.name_path();
@@ -178,22 +187,22 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
                 });
             }
         }
-        let which = match &outcome {
+        let written = match &outcome {
             Outcome::Document(d) => {
-                push_document(&mut builders[0], d, &file_label);
-                0
+                push_document(&mut document_rows, d, &file_label);
+                writers[0].write_if_full(&mut document_rows)
             }
             Outcome::Revisit(r) => {
-                push_revisit(&mut builders[1], r, &file_label);
-                1
+                push_revisit(&mut revisit_rows, r, &file_label);
+                writers[1].write_if_full(&mut revisit_rows)
             }
             Outcome::Reject(r) => {
-                push_reject(&mut builders[2], r, &file_label);
-                2
+                push_reject(&mut reject_rows, r, &file_label);
+                writers[2].write_if_full(&mut reject_rows)
             }
             Outcome::Skipped { .. } => return,
         };
-        if let Err(e) = writers[which].write_if_full(&mut builders[which]) {
+        if let Err(e) = written {
             write_error = Some(e);
         }
     })
@@ -213,46 +222,46 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     summary.rejects += repeated_ids;
     summary.flattened -= repeated_flattened;
     summary.text_truncated -= repeated_truncated;
-    for (w, b) in writers.iter_mut().zip(builders.iter_mut()) {
-        w.write_rest(b)?;
-    }
+    writers[0].write_rest(&mut document_rows)?;
+    writers[1].write_rest(&mut revisit_rows)?;
+    writers[2].write_rest(&mut reject_rows)?;
     for w in writers {
         w.close()?;
     }
     Ok(summary)
 }
 
-fn push_document(b: &mut BatchBuilder, d: &Document, file: &str) {
-    b.col::<UInt64Builder>(0).append_value(d.doc_id);
-    b.col::<StringBuilder>(1).append_value(&d.url);
-    b.col::<StringBuilder>(2).append_value(file);
-    b.col::<UInt64Builder>(3).append_value(d.warc_offset);
-    b.col::<StringBuilder>(4).append_option(d.crawl_date.as_deref());
-    b.col::<UInt16Builder>(5).append_option(d.http_status);
-    b.col::<StringBuilder>(6).append_option(d.content_type.as_deref());
-    b.col::<StringBuilder>(7).append_value(&d.charset);
-    b.col::<StringBuilder>(8).append_value(&d.title);
-    b.col::<StringBuilder>(9).append_value(&d.lang);
-    b.col::<StringBuilder>(10).append_value(&d.text);
-    b.col::<UInt64Builder>(11).append_value(d.raw_bytes);
-    b.col::<StringBuilder>(12).append_option(d.record_id.as_deref());
+fn push_document(b: &mut documents::Rows, d: &Document, file: &str) {
+    b.doc_id.append_value(d.doc_id);
+    b.url.append_value(&d.url);
+    b.warc_file.append_value(file);
+    b.warc_offset.append_value(d.warc_offset);
+    b.crawl_date.append_option(d.crawl_date.as_deref());
+    b.http_status.append_option(d.http_status);
+    b.content_type.append_option(d.content_type.as_deref());
+    b.charset.append_value(&d.charset);
+    b.title.append_value(&d.title);
+    b.lang.append_value(&d.lang);
+    b.text.append_value(&d.text);
+    b.raw_bytes.append_value(d.raw_bytes);
+    b.record_id.append_option(d.record_id.as_deref());
 }
 
-fn push_revisit(b: &mut BatchBuilder, r: &Revisit, file: &str) {
-    b.col::<UInt64Builder>(0).append_value(r.doc_id);
-    b.col::<StringBuilder>(1).append_value(&r.url);
-    b.col::<StringBuilder>(2).append_value(file);
-    b.col::<UInt64Builder>(3).append_value(r.warc_offset);
-    b.col::<StringBuilder>(4).append_option(r.crawl_date.as_deref());
-    b.col::<StringBuilder>(5).append_option(r.refers_to.as_deref());
-    b.col::<StringBuilder>(6).append_option(r.payload_digest.as_deref());
+fn push_revisit(b: &mut revisits::Rows, r: &Revisit, file: &str) {
+    b.doc_id.append_value(r.doc_id);
+    b.url.append_value(&r.url);
+    b.warc_file.append_value(file);
+    b.warc_offset.append_value(r.warc_offset);
+    b.crawl_date.append_option(r.crawl_date.as_deref());
+    b.refers_to.append_option(r.refers_to.as_deref());
+    b.payload_digest.append_option(r.payload_digest.as_deref());
 }
 
-fn push_reject(b: &mut BatchBuilder, r: &Reject, file: &str) {
-    b.col::<StringBuilder>(0).append_value(file);
-    b.col::<UInt64Builder>(1).append_value(r.warc_offset);
-    b.col::<StringBuilder>(2).append_value(&r.record_type);
-    b.col::<StringBuilder>(3).append_option(r.url.as_deref());
-    b.col::<StringBuilder>(4).append_value(&r.reason);
-    b.col::<StringBuilder>(5).append_value(&r.detail);
+fn push_reject(b: &mut rejects::Rows, r: &Reject, file: &str) {
+    b.warc_file.append_value(file);
+    b.warc_offset.append_value(r.warc_offset);
+    b.record_type.append_value(&r.record_type);
+    b.url.append_option(r.url.as_deref());
+    b.reason.append_value(&r.reason);
+    b.detail.append_value(&r.detail);
 }

@@ -11,14 +11,14 @@
 //! per document, and each document's strongest edges kept.
 
 use anyhow::Result;
-use arrow::array::{Float64Builder, StringBuilder, UInt64Builder};
 use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry;
 use crate::methods::{self, DocView, PairMethod};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::TableOutput;
+use crate::tables::columns::method_pairs;
 use crate::tables::tokens::load_tokens;
 
 /// The search stage.
@@ -52,12 +52,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         .collect();
     let session = ctx.session().await?;
     let mut report = StageReport::default();
-    let mut w = TableWriter::for_table(&ctx.out, "method_pairs")?;
-    let mut b = BatchBuilder::new("method_pairs");
+    let mut w = TableOutput::<method_pairs::Rows>::create(&ctx.out)?;
     for search in &searches {
         // One search's token lists at a time: the corpus is held whole.
         let rows = load_tokens(&session, "", search.reads()).await?;
-        let lists = rows.lists();
+        let lists = rows.lists()?;
         let docs: Vec<DocView> = lists.views();
         let started = std::time::Instant::now();
         let found = search.find_pairs_counted(&docs, &mut report.counters);
@@ -66,14 +65,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         let pairs = methods::keep_strongest(found, max_edges);
         report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
         for p in pairs {
-            b.col::<StringBuilder>(0).append_value(search.id());
-            b.col::<UInt64Builder>(1).append_value(p.doc_a);
-            b.col::<UInt64Builder>(2).append_value(p.doc_b);
-            b.col::<Float64Builder>(3).append_value(p.score);
-            w.write_if_full(&mut b)?;
+            w.push(|b| {
+                b.method.append_value(search.id());
+                b.doc_a.append_value(p.doc_a);
+                b.doc_b.append_value(p.doc_b);
+                b.score.append_value(p.score);
+            })?;
         }
     }
-    w.write_rest(&mut b)?;
-    report.rows.insert("method_pairs".into(), w.commit()?);
+    report.rows.insert(method_pairs::TABLE.into(), w.commit()?);
     Ok(report)
 }

@@ -16,15 +16,15 @@
 //! bounded by a chunk whatever the corpus size.
 
 use anyhow::Result;
-use arrow::array::{AsArray, StringBuilder, UInt16Builder, UInt32Builder, UInt64Builder};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::registry::{self, RecordMethod, StateSource};
+use crate::methods::registry::{self, StateSource};
 use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::TableOutput;
+use crate::table::{TableOutput, TableWriter};
+use crate::tables::columns::signatures;
 use crate::tables::tokens::{TokenChunks, TokenParts};
 use std::collections::BTreeMap;
 
@@ -65,34 +65,30 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         saved_state.insert(m.id.to_string(), crate::tables::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");
-    let total: i64 = {
-        let sql = format!("SELECT COUNT(*) FROM tokens WHERE {own}");
-        let b = session.sql(&sql).await?.collect().await?;
-        b.first().map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0))
-    };
+    let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM tokens WHERE {own}")).await?;
     let mut chunks = TokenChunks::open(&session, &own, TokenParts::All).await?;
     let mut report = StageReport::default();
 
     let signers =
         registry::build_signers(&config.methods.enabled, &config.methods, &stats, StateSource::Saved(&saved_state));
-    let mut signatures = TableOutput::for_shard(&ctx.out, "signatures", ctx.shard)?;
+    let mut signature_table = TableOutput::<signatures::Rows>::for_shard(&ctx.out, ctx.shard)?;
     // Every method's records table is written, empty when the method is off.
     let mut records = Vec::new();
+    let mut empty_records = Vec::new();
     for m in registry::METHODS {
         if let Some(r) = &m.records {
-            let writer = config.methods.is_enabled(m.id).then(|| (r.build)(&config.methods));
-            records.push(RecordTable {
-                table: r.table,
-                writer,
-                out: TableOutput::for_shard(&ctx.out, r.table, ctx.shard)?,
-            });
+            if config.methods.is_enabled(m.id) {
+                records.push((r.table, (r.open)(&config.methods, &ctx.out, ctx.shard)?));
+            } else {
+                empty_records.push((r.table, TableWriter::for_shard(&ctx.out, r.table, ctx.shard)?));
+            }
         }
     }
     let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "signatures", "docs");
     let mut sign_ms: Vec<u64> = vec![0; signers.len()];
     let mut signed: Vec<u64> = vec![0; signers.len()];
     while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {
-        let lists = rows.lists();
+        let lists = rows.lists()?;
         let docs: Vec<DocView> = lists.views();
         for (m, method) in signers.iter().enumerate() {
             let started = std::time::Instant::now();
@@ -108,20 +104,18 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             sign_ms[m] += started.elapsed().as_millis() as u64;
             for (doc, doc_sigs) in docs.iter().zip(&per_doc) {
                 for s in doc_sigs {
-                    signatures.push(|b| {
-                        b.col::<StringBuilder>(0).append_value(method.id());
-                        b.col::<UInt64Builder>(1).append_value(doc.doc_id);
-                        b.col::<UInt16Builder>(2).append_value(s.slot);
-                        b.col::<UInt64Builder>(3).append_value(s.sig);
-                        b.col::<UInt32Builder>(4).append_value(doc.terms.len() as u32);
+                    signature_table.push(|b| {
+                        b.method.append_value(method.id());
+                        b.doc_id.append_value(doc.doc_id);
+                        b.slot.append_value(s.slot);
+                        b.sig.append_value(s.sig);
+                        b.doc_len.append_value(doc.terms.len() as u32);
                     })?;
                 }
             }
         }
-        for r in &mut records {
-            if let Some(writer) = &r.writer {
-                writer.write_records(&docs, &mut r.out)?;
-            }
+        for (_, sink) in &mut records {
+            sink.write(&docs)?;
         }
         progress.inc(docs.len() as u64);
     }
@@ -130,17 +124,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         report.counters.insert(format!("{}_documents_signed", method.id()), signed[m]);
         report.counters.insert(format!("{}_sign_ms", method.id()), sign_ms[m]);
     }
-    report.rows.insert("signatures".into(), signatures.commit()?);
-    for r in records {
-        report.rows.insert(r.table.into(), r.out.commit()?);
+    report.rows.insert(signatures::TABLE.into(), signature_table.commit()?);
+    for (table, sink) in records {
+        report.rows.insert(table.into(), sink.commit()?);
+    }
+    for (table, writer) in empty_records {
+        report.rows.insert(table.into(), writer.commit()?);
     }
     Ok(report)
-}
-
-/// A method's table of per-document records being written, and its writer
-/// when the method is on.
-struct RecordTable {
-    table: &'static str,
-    writer: Option<Box<dyn RecordMethod>>,
-    out: TableOutput,
 }

@@ -8,14 +8,14 @@
 //! descriptive words, which need one more pass over the documents).
 
 use anyhow::Result;
-use arrow::array::{Float64Builder, StringBuilder, UInt16Builder};
 use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry::{self, StateSource};
 use crate::methods::DocView;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::TableOutput;
+use crate::tables::columns::method_state;
 use crate::tables::tokens::{load_tokens, TokenChunk, TokenParts};
 
 /// The stats stage.
@@ -62,24 +62,23 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         TokenChunk::default()
     };
     drop(session);
-    let lists = rows.lists();
+    let lists = rows.lists()?;
     let docs: Vec<DocView> = lists.views();
     let config = &ctx.config.methods;
     let started = std::time::Instant::now();
     let built = registry::build_signers(&config.enabled, config, &stats, StateSource::Corpus(&docs));
     report.counters.insert("method_state_build_ms".into(), started.elapsed().as_millis() as u64);
-    let mut writer = TableWriter::for_table(&ctx.out, "method_state")?;
-    let mut b = BatchBuilder::new("method_state");
+    let mut writer = TableOutput::<method_state::Rows>::create(&ctx.out)?;
     for method in &built {
         for row in method.state() {
-            b.col::<StringBuilder>(0).append_value(method.id());
-            b.col::<UInt16Builder>(1).append_value(row.slot);
-            b.col::<StringBuilder>(2).append_value(&row.term);
-            b.col::<Float64Builder>(3).append_value(row.value);
-            writer.write_if_full(&mut b)?;
+            writer.push(|b| {
+                b.method.append_value(method.id());
+                b.slot.append_value(row.slot);
+                b.term.append_value(&row.term);
+                b.value.append_value(row.value);
+            })?;
         }
     }
-    writer.write_rest(&mut b)?;
-    report.rows.insert("method_state".into(), writer.commit()?);
+    report.rows.insert(method_state::TABLE.into(), writer.commit()?);
     Ok(report)
 }

@@ -10,15 +10,15 @@
 //! statistics over all tasks' tokens are the next stage, `stats`.
 
 use anyhow::Result;
-use arrow::array::{AsArray, ListBuilder, StringBuilder, UInt32Builder, UInt64Builder};
-use arrow::datatypes::UInt64Type;
+use arrow::array::{ListBuilder, StringBuilder, UInt32Builder};
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::TableWriter;
+use crate::tables::columns::{boilerplate, documents, tokens};
 use crate::text::blocks::{Boilerplate, Stripped};
 use crate::text::{Normalizer, Tokenized};
 
@@ -51,25 +51,20 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
     let boilerplate = load_boilerplate(&session).await?;
     let own = ctx.shard.doc_predicate("doc_id");
-    let total: i64 = {
-        let b = session.sql(&format!("SELECT COUNT(*) FROM documents WHERE {own}")).await?.collect().await?;
-        b.first().map_or(0, |b| b.column(0).as_primitive::<arrow::datatypes::Int64Type>().value(0))
-    };
+    let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
     let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "tokens", "docs");
     let mut stream = session
         .sql(&format!("SELECT doc_id, url, text, lang FROM documents WHERE {own} ORDER BY doc_id"))
         .await?
         .execute_stream()
         .await?;
-    let mut writer = TableWriter::for_shard(&ctx.out, "tokens", ctx.shard)?;
-    let mut out = BatchBuilder::new("tokens");
+    let mut writer = TableWriter::for_shard(&ctx.out, tokens::TABLE, ctx.shard)?;
+    let mut out = tokens::Rows::default();
     let (mut stripped_docs, mut removed_lines, mut all_template) = (0u64, 0u64, 0u64);
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let ids = batch.column(0).as_primitive::<UInt64Type>();
-        let urls = batch.column(1).as_string::<i32>();
-        let texts = batch.column(2).as_string::<i32>();
-        let langs = batch.column(3).as_string::<i32>();
+        let (ids, urls) = (documents::doc_id(&batch)?, documents::url(&batch)?);
+        let (texts, langs) = (documents::text(&batch)?, documents::lang(&batch)?);
         let tokenized: Vec<(Stripped, Tokenized)> = (0..batch.num_rows())
             .into_par_iter()
             .map(|i| {
@@ -89,7 +84,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     }
     progress.finish_and_clear();
     let mut report = StageReport::default();
-    report.rows.insert("tokens".into(), writer.commit()?);
+    report.rows.insert(tokens::TABLE.into(), writer.commit()?);
     report.counters.insert("boilerplate_lines_known".into(), boilerplate.len() as u64);
     report.counters.insert("documents_with_boilerplate_removed".into(), stripped_docs);
     report.counters.insert("boilerplate_lines_removed".into(), removed_lines);
@@ -103,8 +98,7 @@ async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Resu
     let mut stream = session.sql("SELECT host, block_hash FROM boilerplate").await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let hosts = batch.column(0).as_string::<i32>();
-        let keys = batch.column(1).as_primitive::<UInt64Type>();
+        let (hosts, keys) = (boilerplate::host(&batch)?, boilerplate::block_hash(&batch)?);
         for i in 0..batch.num_rows() {
             boilerplate.insert(hosts.value(i), keys.value(i));
         }
@@ -112,19 +106,19 @@ async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Resu
     Ok(boilerplate)
 }
 
-fn push_tokens(b: &mut BatchBuilder, doc_id: u64, t: &Tokenized, lang: &str, stripped: &Stripped) {
-    b.col::<UInt64Builder>(0).append_value(doc_id);
-    push_strings(b.col::<ListBuilder<StringBuilder>>(1), &t.terms);
-    push_numbers(b.col::<ListBuilder<UInt32Builder>>(2), &t.sentence_ends);
-    push_strings(b.col::<ListBuilder<StringBuilder>>(3), &t.words);
-    push_numbers(b.col::<ListBuilder<UInt32Builder>>(4), &t.sentence_lengths);
-    push_strings(b.col::<ListBuilder<StringBuilder>>(5), &t.sentence_heads);
-    b.col::<UInt32Builder>(6).append_value(t.terms.len() as u32);
-    b.col::<UInt32Builder>(7).append_value(t.sentence_ends.len() as u32);
-    b.col::<StringBuilder>(8).append_value(lang);
-    b.col::<StringBuilder>(9).append_value(&stripped.visible);
-    b.col::<UInt32Builder>(10).append_value(stripped.removed_lines);
-    b.col::<UInt32Builder>(11).append_value(stripped.removed_chars);
+fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &Tokenized, lang: &str, stripped: &Stripped) {
+    b.doc_id.append_value(doc_id);
+    push_strings(&mut b.terms, &t.terms);
+    push_numbers(&mut b.sentence_ends, &t.sentence_ends);
+    push_strings(&mut b.words, &t.words);
+    push_numbers(&mut b.sentence_lengths, &t.sentence_lengths);
+    push_strings(&mut b.sentence_heads, &t.sentence_heads);
+    b.len.append_value(t.terms.len() as u32);
+    b.num.append_value(t.sentence_ends.len() as u32);
+    b.lang.append_value(lang);
+    b.text.append_value(&stripped.visible);
+    b.boilerplate_lines.append_value(stripped.removed_lines);
+    b.boilerplate_chars.append_value(stripped.removed_chars);
 }
 
 /// Appends one list cell of strings.

@@ -36,8 +36,7 @@
 //! smallest doc_id is I mod N, and loads the texts of their documents only.
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, BooleanBuilder, Float64Builder, ListBuilder, StringBuilder, UInt64Builder};
-use arrow::datatypes::{Int64Type, UInt64Type};
+use arrow::array::Array;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -45,7 +44,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::config::{Config, SimilarityAlgorithm};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::{BatchBuilder, TableWriter};
+use crate::table::TableOutput;
+use crate::tables::columns::{clusters, documents, duplicates};
 use crate::union_find::UnionFind;
 use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc, Outcome};
 
@@ -183,15 +183,13 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut texts =
         load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)", ctx.config.verify.text).await?;
     let mut docs: HashMap<u64, Doc> = HashMap::with_capacity(own_count);
-    let sql = "SELECT d.doc_id, d.url, d.crawl_date, CAST(character_length(d.text) AS BIGINT) \
+    let sql = "SELECT d.doc_id, d.url, d.crawl_date, CAST(character_length(d.text) AS BIGINT) AS text_chars \
                FROM documents d JOIN own_docs o ON o.doc_id = d.doc_id";
     let mut stream = session.sql(sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let ids = batch.column(0).as_primitive::<UInt64Type>();
-        let urls = batch.column(1).as_string::<i32>();
-        let dates = batch.column(2).as_string::<i32>();
-        let lens = batch.column(3).as_primitive::<Int64Type>();
+        let (ids, urls, dates) = (documents::doc_id(&batch)?, documents::url(&batch)?, documents::crawl_date(&batch)?);
+        let lens: &arrow::array::Int64Array = crate::tables::column(&batch, "text_chars")?;
         for i in 0..batch.num_rows() {
             let id = ids.value(i);
             let date = (!dates.is_null(i)).then(|| dates.value(i).to_string());
@@ -253,24 +251,23 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         }
     }
     rows.sort_unstable_by_key(|r| (r.a.doc_id, r.b.doc_id));
-    let mut writer = TableWriter::for_shard(&ctx.out, "duplicates", ctx.shard)?;
-    let mut b = BatchBuilder::new("duplicates");
+    let mut writer = TableOutput::<duplicates::Rows>::for_shard(&ctx.out, ctx.shard)?;
     for DuplicateRow { a: da, b: db, methods, similarity: sim } in &rows {
-        b.col::<UInt64Builder>(0).append_value(da.doc_id);
-        b.col::<UInt64Builder>(1).append_value(db.doc_id);
-        b.col::<StringBuilder>(2).append_value(&da.url);
-        b.col::<StringBuilder>(3).append_value(&db.url);
-        let list = b.col::<ListBuilder<StringBuilder>>(4);
-        for m in edges.names(*methods) {
-            list.values().append_value(m);
-        }
-        list.append(true);
-        b.col::<Float64Builder>(5).append_option(*sim);
-        b.col::<BooleanBuilder>(6).append_value(sim.is_some());
-        writer.write_if_full(&mut b)?;
+        writer.push(|b| {
+            b.doc_a.append_value(da.doc_id);
+            b.doc_b.append_value(db.doc_id);
+            b.url_a.append_value(&da.url);
+            b.url_b.append_value(&db.url);
+            let list = &mut b.methods;
+            for m in edges.names(*methods) {
+                list.values().append_value(m);
+            }
+            list.append(true);
+            b.similarity.append_option(*sim);
+            b.verified.append_value(sim.is_some());
+        })?;
     }
-    writer.write_rest(&mut b)?;
-    report.rows.insert("duplicates".into(), writer.commit()?);
+    report.rows.insert(duplicates::TABLE.into(), writer.commit()?);
 
     // clusters: every member of a cluster of two or more, by (cluster, rep first, doc).
     let mut members_rows: Vec<(u64, u64, u64, bool, Option<f64>)> = Vec::new();
@@ -287,18 +284,17 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         }
     }
     members_rows.sort_unstable_by_key(|r| (r.1, !r.3, r.0));
-    let mut writer = TableWriter::for_shard(&ctx.out, "clusters", ctx.shard)?;
-    let mut b = BatchBuilder::new("clusters");
+    let mut writer = TableOutput::<clusters::Rows>::for_shard(&ctx.out, ctx.shard)?;
     for (doc, cluster, size, is_rep, sim) in &members_rows {
-        b.col::<UInt64Builder>(0).append_value(*doc);
-        b.col::<UInt64Builder>(1).append_value(*cluster);
-        b.col::<UInt64Builder>(2).append_value(*size);
-        b.col::<BooleanBuilder>(3).append_value(*is_rep);
-        b.col::<Float64Builder>(4).append_option(*sim);
-        writer.write_if_full(&mut b)?;
+        writer.push(|b| {
+            b.doc_id.append_value(*doc);
+            b.cluster_id.append_value(*cluster);
+            b.cluster_size.append_value(*size);
+            b.is_representative.append_value(*is_rep);
+            b.similarity_to_representative.append_option(*sim);
+        })?;
     }
-    writer.write_rest(&mut b)?;
-    report.rows.insert("clusters".into(), writer.commit()?);
+    report.rows.insert(clusters::TABLE.into(), writer.commit()?);
 
     let c = &mut report.counters;
     c.insert("candidate_edges".into(), edges.pairs.len() as u64);

@@ -2,28 +2,26 @@
 //! the methods with corpus-wide state build it from (`stats`, `signatures`).
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray};
-use arrow::datatypes::{Float64Type, Int64Type};
+use arrow::array::Array;
 use futures::StreamExt;
 
 use crate::methods::{CorpusStats, TermStats};
+use crate::tables::columns::{corpus_stats, df};
 
 /// Reads `df` and `corpus_stats` into memory.
 pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) -> Result<CorpusStats> {
     let mut stats = CorpusStats::default();
     for b in session.sql("SELECT n_docs, dl_avg FROM corpus_stats").await?.collect().await? {
         if b.num_rows() > 0 {
-            stats.n_docs = b.column(0).as_primitive::<Int64Type>().value(0).max(0) as u64;
-            let avg = b.column(1).as_primitive::<Float64Type>();
+            stats.n_docs = corpus_stats::n_docs(&b)?.value(0).max(0) as u64;
+            let avg = corpus_stats::dl_avg(&b)?;
             stats.dl_avg = if avg.is_null(0) { 0.0 } else { avg.value(0) };
         }
     }
     let mut stream = session.sql("SELECT term, df, cf FROM df").await?.execute_stream().await?;
     while let Some(b) = stream.next().await {
         let b = b?;
-        let terms = b.column(0).as_string::<i32>();
-        let df = b.column(1).as_primitive::<Int64Type>();
-        let cf = b.column(2).as_primitive::<Int64Type>();
+        let (terms, df, cf) = (df::term(&b)?, df::df(&b)?, df::cf(&b)?);
         for i in 0..b.num_rows() {
             stats
                 .terms

@@ -3,19 +3,16 @@
 //! `signatures` signs with.
 
 use anyhow::Result;
-use arrow::array::AsArray;
-use arrow::datatypes::{Float64Type, UInt16Type};
 
 use crate::methods::StateRow;
+use crate::tables::columns::method_state;
 
 /// The `method_state` rows of `method`, by slot and term.
 pub async fn load_method_state(session: &datafusion::prelude::SessionContext, method: &str) -> Result<Vec<StateRow>> {
     let sql = format!("SELECT slot, term, value FROM method_state WHERE method = '{method}' ORDER BY slot, term");
     let mut rows = Vec::new();
     for b in session.sql(&sql).await?.collect().await? {
-        let slots = b.column(0).as_primitive::<UInt16Type>();
-        let terms = b.column(1).as_string::<i32>();
-        let values = b.column(2).as_primitive::<Float64Type>();
+        let (slots, terms, values) = (method_state::slot(&b)?, method_state::term(&b)?, method_state::value(&b)?);
         for i in 0..b.num_rows() {
             rows.push(StateRow { slot: slots.value(i), term: terms.value(i).to_string(), value: values.value(i) });
         }

@@ -1,8 +1,88 @@
-//! Typed readers of the tables that more than one stage reads, one module
-//! per table, so that a stage reads its inputs here rather than through
-//! another stage's internals. (Writing goes through [`crate::table`]: atomic
-//! Parquet part files with the schemas of `schemas/`.)
+//! Typed tables: every table's columns by name, and readers of the tables
+//! that more than one stage reads.
+//!
+//! [`columns`] is generated from `schemas/*.json` by `build.rs`: per table
+//! a `Rows` struct with one typed builder per column (what writers fill,
+//! see [`crate::table::TableOutput`]) and one function per column that
+//! finds it by name in a batch. The other modules read whole tables for
+//! the stages that share them, so a stage reads its inputs here rather than
+//! through another stage's internals.
+
+use anyhow::{Context, Result};
+use arrow::array::{Array, RecordBatch};
 
 pub mod corpus_stats;
 pub mod method_state;
 pub mod tokens;
+
+/// Every table's columns, generated from its schema file (see the module
+/// doc above): `columns::documents::Rows`, `columns::documents::url(&batch)`.
+pub mod columns {
+    include!(concat!(env!("OUT_DIR"), "/table_columns.rs"));
+}
+
+/// Column `name` of `batch` as array type `A`: the typed way to read a
+/// column of a query result, by name rather than by position. An absent
+/// column or another type (a table written by another program, a query
+/// changed without its reader) is an error naming the column.
+pub fn column<'a, A: Array + 'static>(batch: &'a RecordBatch, name: &str) -> Result<&'a A> {
+    let array = batch.column_by_name(name).with_context(|| {
+        let names: Vec<&str> = batch.schema_ref().fields().iter().map(|f| f.name().as_str()).collect();
+        format!("no column `{name}` among {names:?}")
+    })?;
+    array
+        .as_any()
+        .downcast_ref::<A>()
+        .with_context(|| format!("column `{name}` is {}, expected {}", array.data_type(), std::any::type_name::<A>()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayBuilder, UInt64Array};
+
+    #[test]
+    fn every_table_has_generated_rows_of_its_schema() {
+        let generated: Vec<&str> = columns::empty_batches().iter().map(|(t, _)| *t).collect();
+        let mut expected: Vec<&str> = crate::schema::table_names().collect();
+        expected.sort();
+        assert_eq!(generated, expected);
+        for (table, batch) in columns::empty_batches() {
+            let batch = batch.unwrap_or_else(|e| panic!("{table}: {e:#}"));
+            assert_eq!(batch.schema(), crate::schema::arrow_schema(table), "{table}");
+        }
+    }
+
+    #[test]
+    fn a_row_missing_a_column_is_an_error_not_a_shifted_table() {
+        use crate::table::Rows as _;
+        let mut rows = columns::sketches::Rows::default();
+        rows.doc_id.append_value(7);
+        rows.position.append_value(0);
+        let error = rows.finish().unwrap_err();
+        assert!(format!("{error:#}").contains("sketches"), "{error:#}");
+        rows.doc_id.append_value(7);
+        rows.position.append_value(0);
+        rows.minimum.append_value(42);
+        assert_eq!(rows.len(), 1);
+        let batch = rows.finish().unwrap();
+        assert_eq!(columns::sketches::minimum(&batch).unwrap().value(0), 42);
+        assert_eq!(rows.doc_id.len(), 0);
+    }
+
+    #[test]
+    fn a_column_is_read_by_name_and_type() {
+        let mut rows = columns::candidates::Rows::default();
+        rows.doc_a.append_value(1);
+        rows.doc_b.append_value(2);
+        rows.method.append_value("a0");
+        rows.score.append_null();
+        let batch = crate::table::Rows::finish(&mut rows).unwrap();
+        assert_eq!(columns::candidates::doc_b(&batch).unwrap().value(0), 2);
+        assert_eq!(columns::candidates::method(&batch).unwrap().value(0), "a0");
+        let absent = column::<UInt64Array>(&batch, "doc_c").unwrap_err().to_string();
+        assert!(absent.contains("no column `doc_c`") && absent.contains("doc_a"), "{absent}");
+        let wrong = column::<UInt64Array>(&batch, "method").unwrap_err().to_string();
+        assert!(wrong.contains("column `method` is Utf8"), "{wrong}");
+    }
+}

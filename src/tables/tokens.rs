@@ -3,14 +3,16 @@
 //! word), the form [`DocView`] gives methods. Written by the `tokens` stage
 //! ([`crate::stages::tokens`]).
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use arrow::array::{AsArray, ListArray, RecordBatch, StringArray};
-use arrow::datatypes::{UInt32Type, UInt64Type};
+use arrow::datatypes::UInt32Type;
 use futures::StreamExt;
 use std::ops::Range;
 
 use crate::methods::DocView;
 pub use crate::methods::TokenParts;
+use crate::tables::column;
+use crate::tables::columns::tokens;
 
 /// `tokens` rows as read back: the Arrow batches themselves. Their lists
 /// are borrowed, not copied into one `String` per word:
@@ -45,15 +47,16 @@ impl TokenChunk {
 
     /// The chunk's token lists, borrowed from its batches: one `&str` per
     /// word in flat vectors, and per document its ranges in them.
-    pub fn lists(&self) -> TokenLists<'_> {
+    pub fn lists(&self) -> Result<TokenLists<'_>> {
         let mut lists = TokenLists::default();
         for batch in &self.batches {
-            let ids = batch.column(0).as_primitive::<UInt64Type>();
-            let list = |name: &str| batch.column_by_name(name).map(|c| c.as_list::<i32>());
-            let strings = |name: &str| list(name).map(StringList::of);
-            let numbers = |name: &str| list(name).map(NumberList::of);
-            let (terms, words, heads) = (strings("terms"), strings("words"), strings("sentence_heads"));
-            let (ends, lengths) = (numbers("sentence_ends"), numbers("sentence_lengths"));
+            let ids = tokens::doc_id(batch)?;
+            // A list column the chunk did not read is absent: empty views.
+            let list = |name: &str| batch.column_by_name(name).map(|_| column::<ListArray>(batch, name)).transpose();
+            let strings = |name: &str| list(name)?.map(StringList::of).transpose();
+            let numbers = |name: &str| list(name)?.map(NumberList::of).transpose();
+            let (terms, words, heads) = (strings("terms")?, strings("words")?, strings("sentence_heads")?);
+            let (ends, lengths) = (numbers("sentence_ends")?, numbers("sentence_lengths")?);
             for i in 0..batch.num_rows() {
                 lists.docs.push(DocLists {
                     doc_id: ids.value(i),
@@ -65,7 +68,7 @@ impl TokenChunk {
                 });
             }
         }
-        lists
+        Ok(lists)
     }
 }
 
@@ -115,8 +118,9 @@ struct StringList<'a> {
 }
 
 impl<'a> StringList<'a> {
-    fn of(list: &'a ListArray) -> Self {
-        StringList { offsets: list.value_offsets(), values: list.values().as_string::<i32>() }
+    fn of(list: &'a ListArray) -> Result<Self> {
+        let values = list.values().as_string_opt::<i32>().context("a token list whose items are not Utf8")?;
+        Ok(StringList { offsets: list.value_offsets(), values })
     }
 
     /// Appends the strings of row `row` to `flat`; returns their range.
@@ -135,8 +139,10 @@ struct NumberList<'a> {
 }
 
 impl<'a> NumberList<'a> {
-    fn of(list: &'a ListArray) -> Self {
-        NumberList { offsets: list.value_offsets(), values: list.values().as_primitive::<UInt32Type>().values() }
+    fn of(list: &'a ListArray) -> Result<Self> {
+        let values =
+            list.values().as_primitive_opt::<UInt32Type>().context("a number list whose items are not UInt32")?;
+        Ok(NumberList { offsets: list.value_offsets(), values: values.values() })
     }
 
     /// Row `row`, borrowed from the Arrow buffer.
