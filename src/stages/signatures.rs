@@ -84,7 +84,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             }
         }
     }
-    let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "signatures", "docs");
+    let progress = crate::progress::counter(ctx.progress, total, "signatures", "docs");
     let mut sign_ms: Vec<u64> = vec![0; signers.len()];
     let mut signed: Vec<u64> = vec![0; signers.len()];
     while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {

@@ -52,7 +52,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let boilerplate = load_boilerplate(&session).await?;
     let own = ctx.shard.doc_predicate("doc_id");
     let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
-    let progress = crate::progress::counter(ctx.progress, total.max(0) as u64, "tokens", "docs");
+    let progress = crate::progress::counter(ctx.progress, total, "tokens", "docs");
     let mut stream = session
         .sql(&format!("SELECT doc_id, url, text, lang FROM documents WHERE {own} ORDER BY doc_id"))
         .await?
