@@ -12,6 +12,7 @@
 pub mod config;
 pub mod explain;
 pub mod gold;
+pub mod history;
 pub mod ingest;
 pub mod logging;
 pub mod methods;

@@ -56,6 +56,46 @@ enum Command {
     /// redo it: up to date, stale (and why), missing, or sharded with tasks
     /// missing. Exit code 0 when everything is up to date, 1 otherwise.
     Status(StatusArgs),
+    /// Keep a history of earlier crawls (`--history DIR`): list, drop or
+    /// compact its crawls, or append a finished run as a crawl.
+    History(HistoryArgs),
+}
+
+#[derive(clap::Args)]
+struct HistoryArgs {
+    /// The history folder.
+    #[arg(long, value_name = "DIR")]
+    history: PathBuf,
+    #[command(subcommand)]
+    action: HistoryAction,
+}
+
+#[derive(Subcommand)]
+enum HistoryAction {
+    /// One line per crawl: its id and the rows of each of its tables.
+    List,
+    /// Append the finished run in --out as crawl ID, replacing an earlier
+    /// append of that crawl (what `pipeline run --history` does after its
+    /// last stage).
+    Append {
+        /// Output folder of a finished run (a local path).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// The crawl id: letters, digits, `.`, `_`, `-` (e.g. the night's date).
+        #[arg(long, value_name = "ID")]
+        crawl_id: String,
+        /// The run's job config, for the verification text kept (`[verify] text`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
+    /// Remove crawl ID and its partitions.
+    Drop {
+        /// The crawl id.
+        crawl_id: String,
+    },
+    /// Merge each partition's part files into one (rows unchanged) and remove
+    /// what no crawl owns (partitions and staging folders of interrupted appends).
+    Compact,
 }
 
 #[derive(clap::Args)]
@@ -92,6 +132,15 @@ struct RunArgs {
     /// the same --cache folder for an object-store output).
     #[arg(long, default_value = "embedded")]
     engine: neardup::sql::Engine,
+    /// History folder of earlier crawls (a local path): after the last stage
+    /// of `--stage all`, the run is appended to it as crawl --crawl-id (see
+    /// `pipeline history`).
+    #[arg(long, value_name = "DIR", requires = "crawl_id")]
+    history: Option<PathBuf>,
+    /// The crawl id this run is kept under in --history: letters, digits,
+    /// `.`, `_`, `-` (e.g. the night's date). Rerunning a crawl id replaces it.
+    #[arg(long, value_name = "ID", requires = "history")]
+    crawl_id: Option<String>,
 }
 
 /// What a run's tables depend on besides the program: the same for `run`
@@ -227,6 +276,7 @@ fn main() -> ExitCode {
         Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
         Command::Report(args) => report(args).map(|_| ExitCode::SUCCESS),
         Command::Status(args) => status(args),
+        Command::History(args) => history(args),
     };
     match result {
         Ok(code) => code,
@@ -322,6 +372,24 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             }
         }
     };
+    let history = match (&args.history, &args.crawl_id) {
+        (Some(dir), Some(crawl)) => {
+            neardup::history::check_crawl_id(crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
+            if args.stage != "all" {
+                return Err(UsageError(
+                    "--history appends a whole run: use it with --stage all, or run \
+                     `pipeline history append` after running the stages one by one"
+                        .into(),
+                )
+                .into());
+            }
+            if neardup::store::is_url(&args.out) || neardup::store::is_url(&dir.display().to_string()) {
+                return Err(UsageError("--history works with a local --out and a local history folder".into()).into());
+            }
+            Some((dir.clone(), crawl.clone()))
+        }
+        _ => None,
+    };
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     if !shard.is_whole() {
         let map_stages: Vec<&str> = all.iter().filter(|s| s.shardable()).map(|s| s.name()).collect();
@@ -379,6 +447,12 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             r.push_file(neardup::report::REPORT_FILE)?;
         }
         tracing::info!(path = %path.display(), "report written");
+    }
+    if let Some((dir, crawl)) = &history {
+        let kept =
+            neardup::history::History::open(dir)?.append(&ctx.out, crawl, ctx.config.verify.text, &ctx.runtime)?;
+        let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
+        tracing::info!(history = %dir.display(), crawl = %crawl, documents, "crawl appended to the history");
     }
     log_summary(&ctx, shard, &outcomes);
     if !input_errors.is_empty() {
@@ -512,6 +586,44 @@ fn report(args: ReportArgs) -> Result<()> {
         None => println!("{}", path.display()),
     }
     Ok(())
+}
+
+fn history(args: HistoryArgs) -> Result<ExitCode> {
+    use neardup::history::History;
+    let history = History::open(&args.history)?;
+    match args.action {
+        HistoryAction::List => {
+            for crawl in history.crawls()? {
+                let rows: Vec<String> = crawl.rows.iter().map(|(t, n)| format!("{t}={n}")).collect();
+                println!("{}\t{}\t{}", crawl.crawl, serde_json::to_string(&crawl.verification_text)?, rows.join(" "));
+            }
+        }
+        HistoryAction::Append { out, crawl_id, config } => {
+            neardup::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
+            let config = match config {
+                Some(path) => Config::from_file(&path).map_err(|e| UsageError(format!("{e:#}")))?,
+                None => Config::default(),
+            };
+            if !out.is_dir() {
+                return Err(UsageError(format!("--out {}: no such output folder", out.display())).into());
+            }
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let kept = history.append(&out, &crawl_id, config.verify.text, &rt)?;
+            println!("{crawl_id}: {} documents", kept.rows.get("history_documents").copied().unwrap_or(0));
+        }
+        HistoryAction::Drop { crawl_id } => {
+            neardup::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
+            if !history.drop_crawl(&crawl_id)? {
+                eprintln!("no crawl `{crawl_id}` in {}", args.history.display());
+                return Ok(ExitCode::from(1));
+            }
+        }
+        HistoryAction::Compact => {
+            let merged = history.compact()?;
+            println!("{merged} part files merged");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {

@@ -53,6 +53,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("gold_pairs", include_str!("../schemas/gold_pairs.json")),
     ("gold_clusters", include_str!("../schemas/gold_clusters.json")),
     ("gold_quality", include_str!("../schemas/gold_quality.json")),
+    ("history_documents", include_str!("../schemas/history_documents.json")),
 ];
 
 /// Names of all tables with a schema file.

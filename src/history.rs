@@ -1,0 +1,324 @@
+//! The history folder (`--history DIR`): the crawls of earlier nights, kept
+//! so that a later night can be matched against them.
+//!
+//! Layout, one Hive-style partition per crawl, so SQL engines read the crawl
+//! id from the path:
+//!
+//! ```text
+//! DIR/_crawls/<crawl>.json                      the crawl's manifest
+//! DIR/history_documents/crawl=<crawl>/*.parquet  id, url, date, length, verification text
+//! DIR/signatures/crawl=<crawl>/*.parquet         the night's tables, as written
+//! DIR/sketches/crawl=<crawl>/ ...                (every method's records table)
+//! ```
+//!
+//! **A crawl is there whole or not at all.** Its manifest is written last,
+//! and only crawls with a manifest exist for [`History::crawls`] and the
+//! readers; partitions without one (an append that was interrupted) are
+//! ignored and removed by the next append of that crawl or by `compact`.
+//! Appending a crawl again (rerunning a night) hides it first by removing
+//! its manifest, swaps every partition, then writes the manifest again.
+
+use anyhow::{bail, Context, Result};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crate::config::VerificationText;
+use crate::methods::registry;
+use crate::table::write_file_atomically;
+use crate::tables::columns::{history_documents, signatures};
+
+/// Folder of the crawl manifests.
+const MANIFESTS: &str = "_crawls";
+
+/// What the history keeps of a crawl: one manifest per crawl.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrawlManifest {
+    /// The crawl id (`--crawl-id`).
+    pub crawl: String,
+    /// Rows of each table's partition.
+    pub rows: BTreeMap<String, u64>,
+    /// The kind of `history_documents.verification_text`.
+    pub verification_text: VerificationText,
+    /// The output folder the crawl was appended from (for people).
+    pub appended_from: String,
+}
+
+/// A history folder.
+pub struct History {
+    root: PathBuf,
+}
+
+/// The tables a crawl's partition holds: its documents and every table a
+/// night's methods write per document (the signatures and the methods'
+/// own record tables), which a later night joins against.
+pub fn tables() -> Vec<&'static str> {
+    let mut tables = vec![history_documents::TABLE, signatures::TABLE];
+    tables.extend(registry::record_tables());
+    tables
+}
+
+/// Checks a crawl id: it names folders and files, so letters, digits, `.`,
+/// `_` and `-` only, not starting with a dot.
+pub fn check_crawl_id(crawl: &str) -> Result<()> {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if crawl.is_empty() || crawl.starts_with('.') || !crawl.chars().all(allowed) {
+        bail!(
+            "crawl id `{crawl}`: use letters, digits, `.`, `_` and `-` only (e.g. 2026-11-25), not starting with `.`"
+        );
+    }
+    Ok(())
+}
+
+impl History {
+    /// The history in folder `root`, created when missing.
+    pub fn open(root: &Path) -> Result<History> {
+        std::fs::create_dir_all(root.join(MANIFESTS))
+            .with_context(|| format!("cannot create history folder {}", root.display()))?;
+        Ok(History { root: root.to_path_buf() })
+    }
+
+    /// The folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Every complete crawl, by id.
+    pub fn crawls(&self) -> Result<Vec<CrawlManifest>> {
+        let dir = self.root.join(MANIFESTS);
+        let mut crawls = Vec::new();
+        for entry in std::fs::read_dir(&dir).with_context(|| format!("cannot list {}", dir.display()))? {
+            let path = entry?.path();
+            if path.extension().is_some_and(|x| x == "json") && !is_hidden(&path) {
+                let text = std::fs::read_to_string(&path)?;
+                let manifest: CrawlManifest =
+                    serde_json::from_str(&text).with_context(|| format!("bad crawl manifest {}", path.display()))?;
+                crawls.push(manifest);
+            }
+        }
+        crawls.sort_by(|a, b| a.crawl.cmp(&b.crawl));
+        Ok(crawls)
+    }
+
+    /// The partition folder of `table` for `crawl`.
+    pub fn partition(&self, table: &str, crawl: &str) -> PathBuf {
+        self.root.join(table).join(format!("crawl={crawl}"))
+    }
+
+    fn manifest_path(&self, crawl: &str) -> PathBuf {
+        self.root.join(MANIFESTS).join(format!("{crawl}.json"))
+    }
+
+    /// Appends the finished run in `out` as crawl `crawl`, replacing an
+    /// earlier append of the same crawl. `text` is the verification text
+    /// kind of the run (`[verify] text`).
+    pub fn append(
+        &self,
+        out: &Path,
+        crawl: &str,
+        text: VerificationText,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<CrawlManifest> {
+        check_crawl_id(crawl)?;
+        for table in ["documents", "tokens"].into_iter().chain(tables().into_iter().skip(1)) {
+            anyhow::ensure!(
+                crate::table::table_exists(out, table),
+                "{} has no table `{table}`: run the pipeline there first",
+                out.display()
+            );
+        }
+        let staging = self.root.join(format!(".staging-{crawl}-{}", std::process::id()));
+        if staging.exists() {
+            std::fs::remove_dir_all(&staging)?;
+        }
+        std::fs::create_dir_all(&staging)?;
+        let staged = self.stage(out, &staging, text, runtime);
+        let rows = match staged {
+            Ok(rows) => rows,
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&staging);
+                return Err(e);
+            }
+        };
+        // Hide the crawl, swap its partitions, show it again.
+        let manifest_path = self.manifest_path(crawl);
+        if manifest_path.exists() {
+            std::fs::remove_file(&manifest_path)?;
+        }
+        for table in tables() {
+            let partition = self.partition(table, crawl);
+            std::fs::create_dir_all(partition.parent().expect("a partition has a table folder"))?;
+            if partition.exists() {
+                std::fs::remove_dir_all(&partition)
+                    .with_context(|| format!("cannot remove the old {}", partition.display()))?;
+            }
+            std::fs::rename(staging.join(table), &partition)
+                .with_context(|| format!("cannot publish {}", partition.display()))?;
+        }
+        std::fs::remove_dir_all(&staging)?;
+        let manifest = CrawlManifest {
+            crawl: crawl.to_string(),
+            rows,
+            verification_text: text,
+            appended_from: out.display().to_string(),
+        };
+        write_file_atomically(&manifest_path, &serde_json::to_vec_pretty(&manifest)?)?;
+        Ok(manifest)
+    }
+
+    /// Writes every table of the crawl under `staging/<table>/`; returns
+    /// their rows.
+    fn stage(
+        &self,
+        out: &Path,
+        staging: &Path,
+        text: VerificationText,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<BTreeMap<String, u64>> {
+        let mut rows = BTreeMap::new();
+        let text_sql = match text {
+            VerificationText::Visible => "t.text",
+            VerificationText::Words => "array_to_string(t.words, ' ')",
+            VerificationText::Terms => "array_to_string(t.terms, ' ')",
+        };
+        let sql = format!(
+            "SELECT d.doc_id, d.url, d.crawl_date, d.http_status, \
+             CAST(character_length(d.text) AS BIGINT) AS text_chars, {text_sql} AS verification_text \
+             FROM documents d JOIN tokens t ON t.doc_id = d.doc_id ORDER BY d.doc_id"
+        );
+        let documents = runtime.block_on(async {
+            let session = crate::sql::session_over(out).await?;
+            let stream = session.sql(&sql).await?.execute_stream().await?;
+            crate::table::write_stream(staging, history_documents::TABLE, stream).await
+        })?;
+        rows.insert(history_documents::TABLE.to_string(), documents);
+        for table in tables().into_iter().skip(1) {
+            crate::table::check_table_schema(out, table)?;
+            let target = staging.join(table);
+            std::fs::create_dir_all(&target)?;
+            let mut n = 0;
+            for file in parquet_files(&out.join(table))? {
+                n += parquet_rows(&file)?;
+                let name = file.file_name().expect("a listed file has a name");
+                // Published part files are never written again (a new
+                // version of a table is a new folder), so a hard link is a
+                // copy; across file systems it is a real one.
+                if std::fs::hard_link(&file, target.join(name)).is_err() {
+                    std::fs::copy(&file, target.join(name))
+                        .with_context(|| format!("cannot copy {} into the history", file.display()))?;
+                }
+            }
+            rows.insert(table.to_string(), n);
+        }
+        Ok(rows)
+    }
+
+    /// Removes crawl `crawl`; false when there was none.
+    pub fn drop_crawl(&self, crawl: &str) -> Result<bool> {
+        check_crawl_id(crawl)?;
+        let manifest = self.manifest_path(crawl);
+        let existed = manifest.exists();
+        if existed {
+            std::fs::remove_file(&manifest)?;
+        }
+        for table in tables() {
+            let partition = self.partition(table, crawl);
+            if partition.exists() {
+                std::fs::remove_dir_all(&partition)?;
+            }
+        }
+        Ok(existed)
+    }
+
+    /// Merges the part files of every partition holding more than one into
+    /// one file, rows and their order unchanged, and removes partitions and
+    /// staging folders no manifest owns. Returns the files merged away.
+    pub fn compact(&self) -> Result<u64> {
+        let crawls: Vec<String> = self.crawls()?.into_iter().map(|c| c.crawl).collect();
+        let mut merged = 0;
+        for entry in std::fs::read_dir(&self.root)? {
+            let path = entry?.path();
+            if is_hidden(&path) && path.is_dir() {
+                std::fs::remove_dir_all(&path)?;
+            }
+        }
+        for table in tables() {
+            let dir = self.root.join(table);
+            if !dir.is_dir() {
+                continue;
+            }
+            for entry in std::fs::read_dir(&dir)? {
+                let path = entry?.path();
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let owned = name.strip_prefix("crawl=").is_some_and(|c| crawls.iter().any(|k| k == c));
+                if !owned {
+                    std::fs::remove_dir_all(&path)?;
+                    continue;
+                }
+                let files = parquet_files(&path)?;
+                if files.len() > 1 {
+                    merge_parts(&path, &files)?;
+                    merged += files.len() as u64 - 1;
+                }
+            }
+        }
+        Ok(merged)
+    }
+}
+
+/// Rewrites the part files `files` of partition `dir` as one file, in file
+/// name order, and swaps it in: the new file is written under a hidden
+/// name and renamed, then the old parts are removed. An interrupted merge
+/// leaves either the old parts or the merged file with them, never a
+/// partial file under a visible name; rows could then be counted twice
+/// only until the parts are removed, so the merged file is named to sort
+/// last and the parts go first thing after the rename.
+fn merge_parts(dir: &Path, files: &[PathBuf]) -> Result<()> {
+    let first = std::fs::File::open(&files[0])?;
+    let schema = ParquetRecordBatchReaderBuilder::try_new(first)?.schema().clone();
+    let tmp = dir.join(".compacted.parquet.tmp");
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .set_max_row_group_row_count(Some(64 * 1024))
+        .build();
+    let mut writer = ArrowWriter::try_new(std::fs::File::create(&tmp)?, schema, Some(props))?;
+    for file in files {
+        let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file)?)?.build()?;
+        for batch in reader {
+            writer.write(&batch?)?;
+        }
+    }
+    writer.close()?;
+    std::fs::rename(&tmp, dir.join("part-compacted.parquet"))?;
+    for file in files {
+        if file.file_name() != Some(std::ffi::OsStr::new("part-compacted.parquet")) {
+            std::fs::remove_file(file)?;
+        }
+    }
+    Ok(())
+}
+
+/// The visible Parquet files of a folder, by name.
+fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet") && !is_hidden(p))
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+/// Rows of a Parquet file, from its footer.
+fn parquet_rows(file: &Path) -> Result<u64> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file)?)?;
+    Ok(reader.metadata().file_metadata().num_rows().max(0) as u64)
+}
+
+fn is_hidden(path: &Path) -> bool {
+    path.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.'))
+}
