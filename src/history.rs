@@ -217,6 +217,30 @@ impl History {
         Ok(rows)
     }
 
+    /// Registers every history table holding a crawl in `session` as
+    /// `history_<table>` (`history_documents` as it is), with a `crawl`
+    /// column read from the partition folders; returns the names. For
+    /// analysts' queries: an append under way may show a crawl's partitions
+    /// before its manifest.
+    pub async fn register(&self, session: &datafusion::prelude::SessionContext) -> Result<Vec<String>> {
+        let mut names = Vec::new();
+        for table in tables() {
+            let dir = self.root.join(table);
+            if !dir.is_dir() || std::fs::read_dir(&dir)?.next().is_none() {
+                continue;
+            }
+            let name = if table.starts_with("history_") { table.to_string() } else { format!("history_{table}") };
+            let options = datafusion::prelude::ParquetReadOptions::default()
+                .table_partition_cols(vec![("crawl".to_string(), arrow::datatypes::DataType::Utf8)]);
+            session
+                .register_parquet(&name, format!("{}/", dir.display()), options)
+                .await
+                .with_context(|| format!("cannot register {name} at {}", dir.display()))?;
+            names.push(name);
+        }
+        Ok(names)
+    }
+
     /// Removes crawl `crawl`; false when there was none.
     pub fn drop_crawl(&self, crawl: &str) -> Result<bool> {
         check_crawl_id(crawl)?;

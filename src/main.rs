@@ -192,6 +192,10 @@ struct QueryArgs {
     out: String,
     #[command(flatten)]
     cache: CacheArg,
+    /// Also register the tables of this history folder, as `history_<table>`
+    /// with a `crawl` column (see `pipeline history`).
+    #[arg(long, value_name = "DIR")]
+    history: Option<PathBuf>,
     /// Result format (`parquet` needs --output).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -472,6 +476,10 @@ fn query(args: QueryArgs) -> Result<()> {
     let (out, _) = finished_out(&args.out, &args.cache)?;
     let text = rt.block_on(async {
         let ctx = neardup::sql::session_over(&out).await?;
+        if let Some(dir) = &args.history {
+            anyhow::ensure!(dir.is_dir(), "--history {}: no such folder", dir.display());
+            neardup::history::History::open(dir)?.register(&ctx).await?;
+        }
         let frame = ctx.sql(&args.sql).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
         let batches = frame.collect().await?;

@@ -90,6 +90,15 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
     let names: Vec<String> = list(&history).iter().map(|l| l.split('\t').next().unwrap().to_string()).collect();
     assert_eq!(names, ["night1", "night2"]);
 
+    // Analysts query the history with the crawl of each row.
+    let o = pipeline()
+        .args(["query", "--out", out_s, "--history", history_s, "--format", "csv"])
+        .arg("SELECT crawl, COUNT(*) AS n FROM history_documents GROUP BY crawl ORDER BY crawl")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(String::from_utf8(o.stdout).unwrap(), format!("crawl,n\nnight1,{documents}\nnight2,{documents}\n"));
+
     run_ok(&["history", "--history", history_s, "compact"]);
     assert!(!ghost.exists() && !history.join(".staging-ghost-1").exists());
     let files: Vec<_> = std::fs::read_dir(&night2).unwrap().collect();
