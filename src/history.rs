@@ -27,10 +27,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::config::VerificationText;
+use crate::config::{Config, VerificationText};
 use crate::methods::registry;
-use crate::table::write_file_atomically;
-use crate::tables::columns::{history_documents, signatures};
+use crate::sql::substitute;
+use crate::table::{write_file_atomically, TableWriter};
+use crate::tables::columns::{history_candidates, history_documents, signatures};
 
 /// Folder of the crawl manifests.
 const MANIFESTS: &str = "_crawls";
@@ -239,6 +240,34 @@ impl History {
             names.push(name);
         }
         Ok(names)
+    }
+
+    /// Writes `out/history_candidates`: the candidate repeats of the night
+    /// in `out` (crawl `crawl`) among every other complete crawl of the
+    /// history, bounded per night document (`jobs/history_edges.sql`).
+    /// Empty when the history holds no other crawl. Returns its rows.
+    pub fn match_night(
+        &self,
+        out: &Path,
+        crawl: &str,
+        config: &Config,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<u64> {
+        check_crawl_id(crawl)?;
+        let earlier: Vec<String> =
+            self.crawls()?.into_iter().filter(|c| c.crawl != crawl).map(|c| format!("'{}'", c.crawl)).collect();
+        if earlier.is_empty() {
+            return TableWriter::for_table(out, history_candidates::TABLE)?.commit();
+        }
+        crate::table::check_table_schema(out, signatures::TABLE)?;
+        let mut params = crate::stages::candidates::sql_params(config);
+        params.push(("earlier_crawls", earlier.join(", ")));
+        let sql = substitute(include_str!("../jobs/history_edges.sql"), &params);
+        runtime.block_on(async {
+            let session = crate::sql::session_over(out).await?;
+            self.register(&session).await?;
+            crate::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
+        })
     }
 
     /// Removes crawl `crawl`; false when there was none.

@@ -74,6 +74,21 @@ struct HistoryArgs {
 enum HistoryAction {
     /// One line per crawl: its id and the rows of each of its tables.
     List,
+    /// Write --out's table history_candidates: the candidate repeats of the
+    /// finished run in --out (crawl ID) among the other crawls of the history
+    /// (what `pipeline run --history` does after its last stage, before it
+    /// appends the run).
+    Match {
+        /// Output folder of a finished run (a local path).
+        #[arg(long, default_value = "out")]
+        out: PathBuf,
+        /// The run's crawl id (its own earlier append is not matched).
+        #[arg(long, value_name = "ID")]
+        crawl_id: String,
+        /// The run's job config (`[candidates] max_edges_per_document`).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// Append the finished run in --out as crawl ID, replacing an earlier
     /// append of that crawl (what `pipeline run --history` does after its
     /// last stage).
@@ -453,8 +468,10 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         tracing::info!(path = %path.display(), "report written");
     }
     if let Some((dir, crawl)) = &history {
-        let kept =
-            neardup::history::History::open(dir)?.append(&ctx.out, crawl, ctx.config.verify.text, &ctx.runtime)?;
+        let history = neardup::history::History::open(dir)?;
+        let candidates = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+        tracing::info!(history = %dir.display(), candidates, "candidate repeats of earlier crawls in history_candidates");
+        let kept = history.append(&ctx.out, crawl, ctx.config.verify.text, &ctx.runtime)?;
         let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
         tracing::info!(history = %dir.display(), crawl = %crawl, documents, "crawl appended to the history");
     }
@@ -606,15 +623,14 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
                 println!("{}\t{}\t{}", crawl.crawl, serde_json::to_string(&crawl.verification_text)?, rows.join(" "));
             }
         }
+        HistoryAction::Match { out, crawl_id, config } => {
+            let config = night_settings(&out, &crawl_id, config.as_deref())?;
+            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let rows = history.match_night(&out, &crawl_id, &config, &rt)?;
+            println!("{crawl_id}: {rows} candidate repeats of earlier crawls");
+        }
         HistoryAction::Append { out, crawl_id, config } => {
-            neardup::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
-            let config = match config {
-                Some(path) => Config::from_file(&path).map_err(|e| UsageError(format!("{e:#}")))?,
-                None => Config::default(),
-            };
-            if !out.is_dir() {
-                return Err(UsageError(format!("--out {}: no such output folder", out.display())).into());
-            }
+            let config = night_settings(&out, &crawl_id, config.as_deref())?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
             let kept = history.append(&out, &crawl_id, config.verify.text, &rt)?;
             println!("{crawl_id}: {} documents", kept.rows.get("history_documents").copied().unwrap_or(0));
@@ -632,6 +648,19 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Checks the arguments of `history match` and `history append` (bad ones
+/// are usage errors) and reads the run's config.
+fn night_settings(out: &std::path::Path, crawl_id: &str, config: Option<&std::path::Path>) -> Result<Config> {
+    neardup::history::check_crawl_id(crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
+    if !out.is_dir() {
+        return Err(UsageError(format!("--out {}: no such output folder", out.display())).into());
+    }
+    match config {
+        Some(path) => Ok(Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?),
+        None => Ok(Config::default()),
+    }
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {

@@ -54,6 +54,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("gold_clusters", include_str!("../schemas/gold_clusters.json")),
     ("gold_quality", include_str!("../schemas/gold_quality.json")),
     ("history_documents", include_str!("../schemas/history_documents.json")),
+    ("history_candidates", include_str!("../schemas/history_candidates.json")),
 ];
 
 /// Names of all tables with a schema file.

@@ -6,6 +6,12 @@
 mod common;
 
 use common::{canonical_rows, pipeline, run_ok, temp_dir};
+use neardup::config::{Config, VerificationText};
+use neardup::history::{CrawlManifest, History};
+use neardup::methods::splitmix64;
+use neardup::table::TableOutput;
+use neardup::tables::columns::{history_candidates, signatures};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// `pipeline history --history DIR list`, one line per crawl.
@@ -90,6 +96,27 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
     let names: Vec<String> = list(&history).iter().map(|l| l.split('\t').next().unwrap().to_string()).collect();
     assert_eq!(names, ["night1", "night2"]);
 
+    // The same pages as a third night: each finds itself in both earlier
+    // crawls (a0, the exact text hash), and only there.
+    run_ok(&["history", "--history", history_s, "match", "--out", out_s, "--crawl-id", "night3"]);
+    let o = pipeline()
+        .args(["query", "--out", out_s, "--format", "csv"])
+        .arg(
+            "SELECT earlier_crawl, COUNT(DISTINCT doc_id) AS docs, \
+             SUM(CASE WHEN doc_id = earlier_doc_id THEN 1 ELSE 0 END) AS itself \
+             FROM history_candidates WHERE method = 'a0' GROUP BY earlier_crawl ORDER BY earlier_crawl",
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let a0_documents = canonical_rows(&out, "signatures").iter().filter(|r| r.starts_with("a0 |")).count();
+    assert_eq!(
+        String::from_utf8(o.stdout).unwrap(),
+        format!(
+            "earlier_crawl,docs,itself\nnight1,{a0_documents},{a0_documents}\nnight2,{a0_documents},{a0_documents}\n"
+        )
+    );
+
     // Analysts query the history with the crawl of each row.
     let o = pipeline()
         .args(["query", "--out", out_s, "--history", history_s, "--format", "csv"])
@@ -118,5 +145,167 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
         .output()
         .unwrap();
     assert_eq!(bad.status.code(), Some(2), "{}", String::from_utf8_lossy(&bad.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One signature row: (method, slot, sig, doc_id, doc_len).
+type Sig = (&'static str, u16, u64, u64, u32);
+
+/// Writes `rows` as a `signatures` table under `dir/signatures/`.
+fn write_signatures(dir: &Path, rows: &[Sig]) {
+    let mut w = TableOutput::<signatures::Rows>::create(dir).unwrap();
+    for &(method, slot, sig, doc, len) in rows {
+        w.push(|b| {
+            b.method.append_value(method);
+            b.doc_id.append_value(doc);
+            b.slot.append_value(slot);
+            b.sig.append_value(sig);
+            b.doc_len.append_value(len);
+        })
+        .unwrap();
+    }
+    w.commit().unwrap();
+}
+
+/// Puts `rows` in the history as crawl `crawl`'s signatures, with a manifest
+/// when `complete` (without one, an interrupted append).
+fn put_crawl(history: &Path, crawl: &str, rows: &[Sig], complete: bool) {
+    let scratch = history.join(format!(".scratch-{crawl}"));
+    write_signatures(&scratch, rows);
+    let partition = history.join("signatures").join(format!("crawl={crawl}"));
+    std::fs::create_dir_all(partition.parent().unwrap()).unwrap();
+    std::fs::rename(scratch.join("signatures"), &partition).unwrap();
+    std::fs::remove_dir_all(&scratch).unwrap();
+    if complete {
+        let manifest = CrawlManifest {
+            crawl: crawl.into(),
+            rows: [("signatures".to_string(), rows.len() as u64)].into(),
+            verification_text: VerificationText::Visible,
+            appended_from: "test".into(),
+        };
+        std::fs::create_dir_all(history.join("_crawls")).unwrap();
+        std::fs::write(history.join("_crawls").join(format!("{crawl}.json")), serde_json::to_vec(&manifest).unwrap())
+            .unwrap();
+    }
+}
+
+/// The reference of jobs/history_edges.sql written the plain way: per group
+/// with a night member, members sorted by (length, night first, doc_id,
+/// crawl); each night member linked to the `k` earlier members after it and
+/// the `k` before it; per (method, night doc) the `k` strongest earlier
+/// documents by (links desc, length gap, doc_id, crawl).
+fn reference(night: &[Sig], past: &[(&str, Sig)], k: usize, skip: &str) -> BTreeSet<(String, u64, u64, String)> {
+    type Member = (u32, u8, u64, String);
+    let mut groups: BTreeMap<(&str, u16, u64), Vec<Member>> = BTreeMap::new();
+    for &(m, slot, sig, doc, len) in night.iter().filter(|s| s.0 != skip) {
+        groups.entry((m, slot, sig)).or_default().push((len, 0, doc, String::new()));
+    }
+    for (crawl, (m, slot, sig, doc, len)) in past.iter().filter(|s| s.1 .0 != skip) {
+        if let Some(g) = groups.get_mut(&(*m, *slot, *sig)) {
+            g.push((*len, 1, *doc, crawl.to_string()));
+        }
+    }
+    let mut links: BTreeMap<(String, u64, u64, String), (u64, u32)> = BTreeMap::new();
+    for ((m, _, _), mut members) in groups {
+        members.sort();
+        for (i, a) in members.iter().enumerate().filter(|(_, a)| a.1 == 0) {
+            let after = members[i + 1..].iter().filter(|b| b.1 == 1).take(k);
+            let before = members[..i].iter().rev().filter(|b| b.1 == 1).take(k);
+            for b in after.chain(before) {
+                let e = links.entry((m.to_string(), a.2, b.2, b.3.clone())).or_insert((0, u32::MAX));
+                e.0 += 1;
+                e.1 = e.1.min(a.0.abs_diff(b.0));
+            }
+        }
+    }
+    let mut by_doc: BTreeMap<(String, u64), Vec<(std::cmp::Reverse<u64>, u32, u64, String)>> = BTreeMap::new();
+    for ((m, doc, other, crawl), (n, gap)) in links {
+        by_doc.entry((m, doc)).or_default().push((std::cmp::Reverse(n), gap, other, crawl));
+    }
+    let mut kept = BTreeSet::new();
+    for ((m, doc), mut edges) in by_doc {
+        edges.sort();
+        for (_, _, other, crawl) in edges.into_iter().take(k) {
+            kept.insert((m.clone(), doc, other, crawl));
+        }
+    }
+    kept
+}
+
+#[test]
+fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
+    let dir = temp_dir("history-edges");
+    let (out, history) = (dir.join("out"), dir.join("history"));
+    let mut state = 7u64;
+    let mut next = |n: u64| splitmix64(&mut state) % n;
+    // Night documents 1..=80; earlier crawls c1, c2 (which reuses c1's ids:
+    // the crawl tells them apart) and c3. A template group (a0, sig 42)
+    // holds every night document and 300 documents of each earlier crawl.
+    let mut night: Vec<Sig> = Vec::new();
+    for doc in 1..=80u64 {
+        let len = 50 + next(40) as u32;
+        night.push(("a0", 0, 42, doc, len));
+        night.push(("a1", 0, doc % 7, doc, len));
+        for slot in 0..4u16 {
+            night.push(("a6", slot, doc % (slot as u64 + 2), doc, len));
+        }
+        night.push(("minhash", 0, doc % 3, doc, len));
+    }
+    let mut past: Vec<(&str, Sig)> = Vec::new();
+    for (crawl, first) in [("c1", 1000u64), ("c2", 1000), ("c3", 5000)] {
+        for doc in first..first + 300 {
+            let len = 40 + next(60) as u32;
+            past.push((crawl, ("a0", 0, 42, doc, len)));
+            if doc % 5 == 0 {
+                past.push((crawl, ("a1", 0, doc % 11, doc, len)));
+            }
+            for slot in 0..4u16 {
+                if next(3) == 0 {
+                    past.push((crawl, ("a6", slot, doc % (slot as u64 + 2), doc, len)));
+                }
+            }
+            past.push((crawl, ("minhash", 0, doc % 3, doc, len)));
+        }
+    }
+    write_signatures(&out, &night);
+    for crawl in ["c1", "c2", "c3"] {
+        let rows: Vec<Sig> = past.iter().filter(|p| p.0 == crawl).map(|p| p.1).collect();
+        put_crawl(&history, crawl, &rows, true);
+    }
+    // The night itself, appended before, and an interrupted append: neither
+    // is matched.
+    put_crawl(&history, "night", &night, true);
+    put_crawl(&history, "ghost", &night, false);
+
+    let config = Config::default();
+    let k = config.candidates.max_edges_per_document as usize;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
+    let rows = History::open(&history).unwrap().match_night(&out, "night", &config, &rt).unwrap();
+    let mut got = BTreeSet::new();
+    let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
+    for batch in common::read_table(&out, "history_candidates") {
+        let method = history_candidates::method(&batch).unwrap();
+        let doc = history_candidates::doc_id(&batch).unwrap();
+        let other = history_candidates::earlier_doc_id(&batch).unwrap();
+        let crawl = history_candidates::earlier_crawl(&batch).unwrap();
+        for i in 0..batch.num_rows() {
+            got.insert((method.value(i).to_string(), doc.value(i), other.value(i), crawl.value(i).to_string()));
+            *per_doc.entry((method.value(i).to_string(), doc.value(i))).or_default() += 1;
+        }
+    }
+    assert_eq!(rows as usize, got.len());
+    let expected = reference(&night, &past, k, "minhash");
+    let only_sql: Vec<_> = got.difference(&expected).take(5).collect();
+    let only_reference: Vec<_> = expected.difference(&got).take(5).collect();
+    assert!(
+        only_sql.is_empty() && only_reference.is_empty(),
+        "SQL only {only_sql:?}, reference only {only_reference:?}"
+    );
+    // Bounded: the template group of 80 x 900 gives k edges per night
+    // document, not 72,000 pairs.
+    assert!(per_doc.values().all(|&n| n <= k));
+    assert_eq!(got.iter().filter(|e| e.0 == "a0").count(), 80 * k);
+    assert!(got.iter().all(|e| e.3 != "night" && e.3 != "ghost" && e.0 != "minhash"));
+    assert!(got.iter().any(|e| e.3 == "c2") && got.iter().any(|e| e.0 == "a6"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,0 +1,76 @@
+-- Candidate edges between the night's documents and the documents of
+-- earlier crawls kept in the history (`--history DIR`): for each night
+-- document, at most ${max_edges} earlier documents per method.
+--
+-- Groups are those of candidates_exact.sql: documents sharing (method,
+-- slot, sig), here the night's (`signatures`) and the earlier crawls'
+-- (`history_signatures`: the crawls ${earlier_crawls}, every complete crawl
+-- but the night's own when it was appended before). Only groups with a
+-- night member are read, and pairs within the history are never formed:
+-- they were the earlier nights' own work.
+--
+-- Bounded like the night's chains, never expanded into a group's pairs: a
+-- group's members, night and earlier together, are ordered by length, then
+-- night before earlier, then doc_id; `h_rank` counts the earlier members up
+-- to each row. A night member with count r is linked to the earlier members
+-- ranked r+1 .. r+${max_edges} (the next ones) and r-${max_edges}+1 .. r
+-- (the previous ones): two equi-joins on (group, h_rank), so a template
+-- group of 8,000 night and 8,000 earlier pages costs 8,000 * 2 * k links.
+-- A pair linked in several groups (bands, lexicons, megashingles) counts
+-- each (`strength`); each night document keeps its ${max_edges} strongest
+-- earlier documents per method (then smallest length gap, then doc id and
+-- crawl). The signatures of ${index_only_methods} are left out as in
+-- signature_edges.sql.
+--
+-- Gives (method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap).
+WITH night AS (
+    SELECT method, slot, sig, doc_id, doc_len, arrow_cast('', 'Utf8') AS crawl, CAST(0 AS BIGINT) AS earlier
+    FROM signatures
+    WHERE method NOT IN (${index_only_methods})
+),
+night_groups AS (
+    SELECT DISTINCT method, slot, sig FROM night
+),
+past AS (
+    SELECT h.method, h.slot, h.sig, h.doc_id, h.doc_len, h.crawl, CAST(1 AS BIGINT) AS earlier
+    FROM history_signatures h
+    JOIN night_groups g ON g.method = h.method AND g.slot = h.slot AND g.sig = h.sig
+    WHERE h.crawl IN (${earlier_crawls})
+),
+members AS (
+    SELECT method, slot, sig, doc_id, doc_len, crawl, earlier,
+           SUM(earlier) OVER (PARTITION BY method, slot, sig ORDER BY doc_len, earlier, doc_id, crawl
+                              ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS h_rank
+    FROM (SELECT * FROM night UNION ALL SELECT * FROM past)
+),
+steps(step) AS (VALUES ${chain_steps}),
+targets AS (
+    SELECT m.method, m.slot, m.sig, m.doc_id, m.doc_len, m.h_rank + s.step AS target
+    FROM members m CROSS JOIN steps s
+    WHERE m.earlier = 0
+    UNION ALL
+    SELECT m.method, m.slot, m.sig, m.doc_id, m.doc_len, m.h_rank + 1 - s.step AS target
+    FROM members m CROSS JOIN steps s
+    WHERE m.earlier = 0 AND m.h_rank + 1 - s.step >= 1
+),
+links AS (
+    SELECT t.method, t.doc_id, p.doc_id AS earlier_doc_id, p.crawl AS earlier_crawl,
+           ABS(CAST(p.doc_len AS BIGINT) - CAST(t.doc_len AS BIGINT)) AS len_gap
+    FROM targets t
+    JOIN members p
+      ON p.method = t.method AND p.slot = t.slot AND p.sig = t.sig AND p.h_rank = t.target AND p.earlier = 1
+),
+edges AS (
+    SELECT method, doc_id, earlier_doc_id, earlier_crawl, COUNT(*) AS strength, MIN(len_gap) AS len_gap
+    FROM links
+    GROUP BY method, doc_id, earlier_doc_id, earlier_crawl
+),
+ranked AS (
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY method, doc_id
+                                 ORDER BY strength DESC, len_gap, earlier_doc_id, earlier_crawl) AS nth
+    FROM edges
+)
+SELECT method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap
+FROM ranked
+WHERE nth <= ${max_edges}
+ORDER BY method, doc_id, nth
