@@ -218,7 +218,9 @@ fn reference(night: &[Sig], past: &[(&str, Sig)], k: usize, skip: &str) -> BTree
             }
         }
     }
-    let mut by_doc: BTreeMap<(String, u64), Vec<(std::cmp::Reverse<u64>, u32, u64, String)>> = BTreeMap::new();
+    // Per (method, night doc): (links, reversed so the most sort first; gap; earlier doc; crawl).
+    type Ranked = (std::cmp::Reverse<u64>, u32, u64, String);
+    let mut by_doc: BTreeMap<(String, u64), Vec<Ranked>> = BTreeMap::new();
     for ((m, doc, other, crawl), (n, gap)) in links {
         by_doc.entry((m, doc)).or_default().push((std::cmp::Reverse(n), gap, other, crawl));
     }
