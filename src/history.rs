@@ -289,7 +289,9 @@ impl History {
 
     /// Merges the part files of every partition holding more than one into
     /// one file, rows and their order unchanged, and removes partitions and
-    /// staging folders no manifest owns. Returns the files merged away.
+    /// staging folders no manifest owns: those of interrupted appends, or of
+    /// one under way, so never run it beside `append`. Returns the files
+    /// merged away.
     pub fn compact(&self) -> Result<u64> {
         let crawls: Vec<String> = self.crawls()?.into_iter().map(|c| c.crawl).collect();
         let mut merged = 0;
@@ -324,12 +326,11 @@ impl History {
 }
 
 /// Rewrites the part files `files` of partition `dir` as one file, in file
-/// name order, and swaps it in: the new file is written under a hidden
-/// name and renamed, then the old parts are removed. An interrupted merge
-/// leaves either the old parts or the merged file with them, never a
-/// partial file under a visible name; rows could then be counted twice
-/// only until the parts are removed, so the merged file is named to sort
-/// last and the parts go first thing after the rename.
+/// name order: written under a hidden name, renamed, then the old parts are
+/// removed. No reader ever sees a partial file; between the rename and the
+/// removals (or after a crash there) the partition holds its rows twice,
+/// which the next `compact` repairs, so compaction belongs in the upkeep
+/// window, not beside a night's run.
 fn merge_parts(dir: &Path, files: &[PathBuf]) -> Result<()> {
     let first = std::fs::File::open(&files[0])?;
     let schema = ParquetRecordBatchReaderBuilder::try_new(first)?.schema().clone();
