@@ -56,8 +56,8 @@ enum Command {
     /// redo it: up to date, stale (and why), missing, or sharded with tasks
     /// missing. Exit code 0 when everything is up to date, 1 otherwise.
     Status(StatusArgs),
-    /// Keep a history of earlier crawls (`--history DIR`): list, drop or
-    /// compact its crawls, or append a finished run as a crawl.
+    /// Keep a history of earlier crawls (`--history DIR`): match a finished
+    /// run against it, append the run as a crawl, list, drop or compact crawls.
     History(HistoryArgs),
 }
 
@@ -70,6 +70,22 @@ struct HistoryArgs {
     action: HistoryAction,
 }
 
+/// A finished run and its crawl id, for `history match` and `history append`.
+#[derive(clap::Args)]
+struct NightArgs {
+    /// Output folder of a finished run (a local path).
+    #[arg(long, default_value = "out")]
+    out: PathBuf,
+    /// The run's crawl id: letters, digits, `.`, `_`, `-` (e.g. the night's
+    /// date). Matching leaves out the crawl's own earlier append.
+    #[arg(long, value_name = "ID")]
+    crawl_id: String,
+    /// The run's job config (`[candidates] max_edges_per_document`, the
+    /// verification text kept: `[verify] text`).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
 #[derive(Subcommand)]
 enum HistoryAction {
     /// One line per crawl: its id and the rows of each of its tables.
@@ -78,31 +94,11 @@ enum HistoryAction {
     /// finished run in --out (crawl ID) among the other crawls of the history
     /// (what `pipeline run --history` does after its last stage, before it
     /// appends the run).
-    Match {
-        /// Output folder of a finished run (a local path).
-        #[arg(long, default_value = "out")]
-        out: PathBuf,
-        /// The run's crawl id (its own earlier append is not matched).
-        #[arg(long, value_name = "ID")]
-        crawl_id: String,
-        /// The run's job config (`[candidates] max_edges_per_document`).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
+    Match(NightArgs),
     /// Append the finished run in --out as crawl ID, replacing an earlier
     /// append of that crawl (what `pipeline run --history` does after its
     /// last stage).
-    Append {
-        /// Output folder of a finished run (a local path).
-        #[arg(long, default_value = "out")]
-        out: PathBuf,
-        /// The crawl id: letters, digits, `.`, `_`, `-` (e.g. the night's date).
-        #[arg(long, value_name = "ID")]
-        crawl_id: String,
-        /// The run's job config, for the verification text kept (`[verify] text`).
-        #[arg(long)]
-        config: Option<PathBuf>,
-    },
+    Append(NightArgs),
     /// Remove crawl ID and its partitions.
     Drop {
         /// The crawl id.
@@ -623,17 +619,18 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
                 println!("{}\t{}\t{}", crawl.crawl, serde_json::to_string(&crawl.verification_text)?, rows.join(" "));
             }
         }
-        HistoryAction::Match { out, crawl_id, config } => {
-            let config = night_settings(&out, &crawl_id, config.as_deref())?;
+        HistoryAction::Match(night) => {
+            let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let rows = history.match_night(&out, &crawl_id, &config, &rt)?;
-            println!("{crawl_id}: {rows} candidate repeats of earlier crawls");
+            let rows = history.match_night(&night.out, &night.crawl_id, &config, &rt)?;
+            println!("{}: {rows} candidate repeats of earlier crawls", night.crawl_id);
         }
-        HistoryAction::Append { out, crawl_id, config } => {
-            let config = night_settings(&out, &crawl_id, config.as_deref())?;
+        HistoryAction::Append(night) => {
+            let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let kept = history.append(&out, &crawl_id, config.verify.text, &rt)?;
-            println!("{crawl_id}: {} documents", kept.rows.get("history_documents").copied().unwrap_or(0));
+            let kept = history.append(&night.out, &night.crawl_id, config.verify.text, &rt)?;
+            let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
+            println!("{}: {documents} documents", night.crawl_id);
         }
         HistoryAction::Drop { crawl_id } => {
             neardup::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
@@ -652,12 +649,12 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
 
 /// Checks the arguments of `history match` and `history append` (bad ones
 /// are usage errors) and reads the run's config.
-fn night_settings(out: &std::path::Path, crawl_id: &str, config: Option<&std::path::Path>) -> Result<Config> {
-    neardup::history::check_crawl_id(crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
-    if !out.is_dir() {
-        return Err(UsageError(format!("--out {}: no such output folder", out.display())).into());
+fn night_settings(night: &NightArgs) -> Result<Config> {
+    neardup::history::check_crawl_id(&night.crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
+    if !night.out.is_dir() {
+        return Err(UsageError(format!("--out {}: no such output folder", night.out.display())).into());
     }
-    match config {
+    match &night.config {
         Some(path) => Ok(Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?),
         None => Ok(Config::default()),
     }
