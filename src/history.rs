@@ -30,8 +30,13 @@ use std::path::{Path, PathBuf};
 use crate::config::{Config, VerificationText};
 use crate::methods::registry;
 use crate::sql::substitute;
-use crate::table::{write_file_atomically, TableWriter};
-use crate::tables::columns::{history_candidates, history_documents, signatures};
+use crate::table::{write_file_atomically, TableOutput, TableWriter};
+use crate::tables::columns::{documents, history_candidates, history_documents, repeats, signatures};
+use crate::verification::{compare, load_verification_texts, Doc};
+use arrow::array::StringArray;
+use futures::StreamExt;
+use rayon::prelude::*;
+use std::collections::HashMap;
 
 /// Folder of the crawl manifests.
 const MANIFESTS: &str = "_crawls";
@@ -242,11 +247,26 @@ impl History {
         Ok(names)
     }
 
-    /// Writes `out/history_candidates`: the candidate repeats of the night
-    /// in `out` (crawl `crawl`) among every other complete crawl of the
-    /// history, bounded per night document (`jobs/history_edges.sql`).
-    /// Empty when the history holds no other crawl. Returns its rows.
+    /// Matches the night in `out` (crawl `crawl`) against every other
+    /// complete crawl of the history: writes `out/history_candidates`, the
+    /// candidate repeats bounded per night document
+    /// (`jobs/history_edges.sql`), then `out/repeats`, those that verify
+    /// ([`History::verify_night`]). Both are empty when the history holds
+    /// no other crawl. Returns the rows of both.
     pub fn match_night(
+        &self,
+        out: &Path,
+        crawl: &str,
+        config: &Config,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<(u64, u64)> {
+        let candidates = self.find_candidates(out, crawl, config, runtime)?;
+        let repeats = self.verify_night(out, config, runtime)?;
+        Ok((candidates, repeats))
+    }
+
+    /// Writes `out/history_candidates` (see [`History::match_night`]).
+    fn find_candidates(
         &self,
         out: &Path,
         crawl: &str,
@@ -268,6 +288,115 @@ impl History {
             self.register(&session).await?;
             crate::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
         })
+    }
+
+    /// Verifies `out/history_candidates` against the kept texts of the
+    /// earlier pages, with the night's `[verify]` threshold and algorithm,
+    /// and writes `out/repeats`: the pairs that verify, with the methods
+    /// that proposed them. Only the matched earlier documents' texts are
+    /// read; crawls kept with another verification text kind than
+    /// `[verify] text` are skipped with a warning. Returns its rows.
+    fn verify_night(&self, out: &Path, config: &Config, runtime: &tokio::runtime::Runtime) -> Result<u64> {
+        let kind = config.verify.text;
+        let comparable: Vec<String> = self
+            .crawls()?
+            .into_iter()
+            .filter(|c| {
+                let same = c.verification_text == kind;
+                if !same {
+                    tracing::warn!(crawl = %c.crawl, "kept with another verification text: its candidate repeats are not verified");
+                }
+                same
+            })
+            .map(|c| format!("'{}'", c.crawl))
+            .collect();
+        let comparable = if comparable.is_empty() { "''".to_string() } else { comparable.join(", ") };
+        let (pairs, night, earlier) = runtime.block_on(async {
+            let session = crate::sql::session_over(out).await?;
+            self.register(&session).await?;
+            // (doc, earlier doc, crawl) -> the methods that proposed it.
+            let mut pairs: BTreeMap<(u64, u64, String), Vec<String>> = BTreeMap::new();
+            let sql = format!(
+                "SELECT doc_id, earlier_doc_id, earlier_crawl, method FROM history_candidates \
+                 WHERE earlier_crawl IN ({comparable})"
+            );
+            let mut stream = session.sql(&sql).await?.execute_stream().await?;
+            while let Some(batch) = stream.next().await {
+                let batch = batch?;
+                let (doc, other) = (history_candidates::doc_id(&batch)?, history_candidates::earlier_doc_id(&batch)?);
+                let (crawl, method) = (history_candidates::earlier_crawl(&batch)?, history_candidates::method(&batch)?);
+                for i in 0..batch.num_rows() {
+                    let key = (doc.value(i), other.value(i), crawl.value(i).to_string());
+                    pairs.entry(key).or_default().push(method.value(i).to_string());
+                }
+            }
+            let night =
+                load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM history_candidates)", kind).await?;
+            let mut urls: HashMap<u64, String> = HashMap::new();
+            let sql = "SELECT doc_id, url FROM documents WHERE doc_id IN (SELECT doc_id FROM history_candidates)";
+            let mut stream = session.sql(sql).await?.execute_stream().await?;
+            while let Some(batch) = stream.next().await {
+                let batch = batch?;
+                let (ids, url) = (documents::doc_id(&batch)?, documents::url(&batch)?);
+                urls.extend((0..batch.num_rows()).map(|i| (ids.value(i), url.value(i).to_string())));
+            }
+            let night: HashMap<u64, Doc> = night
+                .into_iter()
+                .map(|(id, text)| {
+                    let url = urls.remove(&id).unwrap_or_default();
+                    (id, Doc::new(id, url, None, 0, text))
+                })
+                .collect();
+            let mut earlier: HashMap<(u64, String), Doc> = HashMap::new();
+            if !pairs.is_empty() {
+                let sql = format!(
+                    "SELECT h.doc_id, h.crawl, h.url, h.verification_text FROM history_documents h \
+                     JOIN (SELECT DISTINCT earlier_doc_id, earlier_crawl FROM history_candidates \
+                           WHERE earlier_crawl IN ({comparable})) c \
+                       ON h.doc_id = c.earlier_doc_id AND h.crawl = c.earlier_crawl"
+                );
+                let mut stream = session.sql(&sql).await?.execute_stream().await?;
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    let (ids, url) = (history_documents::doc_id(&batch)?, history_documents::url(&batch)?);
+                    let text = history_documents::verification_text(&batch)?;
+                    let crawl: &StringArray = crate::tables::column(&batch, "crawl")?;
+                    for i in 0..batch.num_rows() {
+                        let doc = Doc::new(ids.value(i), url.value(i).to_string(), None, 0, text.value(i).to_string());
+                        earlier.insert((ids.value(i), crawl.value(i).to_string()), doc);
+                    }
+                }
+            }
+            anyhow::Ok((pairs, night, earlier))
+        })?;
+        let (threshold, algorithm) = (config.verify.threshold, config.verify.algorithm);
+        let pairs: Vec<_> = pairs.into_iter().collect();
+        let verified: Vec<Option<f64>> = pairs
+            .par_iter()
+            .map(|((doc, other, crawl), _)| match (night.get(doc), earlier.get(&(*other, crawl.clone()))) {
+                (Some(a), Some(b)) => compare(a, b, threshold, algorithm).0,
+                _ => None,
+            })
+            .collect();
+        let mut table = TableOutput::<repeats::Rows>::create(out)?;
+        for (((doc, other, crawl), mut methods), similarity) in pairs.into_iter().zip(verified) {
+            let Some(similarity) = similarity else { continue };
+            methods.sort();
+            methods.dedup();
+            table.push(|b| {
+                b.doc_id.append_value(doc);
+                b.url.append_value(night.get(&doc).map_or("", |d| d.url.as_str()));
+                b.earlier_doc_id.append_value(other);
+                b.earlier_crawl.append_value(&crawl);
+                b.earlier_url.append_value(earlier.get(&(other, crawl.clone())).map_or("", |d| d.url.as_str()));
+                b.similarity.append_value(similarity);
+                for m in &methods {
+                    b.methods.values().append_value(m);
+                }
+                b.methods.append(true);
+            })?;
+        }
+        table.commit()
     }
 
     /// Removes crawl `crawl`; false when there was none.

@@ -465,8 +465,8 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     }
     if let Some((dir, crawl)) = &history {
         let history = neardup::history::History::open(dir)?;
-        let candidates = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
-        tracing::info!(history = %dir.display(), candidates, "candidate repeats of earlier crawls in history_candidates");
+        let (candidates, repeats) = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+        tracing::info!(history = %dir.display(), candidates, repeats, "matched against earlier crawls: history_candidates, repeats");
         let kept = history.append(&ctx.out, crawl, ctx.config.verify.text, &ctx.runtime)?;
         let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
         tracing::info!(history = %dir.display(), crawl = %crawl, documents, "crawl appended to the history");
@@ -622,8 +622,8 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let rows = history.match_night(&night.out, &night.crawl_id, &config, &rt)?;
-            println!("{}: {rows} candidate repeats of earlier crawls", night.crawl_id);
+            let (candidates, repeats) = history.match_night(&night.out, &night.crawl_id, &config, &rt)?;
+            println!("{}: {candidates} candidate repeats of earlier crawls, {repeats} verified", night.crawl_id);
         }
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;

@@ -55,6 +55,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("gold_quality", include_str!("../schemas/gold_quality.json")),
     ("history_documents", include_str!("../schemas/history_documents.json")),
     ("history_candidates", include_str!("../schemas/history_candidates.json")),
+    ("repeats", include_str!("../schemas/repeats.json")),
 ];
 
 /// Names of all tables with a schema file.

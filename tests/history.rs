@@ -9,7 +9,7 @@ use common::{canonical_rows, pipeline, run_ok, temp_dir};
 use neardup::config::{Config, VerificationText};
 use neardup::history::{CrawlManifest, History};
 use neardup::methods::splitmix64;
-use neardup::table::TableOutput;
+use neardup::table::{TableOutput, TableWriter};
 use neardup::tables::columns::{history_candidates, signatures};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -99,6 +99,27 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
     // The same pages as a third night: each finds itself in both earlier
     // crawls (a0, the exact text hash), and only there.
     run_ok(&["history", "--history", history_s, "match", "--out", out_s, "--crawl-id", "night3"]);
+    // Verified: each page repeats itself in both crawls, identical.
+    let o = pipeline()
+        .args(["query", "--out", out_s, "--format", "csv"])
+        .arg(
+            "SELECT earlier_crawl, COUNT(*) AS pairs, SUM(CASE WHEN doc_id = earlier_doc_id AND url = earlier_url \
+             AND similarity = 1.0 THEN 1 ELSE 0 END) AS itself, MIN(similarity) >= 0.8 AS above \
+             FROM repeats GROUP BY earlier_crawl ORDER BY earlier_crawl",
+        )
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let verified = String::from_utf8(o.stdout).unwrap();
+    let lines: Vec<&str> = verified.lines().collect();
+    assert_eq!(lines.len(), 3, "{verified}");
+    for (line, crawl) in lines[1..].iter().zip(["night1", "night2"]) {
+        let fields: Vec<&str> = line.split(',').collect();
+        assert_eq!(fields[0], crawl);
+        let (pairs, itself): (usize, usize) = (fields[1].parse().unwrap(), fields[2].parse().unwrap());
+        assert!(itself >= documents * 9 / 10 && pairs >= itself, "{verified}");
+        assert_eq!(fields[3], "true", "{verified}");
+    }
     let o = pipeline()
         .args(["query", "--out", out_s, "--format", "csv"])
         .arg(
@@ -172,9 +193,13 @@ fn write_signatures(dir: &Path, rows: &[Sig]) {
 fn put_crawl(history: &Path, crawl: &str, rows: &[Sig], complete: bool) {
     let scratch = history.join(format!(".scratch-{crawl}"));
     write_signatures(&scratch, rows);
-    let partition = history.join("signatures").join(format!("crawl={crawl}"));
-    std::fs::create_dir_all(partition.parent().unwrap()).unwrap();
-    std::fs::rename(scratch.join("signatures"), &partition).unwrap();
+    // No kept texts: these candidates are not verified.
+    TableWriter::for_table(&scratch, "history_documents").unwrap().commit().unwrap();
+    for table in ["signatures", "history_documents"] {
+        let partition = history.join(table).join(format!("crawl={crawl}"));
+        std::fs::create_dir_all(partition.parent().unwrap()).unwrap();
+        std::fs::rename(scratch.join(table), &partition).unwrap();
+    }
     std::fs::remove_dir_all(&scratch).unwrap();
     if complete {
         let manifest = CrawlManifest {
@@ -270,6 +295,9 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
         }
     }
     write_signatures(&out, &night);
+    for table in ["documents", "tokens"] {
+        TableWriter::for_table(&out, table).unwrap().commit().unwrap();
+    }
     for crawl in ["c1", "c2", "c3"] {
         let rows: Vec<Sig> = past.iter().filter(|p| p.0 == crawl).map(|p| p.1).collect();
         put_crawl(&history, crawl, &rows, true);
@@ -282,7 +310,7 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let config = Config::default();
     let k = config.candidates.max_edges_per_document as usize;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let rows = History::open(&history).unwrap().match_night(&out, "night", &config, &rt).unwrap();
+    let (rows, _) = History::open(&history).unwrap().match_night(&out, "night", &config, &rt).unwrap();
     let mut got = BTreeSet::new();
     let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for batch in common::read_table(&out, "history_candidates") {
