@@ -8,13 +8,13 @@ use arrow::array::{Array, StringArray};
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::tables::columns::{boilerplate, clusters, documents, duplicates};
+use crate::tables::columns::{boilerplate, clusters, documents, duplicates, repeats};
 
 /// Text for `pipeline explain`: the document, its cluster and
 /// representative, and every pair that involves it with the methods that
 /// proposed it and the verified similarity.
 pub async fn explain(out: &Path, document: &str) -> Result<String> {
-    for table in ["documents", "clusters", "duplicates", "boilerplate"] {
+    for table in ["documents", "clusters", "duplicates", "boilerplate", repeats::TABLE] {
         if crate::table::table_exists(out, table) {
             crate::table::check_table_schema(out, table)?;
         }
@@ -43,6 +43,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     }
     anyhow::ensure!(!ids.is_empty(), "no document with {filter} in {}", out.display());
     for id in ids {
+        text.push_str(&earlier_repeats(&session, out, id).await?);
         let cl = session
             .sql(&format!(
                 "SELECT c.cluster_id, c.cluster_size, c.is_representative, c.similarity_to_representative, \
@@ -89,6 +90,37 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                 let verdict = if v.value(i) { "verified" } else { "rejected" };
                 writeln!(text, "  {verdict} comparison with {other}: similarity {s}, reached through {}", m.value(i))?;
             }
+        }
+    }
+    Ok(text)
+}
+
+/// The pages of earlier crawls the document repeats (`repeats`, written
+/// by a run with `--history`), most similar first; nothing without it.
+async fn earlier_repeats(session: &datafusion::prelude::SessionContext, out: &Path, id: u64) -> Result<String> {
+    let mut text = String::new();
+    if !crate::table::table_exists(out, repeats::TABLE) {
+        return Ok(text);
+    }
+    let sql = format!(
+        "SELECT earlier_url, earlier_crawl, earlier_doc_id, similarity, array_to_string(methods, ',') AS method_list \
+         FROM repeats WHERE doc_id = {id} ORDER BY similarity DESC, earlier_crawl, earlier_doc_id"
+    );
+    for b in session.sql(&sql).await.context("reading repeats")?.collect().await? {
+        let (url, crawl, earlier) =
+            (repeats::earlier_url(&b)?, repeats::earlier_crawl(&b)?, repeats::earlier_doc_id(&b)?);
+        let (similarity, methods) =
+            (repeats::similarity(&b)?, crate::tables::column::<StringArray>(&b, "method_list")?);
+        for i in 0..b.num_rows() {
+            writeln!(
+                text,
+                "  repeats {} (document {}) of crawl {}: similarity {:.4}, reached through {}",
+                url.value(i),
+                earlier.value(i),
+                crawl.value(i),
+                similarity.value(i),
+                methods.value(i)
+            )?;
         }
     }
     Ok(text)

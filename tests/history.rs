@@ -138,6 +138,21 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
         )
     );
 
+    // `explain` names the earlier pages a document repeats, and their crawl.
+    let url = canonical_rows(&out, "documents")[0].split(" | ").nth(1).unwrap().to_string();
+    let o = pipeline().args(["explain", "--out", out_s, &url]).output().unwrap();
+    let explained = String::from_utf8(o.stdout).unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    for crawl in ["night1", "night2"] {
+        let line = format!("  repeats {url} (document ");
+        assert!(
+            explained
+                .lines()
+                .any(|l| l.starts_with(&line) && l.contains(&format!("of crawl {crawl}: similarity 1.0000"))),
+            "{explained}"
+        );
+    }
+
     // Analysts query the history with the crawl of each row.
     let o = pipeline()
         .args(["query", "--out", out_s, "--history", history_s, "--format", "csv"])
