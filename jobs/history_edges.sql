@@ -2,12 +2,17 @@
 -- earlier crawls kept in the history (`--history DIR`): for each night
 -- document, at most ${max_edges} earlier documents per method.
 --
--- Groups are those of candidates_exact.sql: documents sharing (method,
--- slot, sig), here the night's (`signatures`) and the earlier crawls'
--- (`history_signatures`: the crawls ${earlier_crawls}, every complete crawl
--- but the night's own when it was appended before). Only groups with a
--- night member are read, and pairs within the history are never formed:
--- they were the earlier nights' own work.
+-- Groups are documents sharing (method, slot, sig): the night's keys
+-- (`night_keys`: its `signatures`, and the keys of the methods whose own
+-- records are matched, src/methods/registry.rs `history_keys`, such as
+-- a11's shingles) against the same keys of the earlier crawls
+-- (`past_keys`: the crawls ${earlier_crawls}, the complete crawls whose
+-- ids sort before the night's). Only groups with a night member are read,
+-- and pairs within the history are never formed: they were the earlier
+-- nights' own work. A page that repeated an earlier page was not indexed
+-- again ([history] index_repeats), so copies of the same pages night after
+-- night do not grow these groups. Min-hash's bands are keys here too (its
+-- resemblance join is for the night alone); verification follows.
 --
 -- Bounded like the night's chains, never expanded into a group's pairs: a
 -- group's members, night and earlier together, are ordered by length, then
@@ -19,21 +24,19 @@
 -- A pair linked in several groups (bands, lexicons, megashingles) counts
 -- each (`strength`); each night document keeps its ${max_edges} strongest
 -- earlier documents per method (then smallest length gap, then doc id and
--- crawl). The signatures of ${index_only_methods} are left out as in
--- signature_edges.sql.
+-- crawl).
 --
 -- Gives (method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap).
 WITH night AS (
-    SELECT method, slot, sig, doc_id, doc_len, arrow_cast('', 'Utf8') AS crawl, CAST(0 AS BIGINT) AS earlier
-    FROM signatures
-    WHERE method NOT IN (${index_only_methods})
+    SELECT method, slot, sig, doc_id, doc_len, crawl, CAST(0 AS BIGINT) AS earlier
+    FROM night_keys
 ),
 night_groups AS (
     SELECT DISTINCT method, slot, sig FROM night
 ),
 past AS (
     SELECT h.method, h.slot, h.sig, h.doc_id, h.doc_len, h.crawl, CAST(1 AS BIGINT) AS earlier
-    FROM history_signatures h
+    FROM past_keys h
     JOIN night_groups g ON g.method = h.method AND g.slot = h.slot AND g.sig = h.sig
     WHERE h.crawl IN (${earlier_crawls})
 ),

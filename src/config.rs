@@ -18,6 +18,7 @@ pub struct Config {
     pub candidates: CandidatesConfig,
     pub verify: VerifyConfig,
     pub evaluate: EvaluateConfig,
+    pub history: HistoryConfig,
 }
 
 impl Config {
@@ -46,6 +47,7 @@ impl Config {
         self.candidates.check(&mut problems);
         self.verify.check(&mut problems);
         self.evaluate.check(&mut problems);
+        self.history.check(&mut problems);
         anyhow::ensure!(problems.0.is_empty(), "{}", problems.0.join("; "));
         Ok(())
     }
@@ -709,6 +711,118 @@ impl Default for EvaluateConfig {
             gold_negative_max_label: 0,
             max_judged_pairs: 5_000,
             pool: Pool::Preset(POOL_ALL.to_string()),
+        }
+    }
+}
+
+/// Nightly runs against the history of earlier crawls (`--history DIR`):
+/// which copy of a page survives a cluster that spans crawls, which copies
+/// may be marked, and what a night adds to the history's index.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistoryConfig {
+    /// Which member of a cluster of the night's pages and the earlier pages
+    /// they repeat is kept (`crawl_clusters.is_kept`).
+    pub keep: KeepRule,
+    /// For `keep = "sql"`: an SQL `ORDER BY` list over the members'
+    /// columns `crawl`, `doc_id`, `url`, `crawl_date`, `http_status` and
+    /// `text_chars`; the first member in that order is kept.
+    pub keep_order_by: String,
+    /// Which members of such a cluster may be marked as duplicates.
+    pub mark: MarkRule,
+    /// Whether a night page that repeats an earlier page is indexed again:
+    /// false keeps one indexed member per set of repeats, so copies of the
+    /// same pages night after night do not grow the groups a later night is
+    /// matched against (its texts are kept either way).
+    pub index_repeats: bool,
+}
+
+/// The priority that picks the kept member of a cluster spanning crawls.
+/// Every rule ends with the crawl id, then the doc id, so the choice never
+/// depends on sharding or on the order pages were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeepRule {
+    /// The page of the earliest crawl (crawl ids sort in crawl order), then
+    /// the earliest crawl date, then the longest text: the page that was
+    /// there first.
+    EarliestCrawl,
+    /// The longest text, then the earliest crawl.
+    LongestText,
+    /// An HTTP 200 response before any other status, then the earliest crawl.
+    #[serde(rename = "http-200")]
+    Http200,
+    /// The shortest URL (the canonical one, usually), then the earliest crawl.
+    ShortestUrl,
+    /// `[history] keep_order_by`.
+    Sql,
+}
+
+/// Which members of a cluster spanning crawls are marked as duplicates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MarkRule {
+    /// Every member but the kept one, whatever its crawl.
+    Any,
+    /// Only the night's own pages: the history is never edited, so an
+    /// earlier page stays even when a night's page is kept.
+    NewOnly,
+}
+
+impl HistoryConfig {
+    /// The `ORDER BY` list that ranks a cluster's members, first = kept;
+    /// the crawl id and doc id close every rule.
+    pub fn keep_order(&self) -> String {
+        let rule = match self.keep {
+            KeepRule::EarliestCrawl => "crawl, crawl_date, text_chars DESC",
+            KeepRule::LongestText => "text_chars DESC, crawl",
+            KeepRule::Http200 => "CASE WHEN http_status = 200 THEN 0 ELSE 1 END, crawl",
+            KeepRule::ShortestUrl => "character_length(url), url, crawl",
+            KeepRule::Sql => self.keep_order_by.as_str(),
+        };
+        format!("{rule}, crawl, doc_id")
+    }
+
+    /// `keep = "sql"` needs its order; the order is one SQL expression list,
+    /// so it may not close the window it is placed in.
+    fn check(&self, p: &mut Problems) {
+        p.require(self.keep != KeepRule::Sql || !self.keep_order_by.trim().is_empty(), || {
+            "[history] keep = \"sql\" needs keep_order_by, e.g. \"http_status, text_chars DESC\"".to_string()
+        });
+        p.require(is_one_order_list(&self.keep_order_by), || {
+            format!(
+                "[history] keep_order_by = \"{}\": one ORDER BY list, balanced parentheses, no `;`",
+                self.keep_order_by
+            )
+        });
+    }
+}
+
+/// True when `order` can stand inside `OVER (... ORDER BY order)`: its
+/// parentheses balance and it holds no statement separator.
+fn is_one_order_list(order: &str) -> bool {
+    let mut depth = 0i64;
+    for c in order.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' => return false,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
+}
+
+impl Default for HistoryConfig {
+    fn default() -> Self {
+        HistoryConfig {
+            keep: KeepRule::EarliestCrawl,
+            keep_order_by: String::new(),
+            mark: MarkRule::Any,
+            index_repeats: false,
         }
     }
 }

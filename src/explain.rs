@@ -8,7 +8,7 @@ use arrow::array::{Array, StringArray};
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::tables::columns::{boilerplate, clusters, documents, duplicates, repeats};
+use crate::tables::columns::{boilerplate, clusters, crawl_clusters, documents, duplicates, repeats};
 
 /// Text for `pipeline explain`: the document, its cluster and
 /// representative, and every pair that involves it with the methods that
@@ -121,6 +121,41 @@ async fn earlier_repeats(session: &datafusion::prelude::SessionContext, out: &Pa
                 similarity.value(i),
                 methods.value(i)
             )?;
+        }
+    }
+    if crate::table::table_exists(out, crawl_clusters::TABLE) {
+        text.push_str(&surviving_copy(session, id).await?);
+    }
+    Ok(text)
+}
+
+/// Which copy of the document's cluster across crawls (`crawl_clusters`)
+/// survives, and whether the document is marked; nothing when it is in none.
+async fn surviving_copy(session: &datafusion::prelude::SessionContext, id: u64) -> Result<String> {
+    let mut text = String::new();
+    let sql = format!(
+        "SELECT m.is_kept, m.is_duplicate, m.cluster_size, k.url, k.crawl, k.doc_id \
+         FROM crawl_clusters m JOIN crawl_clusters k \
+           ON k.cluster_id = m.cluster_id AND k.cluster_crawl = m.cluster_crawl AND k.is_kept \
+         WHERE m.doc_id = {id} AND m.crawl = (SELECT MAX(crawl) FROM crawl_clusters)"
+    );
+    for b in session.sql(&sql).await.context("reading crawl_clusters")?.collect().await? {
+        let (kept, marked, size) =
+            (crawl_clusters::is_kept(&b)?, crawl_clusters::is_duplicate(&b)?, crawl_clusters::cluster_size(&b)?);
+        let (url, crawl, doc) = (crawl_clusters::url(&b)?, crawl_clusters::crawl(&b)?, crawl_clusters::doc_id(&b)?);
+        for i in 0..b.num_rows() {
+            let verdict = if kept.value(i) {
+                "it is the copy kept".to_string()
+            } else {
+                format!(
+                    "the copy kept is {} (document {}) of crawl {}; this one is {}",
+                    url.value(i),
+                    doc.value(i),
+                    crawl.value(i),
+                    if marked.value(i) { "marked duplicate" } else { "not marked ([history] mark)" }
+                )
+            };
+            writeln!(text, "  in a cluster of {} pages across crawls: {verdict}", size.value(i))?;
         }
     }
     Ok(text)

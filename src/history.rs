@@ -21,22 +21,22 @@
 use anyhow::{bail, Context, Result};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
-use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, VerificationText};
+use crate::config::{Config, MarkRule, VerificationText};
 use crate::methods::registry;
 use crate::sql::substitute;
-use crate::table::{write_file_atomically, TableOutput, TableWriter};
-use crate::tables::columns::{documents, history_candidates, history_documents, repeats, signatures};
+use crate::table::{parquet_files, write_file_atomically, writer_properties, TableOutput, TableWriter};
+use crate::tables::columns::{
+    clusters, crawl_clusters, documents, history_candidates, history_documents, repeats, signatures,
+};
 use crate::verification::{compare, load_verification_texts, Doc};
 use arrow::array::StringArray;
 use futures::StreamExt;
 use rayon::prelude::*;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Folder of the crawl manifests.
 const MANIFESTS: &str = "_crawls";
@@ -54,6 +54,15 @@ pub struct CrawlManifest {
     pub appended_from: String,
 }
 
+/// What matching a night against the history wrote: rows of
+/// `history_candidates`, `repeats` and `crawl_clusters`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NightMatch {
+    pub candidates: u64,
+    pub repeats: u64,
+    pub clustered: u64,
+}
+
 /// A history folder.
 pub struct History {
     root: PathBuf,
@@ -63,9 +72,15 @@ pub struct History {
 /// night's methods write per document (the signatures and the methods'
 /// own record tables), which a later night joins against.
 pub fn tables() -> Vec<&'static str> {
-    let mut tables = vec![history_documents::TABLE, signatures::TABLE];
-    tables.extend(registry::record_tables());
+    let mut tables = vec![history_documents::TABLE];
+    tables.extend(copied_tables());
     tables
+}
+
+/// The night's tables a crawl keeps as written: `signatures` and every
+/// method's records table.
+fn copied_tables() -> impl Iterator<Item = &'static str> {
+    std::iter::once(signatures::TABLE).chain(registry::record_tables())
 }
 
 /// Checks a crawl id: it names folders and files, so letters, digits, `.`,
@@ -120,17 +135,20 @@ impl History {
     }
 
     /// Appends the finished run in `out` as crawl `crawl`, replacing an
-    /// earlier append of the same crawl. `text` is the verification text
-    /// kind of the run (`[verify] text`).
+    /// earlier append of the same crawl: its documents with the verification
+    /// text of `[verify] text`, and its signature and record tables, less the
+    /// rows of the pages that repeat an earlier crawl (`out/repeats`) unless
+    /// `[history] index_repeats`.
     pub fn append(
         &self,
         out: &Path,
         crawl: &str,
-        text: VerificationText,
+        config: &Config,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<CrawlManifest> {
+        let text = config.verify.text;
         check_crawl_id(crawl)?;
-        for table in ["documents", "tokens"].into_iter().chain(tables().into_iter().skip(1)) {
+        for table in ["documents", "tokens"].into_iter().chain(copied_tables()) {
             anyhow::ensure!(
                 crate::table::table_exists(out, table),
                 "{} has no table `{table}`: run the pipeline there first",
@@ -142,7 +160,8 @@ impl History {
             std::fs::remove_dir_all(&staging)?;
         }
         std::fs::create_dir_all(&staging)?;
-        let staged = self.stage(out, &staging, text, runtime);
+        let unindexed = if config.history.index_repeats { HashSet::new() } else { night_repeats(out, crawl, runtime)? };
+        let staged = self.stage(out, &staging, text, &unindexed, runtime);
         let rows = match staged {
             Ok(rows) => rows,
             Err(e) => {
@@ -176,13 +195,15 @@ impl History {
         Ok(manifest)
     }
 
-    /// Writes every table of the crawl under `staging/<table>/`; returns
-    /// their rows.
+    /// Writes every table of the crawl under `staging/<table>/`, the
+    /// documents `unindexed` left out of the signature and record tables;
+    /// returns their rows.
     fn stage(
         &self,
         out: &Path,
         staging: &Path,
         text: VerificationText,
+        unindexed: &HashSet<u64>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<BTreeMap<String, u64>> {
         let mut rows = BTreeMap::new();
@@ -202,14 +223,18 @@ impl History {
             crate::table::write_stream(staging, history_documents::TABLE, stream).await
         })?;
         rows.insert(history_documents::TABLE.to_string(), documents);
-        for table in tables().into_iter().skip(1) {
+        for table in copied_tables() {
             crate::table::check_table_schema(out, table)?;
             let target = staging.join(table);
             std::fs::create_dir_all(&target)?;
             let mut n = 0;
             for file in parquet_files(&out.join(table))? {
-                n += parquet_rows(&file)?;
                 let name = file.file_name().expect("a listed file has a name");
+                if !unindexed.is_empty() {
+                    n += copy_without(&file, &target.join(name), unindexed)?;
+                    continue;
+                }
+                n += parquet_rows(&file)?;
                 // Published part files are never written again (a new
                 // version of a table is a new folder), so a hard link is a
                 // copy; across file systems it is a real one.
@@ -223,19 +248,31 @@ impl History {
         Ok(rows)
     }
 
-    /// Registers every history table holding a crawl in `session` as
-    /// `history_<table>` (`history_documents` as it is), with a `crawl`
-    /// column read from the partition folders; returns the names. For
-    /// analysts' queries: an append under way may show a crawl's partitions
-    /// before its manifest.
+    /// Registers every history table in `session` as `history_<table>`
+    /// (`history_documents` as it is), with a `crawl` column read from the
+    /// partition folders, empty while no crawl holds it; returns the names.
+    /// For analysts' queries: an append under way may show a crawl's
+    /// partitions before its manifest.
     pub async fn register(&self, session: &datafusion::prelude::SessionContext) -> Result<Vec<String>> {
         let mut names = Vec::new();
         for table in tables() {
             let dir = self.root.join(table);
+            let name = if table.starts_with("history_") { table.to_string() } else { format!("history_{table}") };
             if !dir.is_dir() || std::fs::read_dir(&dir)?.next().is_none() {
+                let mut fields: Vec<arrow::datatypes::FieldRef> =
+                    crate::schema::arrow_schema(table).fields().iter().cloned().collect();
+                fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
+                    "crawl",
+                    arrow::datatypes::DataType::Utf8,
+                    false,
+                )));
+                let empty = arrow::record_batch::RecordBatch::new_empty(std::sync::Arc::new(
+                    arrow::datatypes::Schema::new(fields),
+                ));
+                session.register_batch(&name, empty)?;
+                names.push(name);
                 continue;
             }
-            let name = if table.starts_with("history_") { table.to_string() } else { format!("history_{table}") };
             let options = datafusion::prelude::ParquetReadOptions::default()
                 .table_partition_cols(vec![("crawl".to_string(), arrow::datatypes::DataType::Utf8)]);
             session
@@ -247,45 +284,56 @@ impl History {
         Ok(names)
     }
 
-    /// Matches the night in `out` (crawl `crawl`) against every other
-    /// complete crawl of the history: writes `out/history_candidates`, the
-    /// candidate repeats bounded per night document
-    /// (`jobs/history_edges.sql`), then `out/repeats`, those that verify
-    /// ([`History::verify_night`]). Both are empty when the history holds
-    /// no other crawl. Returns the rows of both.
+    /// The complete crawls before `crawl`: crawl ids sort in crawl order
+    /// (dates, `2026-11-25`), so a night is matched against the nights
+    /// before it whatever the order they were appended in, and rerunning a
+    /// night never matches it against the nights after it.
+    pub fn crawls_before(&self, crawl: &str) -> Result<Vec<CrawlManifest>> {
+        Ok(self.crawls()?.into_iter().filter(|c| c.crawl.as_str() < crawl).collect())
+    }
+
+    /// Matches the night in `out` (crawl `crawl`) against the complete
+    /// crawls before it ([`History::crawls_before`]): writes
+    /// `out/history_candidates`, the candidate repeats bounded per night
+    /// document (`jobs/history_edges.sql`), then `out/repeats`, those that
+    /// verify ([`History::verify_night`]), then `out/crawl_clusters`, the
+    /// night's clusters joined through its repeats with the copy each keeps
+    /// ([`History::cluster_night`]). All are empty when the history holds no
+    /// earlier crawl.
     pub fn match_night(
         &self,
         out: &Path,
         crawl: &str,
         config: &Config,
         runtime: &tokio::runtime::Runtime,
-    ) -> Result<(u64, u64)> {
-        let candidates = self.find_candidates(out, crawl, config, runtime)?;
-        let repeats = self.verify_night(out, config, runtime)?;
-        Ok((candidates, repeats))
+    ) -> Result<NightMatch> {
+        check_crawl_id(crawl)?;
+        let earlier = self.crawls_before(crawl)?;
+        let candidates = self.find_candidates(out, &earlier, config, runtime)?;
+        let repeats = self.verify_night(out, crawl, &earlier, config, runtime)?;
+        let clustered = self.cluster_night(out, crawl, config, runtime)?;
+        Ok(NightMatch { candidates, repeats, clustered })
     }
 
     /// Writes `out/history_candidates` (see [`History::match_night`]).
     fn find_candidates(
         &self,
         out: &Path,
-        crawl: &str,
+        earlier: &[CrawlManifest],
         config: &Config,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
-        check_crawl_id(crawl)?;
-        let earlier: Vec<String> =
-            self.crawls()?.into_iter().filter(|c| c.crawl != crawl).map(|c| format!("'{}'", c.crawl)).collect();
         if earlier.is_empty() {
             return TableWriter::for_table(out, history_candidates::TABLE)?.commit();
         }
         crate::table::check_table_schema(out, signatures::TABLE)?;
         let mut params = crate::stages::candidates::sql_params(config);
-        params.push(("earlier_crawls", earlier.join(", ")));
+        params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         let sql = substitute(include_str!("../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
             let session = crate::sql::session_over(out).await?;
             self.register(&session).await?;
+            register_keys(&session, out, &params).await?;
             crate::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
         })
     }
@@ -296,21 +344,27 @@ impl History {
     /// that proposed them. Only the matched earlier documents' texts are
     /// read; crawls kept with another verification text kind than
     /// `[verify] text` are skipped with a warning. Returns its rows.
-    fn verify_night(&self, out: &Path, config: &Config, runtime: &tokio::runtime::Runtime) -> Result<u64> {
+    fn verify_night(
+        &self,
+        out: &Path,
+        crawl: &str,
+        earlier: &[CrawlManifest],
+        config: &Config,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<u64> {
         let kind = config.verify.text;
-        let comparable: Vec<String> = self
-            .crawls()?
-            .into_iter()
-            .filter(|c| {
-                let same = c.verification_text == kind;
-                if !same {
-                    tracing::warn!(crawl = %c.crawl, "kept with another verification text: its candidate repeats are not verified");
-                }
-                same
-            })
-            .map(|c| format!("'{}'", c.crawl))
-            .collect();
-        let comparable = if comparable.is_empty() { "''".to_string() } else { comparable.join(", ") };
+        let comparable = sql_list(
+            earlier
+                .iter()
+                .filter(|c| {
+                    let same = c.verification_text == kind;
+                    if !same {
+                        tracing::warn!(crawl = %c.crawl, "kept with another verification text: its candidate repeats are not verified");
+                    }
+                    same
+                })
+                .map(|c| c.crawl.as_str()),
+        );
         let (pairs, night, earlier) = runtime.block_on(async {
             let session = crate::sql::session_over(out).await?;
             self.register(&session).await?;
@@ -349,11 +403,16 @@ impl History {
                 .collect();
             let mut earlier: HashMap<(u64, String), Doc> = HashMap::new();
             if !pairs.is_empty() {
+                // Only the partitions of the crawls that hold a match are
+                // read (the literal list prunes the others by folder).
+                let matched: BTreeSet<&str> = pairs.keys().map(|(_, _, c)| c.as_str()).collect();
+                let matched = sql_list(matched.into_iter());
                 let sql = format!(
                     "SELECT h.doc_id, h.crawl, h.url, h.verification_text FROM history_documents h \
                      JOIN (SELECT DISTINCT earlier_doc_id, earlier_crawl FROM history_candidates \
-                           WHERE earlier_crawl IN ({comparable})) c \
-                       ON h.doc_id = c.earlier_doc_id AND h.crawl = c.earlier_crawl"
+                           WHERE earlier_crawl IN ({matched})) c \
+                       ON h.doc_id = c.earlier_doc_id AND h.crawl = c.earlier_crawl \
+                     WHERE h.crawl IN ({matched})"
                 );
                 let mut stream = session.sql(&sql).await?.execute_stream().await?;
                 while let Some(batch) = stream.next().await {
@@ -379,16 +438,17 @@ impl History {
             })
             .collect();
         let mut table = TableOutput::<repeats::Rows>::create(out)?;
-        for (((doc, other, crawl), mut methods), similarity) in pairs.into_iter().zip(verified) {
+        for (((doc, other, earlier_crawl), mut methods), similarity) in pairs.into_iter().zip(verified) {
             let Some(similarity) = similarity else { continue };
             methods.sort();
             methods.dedup();
             table.push(|b| {
                 b.doc_id.append_value(doc);
                 b.url.append_value(night.get(&doc).map_or("", |d| d.url.as_str()));
+                b.crawl.append_value(crawl);
                 b.earlier_doc_id.append_value(other);
-                b.earlier_crawl.append_value(&crawl);
-                b.earlier_url.append_value(earlier.get(&(other, crawl.clone())).map_or("", |d| d.url.as_str()));
+                b.earlier_crawl.append_value(&earlier_crawl);
+                b.earlier_url.append_value(earlier.get(&(other, earlier_crawl.clone())).map_or("", |d| d.url.as_str()));
                 b.similarity.append_value(similarity);
                 for m in &methods {
                     b.methods.values().append_value(m);
@@ -397,6 +457,89 @@ impl History {
             })?;
         }
         table.commit()
+    }
+
+    /// Writes `out/crawl_clusters`: the night's clusters (`clusters`)
+    /// joined through its verified repeats (`repeats`) into clusters that
+    /// span crawls, each member with its crawl, the copy `[history] keep`
+    /// keeps and the copies `[history] mark` marks
+    /// (`jobs/crawl_clusters.sql`). Bounded by the night: its clustered
+    /// pages and the earlier pages they repeat. Returns its rows.
+    fn cluster_night(
+        &self,
+        out: &Path,
+        crawl: &str,
+        config: &Config,
+        runtime: &tokio::runtime::Runtime,
+    ) -> Result<u64> {
+        runtime.block_on(async {
+            let session = crate::sql::session_over(out).await?;
+            self.register(&session).await?;
+            // Every member once, in (crawl, doc) order, so the groups'
+            // numbers depend on the members only.
+            let mut edges: Vec<((String, u64), (String, u64))> = Vec::new();
+            if crate::table::table_exists(out, clusters::TABLE) {
+                let mut stream = session.sql("SELECT doc_id, cluster_id FROM clusters").await?.execute_stream().await?;
+                while let Some(batch) = stream.next().await {
+                    let batch = batch?;
+                    let (doc, cluster) = (clusters::doc_id(&batch)?, clusters::cluster_id(&batch)?);
+                    edges.extend(
+                        (0..batch.num_rows())
+                            .map(|i| ((crawl.to_string(), doc.value(i)), (crawl.to_string(), cluster.value(i)))),
+                    );
+                }
+            }
+            let mut stream = session
+                .sql("SELECT doc_id, earlier_doc_id, earlier_crawl FROM repeats")
+                .await?
+                .execute_stream()
+                .await?;
+            while let Some(batch) = stream.next().await {
+                let batch = batch?;
+                let (doc, other) = (repeats::doc_id(&batch)?, repeats::earlier_doc_id(&batch)?);
+                let earlier_crawl = repeats::earlier_crawl(&batch)?;
+                edges.extend((0..batch.num_rows()).map(|i| {
+                    ((crawl.to_string(), doc.value(i)), (earlier_crawl.value(i).to_string(), other.value(i)))
+                }));
+            }
+            let mut number: BTreeMap<(String, u64), u64> = BTreeMap::new();
+            for (a, b) in &edges {
+                number.insert(a.clone(), 0);
+                number.insert(b.clone(), 0);
+            }
+            let members: Vec<(String, u64)> = number.keys().cloned().collect();
+            for (i, n) in number.values_mut().enumerate() {
+                *n = i as u64;
+            }
+            let mut sets = crate::union_find::UnionFind::new();
+            for (a, b) in &edges {
+                sets.union(number[a], number[b]);
+            }
+            let (mut group_no, mut member_crawl, mut doc_id) = (Vec::new(), Vec::new(), Vec::new());
+            for (group, component) in sets.components().into_iter().filter(|c| c.len() > 1).enumerate() {
+                for i in component {
+                    let (c, d) = &members[i as usize];
+                    group_no.push(group as u64);
+                    member_crawl.push(c.clone());
+                    doc_id.push(*d);
+                }
+            }
+            let member_crawls: BTreeSet<&str> = member_crawl.iter().map(String::as_str).collect();
+            let params = [
+                ("night", format!("'{crawl}'")),
+                ("member_crawls", sql_list(member_crawls.into_iter())),
+                ("keep_order", config.history.keep_order()),
+                ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
+            ];
+            let batch = arrow::record_batch::RecordBatch::try_from_iter([
+                ("group_no", std::sync::Arc::new(arrow::array::UInt64Array::from(group_no)) as arrow::array::ArrayRef),
+                ("crawl", std::sync::Arc::new(StringArray::from(member_crawl))),
+                ("doc_id", std::sync::Arc::new(arrow::array::UInt64Array::from(doc_id))),
+            ])?;
+            session.register_batch("members", batch)?;
+            let sql = substitute(include_str!("../jobs/crawl_clusters.sql"), &params);
+            crate::sql::run_into_table(&session, out, crawl_clusters::TABLE, &sql).await
+        })
     }
 
     /// Removes crawl `crawl`; false when there was none.
@@ -464,11 +607,7 @@ fn merge_parts(dir: &Path, files: &[PathBuf]) -> Result<()> {
     let first = std::fs::File::open(&files[0])?;
     let schema = ParquetRecordBatchReaderBuilder::try_new(first)?.schema().clone();
     let tmp = dir.join(".compacted.parquet.tmp");
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-        .set_max_row_group_row_count(Some(64 * 1024))
-        .build();
-    let mut writer = ArrowWriter::try_new(std::fs::File::create(&tmp)?, schema, Some(props))?;
+    let mut writer = ArrowWriter::try_new(std::fs::File::create(&tmp)?, schema, Some(writer_properties()?))?;
     for file in files {
         let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file)?)?.build()?;
         for batch in reader {
@@ -485,21 +624,101 @@ fn merge_parts(dir: &Path, files: &[PathBuf]) -> Result<()> {
     Ok(())
 }
 
-/// The visible Parquet files of a folder, by name.
-fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .with_context(|| format!("cannot list {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet") && !is_hidden(p))
-        .collect();
-    files.sort();
-    Ok(files)
+/// Registers the views `night_keys` and `past_keys` that
+/// `jobs/history_edges.sql` groups: the signatures of the night and of the
+/// history, and the keys of every method whose records are matched too
+/// ([`registry::HistoryKeys`]) and whose table the night has. `params` are
+/// the candidate SQL's (the night's views read them).
+async fn register_keys(
+    session: &datafusion::prelude::SessionContext,
+    out: &Path,
+    params: &[(&str, String)],
+) -> Result<()> {
+    let mut night =
+        vec!["SELECT method, slot, sig, doc_id, doc_len, arrow_cast('', 'Utf8') AS crawl FROM signatures".to_string()];
+    let mut past = vec!["SELECT method, slot, sig, doc_id, doc_len, crawl FROM history_signatures".to_string()];
+    for m in registry::METHODS {
+        let Some(keys) = &m.history_keys else { continue };
+        if !crate::table::table_exists(out, keys.kept) {
+            continue;
+        }
+        crate::table::check_table_schema(out, keys.kept)?;
+        if let registry::Edges::Sql { views, .. } = &m.edges {
+            if let Some((name, sql)) = views.iter().find(|(name, _)| *name == keys.night) {
+                let df = session.sql(&substitute(sql, params)).await?;
+                session.register_table(*name, df.into_view())?;
+            }
+        }
+        let kept = format!("history_{}", keys.kept);
+        night.push(substitute(
+            keys.sql,
+            &[("records", keys.night.to_string()), ("crawl", "arrow_cast('', 'Utf8')".into())],
+        ));
+        past.push(substitute(keys.sql, &[("records", kept), ("crawl", "crawl".into())]));
+    }
+    for (name, parts) in [("night_keys", night), ("past_keys", past)] {
+        let union: Vec<String> = parts.iter().map(|p| format!("SELECT * FROM (\n{p}\n)")).collect();
+        let df = session.sql(&union.join("\nUNION ALL\n")).await?;
+        session.register_table(name, df.into_view())?;
+    }
+    Ok(())
+}
+
+/// The night's documents that repeat a page of an earlier crawl
+/// (`out/repeats` of crawl `crawl`; none when the table is missing).
+fn night_repeats(out: &Path, crawl: &str, runtime: &tokio::runtime::Runtime) -> Result<HashSet<u64>> {
+    if !crate::table::table_exists(out, repeats::TABLE) {
+        return Ok(HashSet::new());
+    }
+    crate::table::check_table_schema(out, repeats::TABLE)?;
+    runtime.block_on(async {
+        let session = crate::sql::session_over(out).await?;
+        let sql = format!("SELECT DISTINCT doc_id FROM repeats WHERE crawl = '{crawl}'");
+        let mut stream = session.sql(&sql).await?.execute_stream().await?;
+        let mut ids = HashSet::new();
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            ids.extend(repeats::doc_id(&batch)?.iter().flatten());
+        }
+        anyhow::Ok(ids)
+    })
+}
+
+/// Copies Parquet file `from` to `to` without the rows whose `doc_id` is in
+/// `left_out`, in order; returns the rows written.
+fn copy_without(from: &Path, to: &Path, left_out: &HashSet<u64>) -> Result<u64> {
+    let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(from)?)?;
+    let schema = reader.schema().clone();
+    let mut writer = ArrowWriter::try_new(std::fs::File::create(to)?, schema, Some(writer_properties()?))?;
+    let mut rows = 0;
+    for batch in reader.build()? {
+        let batch = batch?;
+        let ids: &arrow::array::UInt64Array = crate::tables::column(&batch, "doc_id")?;
+        let keep: arrow::array::BooleanArray =
+            ids.iter().map(|id| Some(!id.is_some_and(|id| left_out.contains(&id)))).collect();
+        let kept = arrow::compute::filter_record_batch(&batch, &keep)?;
+        rows += kept.num_rows() as u64;
+        writer.write(&kept)?;
+    }
+    writer.close()?;
+    Ok(rows)
 }
 
 /// Rows of a Parquet file, from its footer.
 fn parquet_rows(file: &Path) -> Result<u64> {
     let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file)?)?;
     Ok(reader.metadata().file_metadata().num_rows().max(0) as u64)
+}
+
+/// `'a', 'b'` for an SQL `IN (...)` list of crawl ids (checked by
+/// [`check_crawl_id`], so never quoted), `''` (no crawl) when empty.
+fn sql_list<'a>(crawls: impl Iterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = crawls.map(|c| format!("'{c}'")).collect();
+    if quoted.is_empty() {
+        "''".to_string()
+    } else {
+        quoted.join(", ")
+    }
 }
 
 fn is_hidden(path: &Path) -> bool {

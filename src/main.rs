@@ -77,11 +77,12 @@ struct NightArgs {
     #[arg(long, default_value = "out")]
     out: PathBuf,
     /// The run's crawl id: letters, digits, `.`, `_`, `-` (e.g. the night's
-    /// date). Matching leaves out the crawl's own earlier append.
+    /// date). Crawl ids sort in crawl order: a night is matched against the
+    /// crawls whose ids sort before its own.
     #[arg(long, value_name = "ID")]
     crawl_id: String,
     /// The run's job config (`[candidates] max_edges_per_document`, the
-    /// verification text kept: `[verify] text`).
+    /// verification text kept: `[verify] text`, and `[history]`).
     #[arg(long)]
     config: Option<PathBuf>,
 }
@@ -144,12 +145,15 @@ struct RunArgs {
     #[arg(long, default_value = "embedded")]
     engine: neardup::sql::Engine,
     /// History folder of earlier crawls (a local path): after the last stage
-    /// of `--stage all`, the run is appended to it as crawl --crawl-id (see
-    /// `pipeline history`).
+    /// of `--stage all`, the run is matched against the crawls before it
+    /// (tables history_candidates, repeats, crawl_clusters; see [history] in
+    /// the job config) and appended to it as crawl --crawl-id (see `pipeline
+    /// history`).
     #[arg(long, value_name = "DIR", requires = "crawl_id")]
     history: Option<PathBuf>,
     /// The crawl id this run is kept under in --history: letters, digits,
-    /// `.`, `_`, `-` (e.g. the night's date). Rerunning a crawl id replaces it.
+    /// `.`, `_`, `-` (e.g. the night's date); ids sort in crawl order.
+    /// Rerunning a crawl id replaces it.
     #[arg(long, value_name = "ID", requires = "history")]
     crawl_id: Option<String>,
 }
@@ -452,6 +456,22 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             }
         }
     }
+    // Matched against the earlier crawls before the report, which has a
+    // section on the night's repeats; appended after it, once matched.
+    if let Some((dir, crawl)) = &history {
+        let history = neardup::history::History::open(dir)?;
+        let found = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+        tracing::info!(
+            history = %dir.display(),
+            candidates = found.candidates,
+            repeats = found.repeats,
+            clustered = found.clustered,
+            "matched against earlier crawls: history_candidates, repeats, crawl_clusters"
+        );
+        let kept = history.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+        let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
+        tracing::info!(history = %dir.display(), crawl = %crawl, documents, "crawl appended to the history");
+    }
     // The report sums up the whole run, so it follows the last stage.
     if args.stage == "all" || args.stage == "evaluate" {
         if let Some(r) = &remote {
@@ -462,14 +482,6 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             r.push_file(neardup::report::REPORT_FILE)?;
         }
         tracing::info!(path = %path.display(), "report written");
-    }
-    if let Some((dir, crawl)) = &history {
-        let history = neardup::history::History::open(dir)?;
-        let (candidates, repeats) = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
-        tracing::info!(history = %dir.display(), candidates, repeats, "matched against earlier crawls: history_candidates, repeats");
-        let kept = history.append(&ctx.out, crawl, ctx.config.verify.text, &ctx.runtime)?;
-        let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
-        tracing::info!(history = %dir.display(), crawl = %crawl, documents, "crawl appended to the history");
     }
     log_summary(&ctx, shard, &outcomes);
     if !input_errors.is_empty() {
@@ -622,13 +634,20 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let (candidates, repeats) = history.match_night(&night.out, &night.crawl_id, &config, &rt)?;
-            println!("{}: {candidates} candidate repeats of earlier crawls, {repeats} verified", night.crawl_id);
+            let found = history.match_night(&night.out, &night.crawl_id, &config, &rt)?;
+            println!(
+                "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
+                night.crawl_id, found.candidates, found.repeats, found.clustered
+            );
+            // The report has a section on the night's repeats.
+            if night.out.join(neardup::report::REPORT_FILE).is_file() {
+                neardup::report::write_report(&night.out, &rt)?;
+            }
         }
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let kept = history.append(&night.out, &night.crawl_id, config.verify.text, &rt)?;
+            let kept = history.append(&night.out, &night.crawl_id, &config, &rt)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
             println!("{}: {documents} documents", night.crawl_id);
         }

@@ -89,11 +89,7 @@ impl TableDir {
     /// written independently (e.g. one per input file, from several threads).
     pub fn part(&self, name: &str, schema: SchemaRef) -> Result<PartWriter> {
         let file = File::create(self.tmp_dir.join(format!("{}{name}.parquet", self.shard.part_prefix())))?;
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-            .set_max_row_group_row_count(Some(64 * 1024))
-            .build();
-        Ok(PartWriter { writer: ArrowWriter::try_new(file, schema, Some(props))?, rows: 0 })
+        Ok(PartWriter { writer: ArrowWriter::try_new(file, schema, Some(writer_properties()?))?, rows: 0 })
     }
 
     /// Replaces the previous version of the table (of this task's parts,
@@ -326,12 +322,7 @@ pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 /// column.
 pub fn check_table_schema(out_dir: &Path, table: &str) -> Result<()> {
     let dir = out_dir.join(table);
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .with_context(|| format!("cannot list table {table} at {}", dir.display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
-        .collect();
-    files.sort();
+    let files = parquet_files(&dir).with_context(|| format!("cannot list table {table}"))?;
     for path in files {
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let file = File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
@@ -342,6 +333,25 @@ pub fn check_table_schema(out_dir: &Path, table: &str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// How every part file is written: zstd level 3, row groups of 64 Ki rows.
+pub fn writer_properties() -> Result<WriterProperties> {
+    Ok(WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
+        .set_max_row_group_row_count(Some(64 * 1024))
+        .build())
+}
+
+/// The Parquet files of a folder, by name.
+pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot list {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .collect();
+    files.sort();
+    Ok(files)
 }
 
 /// True when `DIR/<table>/` holds a published table.

@@ -199,6 +199,34 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
     assert!(scores.len() > 2, "{scores:?}");
     assert!(scores == canonical_rows(&remote, "gold_quality"), "gold scores differ on Ballista");
 
+    // A night on Ballista against the history of an earlier night gives the
+    // embedded night's repeats, clusters across crawls and history.
+    let histories = [dir.join("history-embedded"), dir.join("history-ballista")];
+    for (history, out) in histories.iter().zip([&embedded, &remote]) {
+        let (h, o) = (history.to_str().unwrap(), out.to_str().unwrap());
+        run_ok(&["--quiet", "history", "--history", h, "append", "--out", o, "--crawl-id", "night1"]);
+    }
+    let history_run = |history: &Path, out: &Path, engine: Option<&str>| {
+        let mut args = vec!["--quiet", "run", "--out", out.to_str().unwrap(), "--history", history.to_str().unwrap()];
+        args.extend(["--crawl-id", "night2"]);
+        if let Some(engine) = engine {
+            args.extend(["--engine", engine]);
+        }
+        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
+    };
+    let args = history_run(&histories[0], &embedded, None);
+    run_ok(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    let args = history_run(&histories[1], &remote, Some(&engine));
+    run_with_deadline(&args.iter().map(String::as_str).collect::<Vec<_>>(), &cluster);
+    for table in ["history_candidates", "repeats", "crawl_clusters"] {
+        let (a, b) = (canonical_rows(&embedded, table), canonical_rows(&remote, table));
+        assert!(!a.is_empty() && a == b, "table {table} differs between the embedded and the Ballista night");
+    }
+    for table in neardup::history::tables() {
+        let (a, b) = (histories[0].join(table), histories[1].join(table));
+        assert!(canonical_rows(&a, "crawl=night2") == canonical_rows(&b, "crawl=night2"), "history {table}");
+    }
+
     for log in &cluster.logs[1..] {
         let text = std::fs::read_to_string(log).unwrap();
         assert!(text.contains("Execute task"), "{} ran no task", log.display());

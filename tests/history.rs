@@ -234,13 +234,13 @@ fn put_crawl(history: &Path, crawl: &str, rows: &[Sig], complete: bool) {
 /// crawl); each night member linked to the `k` earlier members after it and
 /// the `k` before it; per (method, night doc) the `k` strongest earlier
 /// documents by (links desc, length gap, doc_id, crawl).
-fn reference(night: &[Sig], past: &[(&str, Sig)], k: usize, skip: &str) -> BTreeSet<(String, u64, u64, String)> {
+fn reference(night: &[Sig], past: &[(&str, Sig)], k: usize) -> BTreeSet<(String, u64, u64, String)> {
     type Member = (u32, u8, u64, String);
     let mut groups: BTreeMap<(&str, u16, u64), Vec<Member>> = BTreeMap::new();
-    for &(m, slot, sig, doc, len) in night.iter().filter(|s| s.0 != skip) {
+    for &(m, slot, sig, doc, len) in night.iter() {
         groups.entry((m, slot, sig)).or_default().push((len, 0, doc, String::new()));
     }
-    for (crawl, (m, slot, sig, doc, len)) in past.iter().filter(|s| s.1 .0 != skip) {
+    for (crawl, (m, slot, sig, doc, len)) in past.iter() {
         if let Some(g) = groups.get_mut(&(*m, *slot, *sig)) {
             g.push((*len, 1, *doc, crawl.to_string()));
         }
@@ -325,7 +325,7 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let config = Config::default();
     let k = config.candidates.max_edges_per_document as usize;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let (rows, _) = History::open(&history).unwrap().match_night(&out, "night", &config, &rt).unwrap();
+    let rows = History::open(&history).unwrap().match_night(&out, "night", &config, &rt).unwrap().candidates;
     let mut got = BTreeSet::new();
     let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for batch in common::read_table(&out, "history_candidates") {
@@ -339,7 +339,7 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
         }
     }
     assert_eq!(rows as usize, got.len());
-    let expected = reference(&night, &past, k, "minhash");
+    let expected = reference(&night, &past, k);
     let only_sql: Vec<_> = got.difference(&expected).take(5).collect();
     let only_reference: Vec<_> = expected.difference(&got).take(5).collect();
     assert!(
@@ -350,7 +350,206 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     // document, not 72,000 pairs.
     assert!(per_doc.values().all(|&n| n <= k));
     assert_eq!(got.iter().filter(|e| e.0 == "a0").count(), 80 * k);
-    assert!(got.iter().all(|e| e.3 != "night" && e.3 != "ghost" && e.0 != "minhash"));
+    assert!(got.iter().all(|e| e.3 != "night" && e.3 != "ghost"));
+    // Min-hash's bands are keys across crawls too.
+    assert!(got.iter().any(|e| e.0 == "minhash"));
     assert!(got.iter().any(|e| e.3 == "c2") && got.iter().any(|e| e.0 == "a6"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The sample crawl split in three nights by date (its records are in date
+/// order; a request stays with its response): `dir/all/` holds
+/// `night1.warc.gz` .. `night3.warc.gz`, and `dir/nightN/` only its own
+/// file under the same name, so a page has the same doc id (file name and
+/// record id) in the run over all three and in its night's run.
+fn split_sample_in_three_nights(dir: &Path) {
+    use std::io::{Read, Write};
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/sample-crawl.warc.gz");
+    let mut data = Vec::new();
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(sample).unwrap()).read_to_end(&mut data).unwrap();
+    let mut records: Vec<&[u8]> = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        let head_end = pos + data[pos..].windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+        let head = String::from_utf8_lossy(&data[pos..head_end]);
+        let length: usize =
+            head.lines().find_map(|l| l.strip_prefix("Content-Length: ")).map(|v| v.trim().parse().unwrap()).unwrap();
+        let end = head_end + 4 + length + 4;
+        records.push(&data[pos..end]);
+        pos = end;
+    }
+    let is_request = |r: &[u8]| r.windows(18).any(|w| w == b"WARC-Type: request");
+    let (info, rest) = records.split_first().unwrap();
+    let mut nights: Vec<Vec<&[u8]>> = vec![Vec::new(); 3];
+    for (i, record) in rest.iter().enumerate() {
+        // A request goes with the record after it.
+        let at = if is_request(record) { i + 1 } else { i };
+        nights[(at * 3 / rest.len()).min(2)].push(record);
+    }
+    std::fs::create_dir_all(dir.join("all")).unwrap();
+    for (n, night) in nights.iter().enumerate() {
+        let name = format!("night{}.warc.gz", n + 1);
+        let mut file = Vec::new();
+        for record in std::iter::once(info).chain(night.iter()) {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(record).unwrap();
+            file.extend(gz.finish().unwrap());
+        }
+        std::fs::write(dir.join("all").join(&name), &file).unwrap();
+        std::fs::create_dir_all(dir.join(format!("night{}", n + 1))).unwrap();
+        std::fs::write(dir.join(format!("night{}", n + 1)).join(&name), &file).unwrap();
+    }
+}
+
+/// Rows of a table as maps from column name to its formatted value.
+fn rows_by_name(out: &Path, table: &str) -> Vec<BTreeMap<String, String>> {
+    use arrow::util::display::{ArrayFormatter, FormatOptions};
+    let options = FormatOptions::default().with_null("NULL");
+    let mut rows = Vec::new();
+    for batch in common::read_table(out, table) {
+        let schema = batch.schema();
+        let columns: Vec<ArrayFormatter> =
+            batch.columns().iter().map(|c| ArrayFormatter::try_new(c.as_ref(), &options).unwrap()).collect();
+        for i in 0..batch.num_rows() {
+            rows.push(
+                schema.fields().iter().zip(&columns).map(|(f, c)| (f.name().clone(), c.value(i).to_string())).collect(),
+            );
+        }
+    }
+    rows
+}
+
+#[test]
+fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
+    let dir = temp_dir("three-nights");
+    split_sample_in_three_nights(&dir);
+    let history = dir.join("history");
+    let history_s = history.to_str().unwrap();
+    let all = dir.join("out-all");
+    run_ok(&["run", "-q", "--input", dir.join("all").to_str().unwrap(), "--out", all.to_str().unwrap()]);
+    let night_run = |n: usize, out: &Path| {
+        let input = dir.join(format!("night{n}"));
+        let crawl = format!("night{n}");
+        run_ok(&[
+            "run",
+            "-q",
+            "--input",
+            input.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--history",
+            history_s,
+            "--crawl-id",
+            &crawl,
+        ]);
+    };
+    let outs: Vec<_> = (1..=3).map(|n| dir.join(format!("out-night{n}"))).collect();
+    for (n, out) in outs.iter().enumerate() {
+        night_run(n + 1, out);
+    }
+
+    // The night of each page, from its file.
+    let night_of: BTreeMap<String, usize> = rows_by_name(&all, "documents")
+        .into_iter()
+        .map(|r| (r["doc_id"].clone(), r["warc_file"].rsplit("night").next().unwrap()[..1].parse().unwrap()))
+        .collect();
+    assert_eq!(night_of.values().collect::<BTreeSet<_>>().len(), 3);
+
+    // Every page that the run over all nights clusters with a page of an
+    // earlier night ...
+    let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for r in rows_by_name(&all, "clusters") {
+        members.entry(r["cluster_id"].clone()).or_default().push(r["doc_id"].clone());
+    }
+    let mut expected: BTreeSet<(usize, String)> = BTreeSet::new();
+    for docs in members.values() {
+        let first = docs.iter().map(|d| night_of[d]).min().unwrap();
+        expected.extend(docs.iter().filter(|d| night_of[*d] > first).map(|d| (night_of[d], d.clone())));
+    }
+    assert!(expected.len() >= 5, "the split leaves repeats across nights: {expected:?}");
+    // ... is in its night's clusters across crawls with a page of an
+    // earlier crawl.
+    let mut reported = BTreeSet::new();
+    for (n, out) in outs.iter().enumerate().skip(1) {
+        let night = format!("night{}", n + 1);
+        let rows = rows_by_name(out, "crawl_clusters");
+        let mut earliest: BTreeMap<(String, String), String> = BTreeMap::new();
+        for r in &rows {
+            let key = (r["cluster_crawl"].clone(), r["cluster_id"].clone());
+            let e = earliest.entry(key).or_insert_with(|| r["crawl"].clone());
+            if r["crawl"] < *e {
+                *e = r["crawl"].clone();
+            }
+        }
+        for r in rows.iter().filter(|r| r["crawl"] == night) {
+            if earliest[&(r["cluster_crawl"].clone(), r["cluster_id"].clone())] < night {
+                reported.insert((n + 1, r["doc_id"].clone()));
+            }
+        }
+        // Kept: the earliest crawl's page (the default rule), one per
+        // cluster; every other member is marked.
+        for r in &rows {
+            let kept = r["is_kept"] == "true";
+            assert_eq!(kept, r["cluster_id"] == r["doc_id"] && r["cluster_crawl"] == r["crawl"], "{r:?}");
+            assert_eq!(r["is_duplicate"] == "true", !kept, "{r:?}");
+            assert!(r["cluster_crawl"] <= r["crawl"], "{r:?}");
+        }
+    }
+    let missed: Vec<_> = expected.difference(&reported).collect();
+    assert!(missed.is_empty(), "not reported by the nightly runs: {missed:?} of {}", expected.len());
+
+    // Everything the nights report verifies: recomputed from the night's
+    // visible text and the earlier page's kept text (each night's own:
+    // boilerplate is learnt per crawl).
+    let mut kept: BTreeMap<(String, String), String> = BTreeMap::new();
+    for n in 1..=3 {
+        let crawl = format!("night{n}");
+        for r in rows_by_name(&history.join("history_documents"), &format!("crawl={crawl}")) {
+            kept.insert((crawl.clone(), r["doc_id"].clone()), r["verification_text"].clone());
+        }
+    }
+    let mut repeats = 0;
+    for (n, out) in outs.iter().enumerate() {
+        let texts: BTreeMap<String, String> =
+            rows_by_name(out, "tokens").into_iter().map(|r| (r["doc_id"].clone(), r["text"].clone())).collect();
+        for r in rows_by_name(out, "repeats") {
+            assert_eq!(r["crawl"], format!("night{}", n + 1));
+            assert!(r["earlier_crawl"] < r["crawl"], "{r:?}");
+            let earlier = &kept[&(r["earlier_crawl"].clone(), r["earlier_doc_id"].clone())];
+            let similarity = neardup::similarity::similarity(&texts[&r["doc_id"]], earlier);
+            assert!(similarity >= 0.8, "{r:?}: {similarity}");
+            assert!((similarity - r["similarity"].parse::<f64>().unwrap()).abs() < 1e-9, "{r:?}: {similarity}");
+            repeats += 1;
+        }
+    }
+    assert!(repeats >= 5, "{repeats} repeats");
+    // A page that repeats an earlier one is not indexed again.
+    let repeating: BTreeSet<String> =
+        rows_by_name(&outs[2], "repeats").into_iter().map(|r| r["doc_id"].clone()).collect();
+    assert!(!repeating.is_empty());
+    let indexed: BTreeSet<String> =
+        rows_by_name(&history.join("signatures"), "crawl=night3").into_iter().map(|r| r["doc_id"].clone()).collect();
+    assert!(indexed.is_disjoint(&repeating) && !indexed.is_empty());
+    // The report has the night's repeats.
+    let report = std::fs::read_to_string(outs[2].join("report.html")).unwrap();
+    assert!(report.contains("<section id=\"repeats\"><h2>Repeats of earlier crawls</h2>"), "{report}");
+    assert!(report.contains(&format!("{} of the night's documents repeat", repeating.len())), "{report}");
+
+    // Rerunning night 2 (into a new output folder) changes nothing: not in
+    // what it reports, not in the history.
+    let history_tables = |h: &Path| -> Vec<Vec<String>> {
+        neardup::history::tables()
+            .into_iter()
+            .flat_map(|t| (1..=3).map(move |n| (t, n)))
+            .map(|(t, n)| canonical_rows(&h.join(t), &format!("crawl=night{n}")))
+            .collect()
+    };
+    let before = history_tables(&history);
+    let rerun = dir.join("out-night2-again");
+    night_run(2, &rerun);
+    for table in ["history_candidates", "repeats", "crawl_clusters"] {
+        assert_eq!(canonical_rows(&rerun, table), canonical_rows(&outs[1], table), "{table}");
+    }
+    assert_eq!(history_tables(&history), before);
     let _ = std::fs::remove_dir_all(&dir);
 }

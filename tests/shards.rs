@@ -140,6 +140,27 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     let (code, _) = run(&sharded, &["--stage", "tokens", "--shard", "3/3"]);
     assert_eq!(code, 2);
 
+    // The sharded night matched against the history of an earlier night
+    // finds the repeats and clusters across crawls of the unsharded one.
+    let history = temp_dir("shards-history");
+    let h = history.to_str().unwrap();
+    let night = |out: &Path, action: &str, crawl: &str| {
+        let o = pipeline()
+            .args(["--quiet", "history", "--history", h, action, "--out", out.to_str().unwrap(), "--crawl-id", crawl])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "history {action}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    night(&whole, "append", "night1");
+    night(&whole, "match", "night2");
+    night(&sharded, "match", "night2");
+    for table in ["history_candidates", "repeats", "crawl_clusters"] {
+        let (a, b) = (canonical_rows(&whole, table), canonical_rows(&sharded, table));
+        assert!(!a.is_empty(), "{table}: the same pages repeat themselves");
+        assert!(a == b, "table {table} differs between the unsharded and the sharded night");
+    }
+
     let _ = std::fs::remove_dir_all(&whole);
     let _ = std::fs::remove_dir_all(&sharded);
+    let _ = std::fs::remove_dir_all(&history);
 }

@@ -60,6 +60,21 @@ pub struct MethodSpec {
     /// The `${name}` parameters the method's SQL jobs read, from its
     /// settings; they are part of the `candidates` stage's configuration.
     pub sql_params: fn(&MethodsConfig) -> Vec<(&'static str, String)>,
+    /// How the night's records of the method meet the records the history
+    /// keeps of earlier crawls (`--history`), beside the shared signatures
+    /// every signer gives.
+    pub history_keys: Option<HistoryKeys>,
+}
+
+/// A method's records as group keys for matching a night against the
+/// history (`jobs/history_edges.sql`): an SQL job over `${records}` giving
+/// (method, slot, sig, doc_id, doc_len, crawl), run once over the night's
+/// `night` (its records table or one of its views) with an empty `${crawl}`
+/// and once over the history's copy of table `kept` with its crawl.
+pub struct HistoryKeys {
+    pub sql: &'static str,
+    pub night: &'static str,
+    pub kept: &'static str,
 }
 
 /// Builds a signer: settings, corpus statistics, the method's state input.
@@ -173,6 +188,7 @@ const BASE: MethodSpec = MethodSpec {
     edges: Edges::SharedSignatures,
     includes_comparison: false,
     sql_params: |_| Vec::new(),
+    history_keys: None,
 };
 
 /// Every method, in report order (the study's a0–a12, then the others).
@@ -226,6 +242,12 @@ pub static METHODS: &[MethodSpec] = &[
             edges: "a11_edges",
             groups: Some("a11_groups"),
         },
+        // The night's prefix of rare shingles against every shingle kept.
+        history_keys: Some(HistoryKeys {
+            sql: include_str!("../../jobs/a11_keys.sql"),
+            night: "a11_shingles",
+            kept: "shingles",
+        }),
         includes_comparison: true,
         sql_params: |c| {
             vec![
@@ -247,6 +269,11 @@ pub static METHODS: &[MethodSpec] = &[
             edges: "a12_edges",
             groups: Some("a12_groups"),
         },
+        history_keys: Some(HistoryKeys {
+            sql: include_str!("../../jobs/a12_keys.sql"),
+            night: "a12_records",
+            kept: "a12_records",
+        }),
         sql_params: |c| {
             vec![("ratio", format!("{:?}", c.chain_ratio)), ("num_ratio", format!("{:?}", c.a12_num_ratio))]
         },
@@ -381,6 +408,21 @@ mod tests {
             }
             if let Some(r) = &m.records {
                 assert!(crate::schema::table_names().any(|t| t == r.table), "{}: no schema", r.table);
+            }
+            // History keys read the method's own table, or one of its views.
+            if let Some(keys) = &m.history_keys {
+                let table = m.records.as_ref().map(|r| r.table);
+                assert_eq!(table, Some(keys.kept), "{}: the history keeps its records table", m.id);
+                let views: Vec<&str> = match &m.edges {
+                    Edges::Sql { views, .. } => views.iter().map(|v| v.0).collect(),
+                    _ => Vec::new(),
+                };
+                assert!(
+                    keys.night == keys.kept || views.contains(&keys.night),
+                    "{}: night keys read {}",
+                    m.id,
+                    keys.night
+                );
             }
         }
         assert_eq!(ids().iter().map(|s| s.to_string()).collect::<Vec<_>>(), config.enabled);

@@ -93,6 +93,43 @@ pub struct RejectReason {
     pub example: String,
 }
 
+/// The night's repeats of earlier crawls (`--history DIR`): per crawl of
+/// `repeats` and `crawl_clusters`, and the closest repeats as examples.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Repeats {
+    /// One row per crawl, earliest first.
+    pub crawls: Vec<CrawlRepeats>,
+    /// The night's documents that repeat a page of an earlier crawl.
+    pub documents: i64,
+    pub examples: Vec<RepeatExample>,
+}
+
+/// What one crawl has in the night's repeats and clusters across crawls.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CrawlRepeats {
+    pub crawl: String,
+    /// Night documents that repeat one of its pages (0 for the night).
+    pub repeating_documents: i64,
+    /// Its pages that a night document repeats.
+    pub repeated_pages: i64,
+    pub mean_similarity: Option<f64>,
+    /// Its members of `crawl_clusters` that are kept, and marked.
+    pub kept: i64,
+    pub marked: i64,
+}
+
+/// One night document and the earlier page it repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RepeatExample {
+    pub url: String,
+    pub earlier_url: String,
+    pub earlier_crawl: String,
+    pub similarity: f64,
+}
+
+/// Examples of repeats listed in the report.
+pub const REPEAT_EXAMPLES: usize = 10;
+
 /// Everything the page shows.
 #[derive(Debug)]
 pub struct ReportData {
@@ -101,6 +138,7 @@ pub struct ReportData {
     pub overlap: Section<Overlap>,
     pub clusters: Section<Vec<ClusterSample>>,
     pub rejects: Section<Vec<RejectReason>>,
+    pub repeats: Section<Repeats>,
     /// Every stage in run order with its manifest (a sharded stage's tasks
     /// merged), `None` when it never finished.
     pub stages: Vec<(&'static str, Option<Manifest>)>,
@@ -140,6 +178,7 @@ pub async fn load(out: &Path) -> Result<ReportData> {
         overlap: section(out, &["method_overlap"], method_overlap(s)).await,
         clusters: section(out, &["clusters", "documents"], largest_clusters(s)).await,
         rejects: section(out, &["rejects"], reject_reasons(s)).await,
+        repeats: section(out, &["repeats", "crawl_clusters"], repeats(s)).await,
         stages: crate::stages::all().iter().map(|stage| (stage.name(), finished_manifest(out, stage.name()))).collect(),
     })
 }
@@ -242,6 +281,54 @@ async fn reject_reasons(session: &SessionContext) -> Result<Vec<RejectReason>> {
             example: examples[i].clone().unwrap_or_default(),
         })
         .collect())
+}
+
+/// The night's repeats per crawl and the closest ones.
+async fn repeats(session: &SessionContext) -> Result<Repeats> {
+    let sql = "SELECT crawl, SUM(repeating), SUM(repeated), AVG(similarity), SUM(kept), SUM(marked) FROM ( \
+                 SELECT earlier_crawl AS crawl, COUNT(DISTINCT doc_id) AS repeating, \
+                        COUNT(DISTINCT earlier_doc_id) AS repeated, AVG(similarity) AS similarity, \
+                        0 AS kept, 0 AS marked \
+                 FROM repeats GROUP BY earlier_crawl \
+                 UNION ALL \
+                 SELECT crawl, 0, 0, CAST(NULL AS DOUBLE), \
+                        SUM(CASE WHEN is_kept THEN 1 ELSE 0 END), SUM(CASE WHEN is_duplicate THEN 1 ELSE 0 END) \
+                 FROM crawl_clusters GROUP BY crawl) \
+               GROUP BY crawl ORDER BY crawl";
+    let batches = rows(session, sql).await?;
+    let (crawl, repeating, repeated) = (texts(&batches, 0)?, integers(&batches, 1)?, integers(&batches, 2)?);
+    let (similarity, kept, marked) = (floats(&batches, 3)?, integers(&batches, 4)?, integers(&batches, 5)?);
+    let crawls = (0..crawl.len())
+        .map(|i| CrawlRepeats {
+            crawl: crawl[i].clone().unwrap_or_default(),
+            repeating_documents: repeating[i].unwrap_or(0),
+            repeated_pages: repeated[i].unwrap_or(0),
+            mean_similarity: similarity[i],
+            kept: kept[i].unwrap_or(0),
+            marked: marked[i].unwrap_or(0),
+        })
+        .collect();
+    let documents = integers(&rows(session, "SELECT COUNT(DISTINCT doc_id) FROM repeats").await?, 0)?
+        .first()
+        .copied()
+        .flatten()
+        .unwrap_or(0);
+    let sql = format!(
+        "SELECT url, earlier_url, earlier_crawl, similarity FROM repeats \
+         ORDER BY similarity DESC, doc_id, earlier_crawl, earlier_doc_id LIMIT {REPEAT_EXAMPLES}"
+    );
+    let batches = rows(session, &sql).await?;
+    let (url, earlier_url, earlier_crawl) = (texts(&batches, 0)?, texts(&batches, 1)?, texts(&batches, 2)?);
+    let similarity = floats(&batches, 3)?;
+    let examples = (0..url.len())
+        .map(|i| RepeatExample {
+            url: url[i].clone().unwrap_or_default(),
+            earlier_url: earlier_url[i].clone().unwrap_or_default(),
+            earlier_crawl: earlier_crawl[i].clone().unwrap_or_default(),
+            similarity: similarity[i].unwrap_or(0.0),
+        })
+        .collect();
+    Ok(Repeats { crawls, documents, examples })
 }
 
 /// Report order of method ids: the order of [`registry::ids`] (the study's

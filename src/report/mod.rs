@@ -21,7 +21,7 @@ use anyhow::Result;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use data::{ClusterSample, Count, MethodQuality, Overlap, RejectReason, ReportData, Section};
+use data::{ClusterSample, Count, MethodQuality, Overlap, RejectReason, Repeats, ReportData, Section};
 use html::{escape, grouped, ratio, seconds, truncate_chars};
 use svg::{BarGroup, Series};
 
@@ -76,6 +76,7 @@ pub fn page(data: &ReportData) -> String {
     ));
     body.push_str(&section("clusters", "Largest clusters", &body_of(&data.clusters, |c| clusters_html(c))));
     body.push_str(&section("rejects", "Reject reasons", &body_of(&data.rejects, |r| rejects_html(r))));
+    body.push_str(&section("repeats", "Repeats of earlier crawls", &body_of(&data.repeats, repeats_html)));
     body.push_str(&section("timings", "Stage timings", &timings_html(&data.stages)));
     format!(
         r#"<!DOCTYPE html>
@@ -349,6 +350,48 @@ fn clusters_html(clusters: &[ClusterSample]) -> String {
     out
 }
 
+/// The night's repeats of earlier crawls, per crawl, and the closest ones.
+fn repeats_html(repeats: &Repeats) -> String {
+    let mut out = format!(
+        "<p class=\"note\">{} of the night's documents repeat a page of an earlier crawl of the history \
+         (<code>repeats</code>: verified against the earlier page's kept text). Per crawl: the night's documents \
+         that repeat its pages, its pages repeated, and, in the clusters across crawls \
+         (<code>crawl_clusters</code>), its members kept and marked as duplicates.</p>\n\
+         <table>\n<tr><th>crawl</th><th>night documents repeating it</th><th>its pages repeated</th>\
+         <th>mean similarity</th><th>kept</th><th>marked duplicate</th></tr>\n",
+        grouped(repeats.documents)
+    );
+    for c in &repeats.crawls {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>\
+             <td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+            escape(&c.crawl),
+            grouped(c.repeating_documents),
+            grouped(c.repeated_pages),
+            ratio(c.mean_similarity),
+            grouped(c.kept),
+            grouped(c.marked)
+        );
+    }
+    out.push_str("</table>\n");
+    if !repeats.examples.is_empty() {
+        out.push_str("<table>\n<tr><th>night page</th><th>repeats</th><th>of crawl</th><th>similarity</th></tr>\n");
+        for e in &repeats.examples {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"url\">{}</td><td class=\"url\">{}</td><td>{}</td><td class=\"num\">{}</td></tr>",
+                escape(&e.url),
+                escape(&e.earlier_url),
+                escape(&e.earlier_crawl),
+                ratio(Some(e.similarity))
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out
+}
+
 /// Rejected records per reason.
 fn rejects_html(rejects: &[RejectReason]) -> String {
     if rejects.is_empty() {
@@ -463,6 +506,26 @@ mod tests {
                 ],
             }]),
             rejects: Section::Unreadable("broken <file>".into()),
+            repeats: Section::Ready(Repeats {
+                crawls: vec![
+                    data::CrawlRepeats {
+                        crawl: "2026-11-01".into(),
+                        repeating_documents: 3,
+                        repeated_pages: 2,
+                        mean_similarity: Some(0.95),
+                        kept: 2,
+                        marked: 0,
+                    },
+                    data::CrawlRepeats { crawl: "2026-11-02".into(), kept: 0, marked: 3, ..Default::default() },
+                ],
+                documents: 3,
+                examples: vec![data::RepeatExample {
+                    url: "http://e.example/new".into(),
+                    earlier_url: "http://e.example/old".into(),
+                    earlier_crawl: "2026-11-01".into(),
+                    similarity: 0.97,
+                }],
+            }),
             stages: vec![("ingest", None)],
         }
     }
@@ -480,7 +543,7 @@ mod tests {
     #[test]
     fn every_section_is_there_with_its_numbers() {
         let html = page(&sample_data());
-        for id in ["summary", "quality", "overlap", "clusters", "rejects", "timings"] {
+        for id in ["summary", "quality", "overlap", "clusters", "rejects", "repeats", "timings"] {
             assert_eq!(html.matches(&format!("<section id=\"{id}\">")).count(), 1, "section {id}");
         }
         assert!(html.contains("<span class=\"value\">1,234</span><span class=\"label\">documents</span>"));
@@ -496,6 +559,11 @@ mod tests {
         assert!(html.contains("Without verified pairs (not in the map): a7."));
         assert!(html.contains("(0.912) <span class=\"url\">http://e.example/copy</span>"));
         assert!(html.contains("<tr><td>ingest</td><td colspan=\"4\" class=\"missing\">not run</td></tr>"));
+        // Repeats: the night marks its 3 copies, the earlier crawl keeps 2.
+        assert!(html.contains(
+            "<tr><td>2026-11-01</td><td class=\"num\">3</td><td class=\"num\">2</td><td class=\"num\">0.950</td><td class=\"num\">2</td><td class=\"num\">0</td></tr>"
+        ), "{html}");
+        assert!(html.contains("<tr><td>2026-11-02</td><td class=\"num\">0</td><td class=\"num\">0</td><td class=\"num\">–</td><td class=\"num\">0</td><td class=\"num\">3</td></tr>"));
     }
 
     /// The evaluate stage's manifest recording `pool` as its pool.

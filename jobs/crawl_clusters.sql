@@ -1,0 +1,39 @@
+-- The copy that survives each cluster of the night's pages and the earlier
+-- pages they repeat (`--history DIR`, table crawl_clusters).
+--
+-- `members` (group_no, crawl, doc_id) is registered by the history code:
+-- the night's clusters joined through its verified repeats (a union-find in
+-- Rust, bounded by the night's pages and their repeats). Each member's
+-- columns come from the night's `documents` or from `history_documents`,
+-- read only for the crawls ${member_crawls} that hold a member. The first
+-- member in the order `${keep_order}` ([history] keep, which always ends
+-- with crawl, doc_id) is kept; the others are duplicates, but for
+-- [history] mark = "new-only" (${new_only}), where only the night's pages
+-- (crawl ${night}) are ever marked.
+WITH attributes AS (
+    SELECT m.group_no, m.crawl, m.doc_id, d.url, d.crawl_date, d.http_status,
+           CAST(character_length(d.text) AS BIGINT) AS text_chars
+    FROM members m JOIN documents d ON d.doc_id = m.doc_id
+    WHERE m.crawl = ${night}
+    UNION ALL
+    SELECT m.group_no, m.crawl, m.doc_id, h.url, h.crawl_date, h.http_status, h.text_chars
+    FROM members m JOIN history_documents h ON h.doc_id = m.doc_id AND h.crawl = m.crawl
+    WHERE m.crawl <> ${night} AND h.crawl IN (${member_crawls})
+),
+ranked AS (
+    SELECT *,
+           ROW_NUMBER() OVER (PARTITION BY group_no ORDER BY ${keep_order}) AS nth,
+           COUNT(*) OVER (PARTITION BY group_no) AS members
+    FROM attributes
+)
+SELECT k.doc_id AS cluster_id,
+       k.crawl AS cluster_crawl,
+       r.doc_id,
+       r.crawl,
+       r.url,
+       CAST(r.members AS BIGINT UNSIGNED) AS cluster_size,
+       r.nth = 1 AS is_kept,
+       r.nth > 1 AND (NOT ${new_only} OR r.crawl = ${night}) AS is_duplicate
+FROM ranked r
+JOIN ranked k ON k.group_no = r.group_no AND k.nth = 1
+ORDER BY cluster_crawl, cluster_id, r.crawl, r.doc_id
