@@ -57,7 +57,7 @@ measure() {
     local log="$WORK/time.log"
     /usr/bin/time -v "$@" > "$WORK/cmd.out" 2> "$log"
     awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} /Maximum resident/ {m=$2}
-                END {printf "%.2f %.0f", u + s, m / 1024}' "$log"
+                END {printf "%.2f %.0f\n", u + s, m / 1024}' "$log"
 }
 
 rows() {

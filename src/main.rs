@@ -9,10 +9,11 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use neardup::config::Config;
+use neardup::history::HistoryLocation;
 use neardup::logging::LogFormat;
 use neardup::methods::registry;
 use neardup::remote::RemoteOut;
@@ -63,11 +64,23 @@ enum Command {
 
 #[derive(clap::Args)]
 struct HistoryArgs {
-    /// The history folder.
-    #[arg(long, value_name = "DIR")]
-    history: PathBuf,
+    /// The history: a folder, or an object-store URL (`s3://bucket/history`,
+    /// `file:///path`) worked on through a local cache.
+    #[arg(long, value_name = "DIR|URL")]
+    history: String,
+    #[command(flatten)]
+    cache: HistoryCacheArg,
     #[command(subcommand)]
     action: HistoryAction,
+}
+
+/// The local copy of an object-store history.
+#[derive(clap::Args, Clone)]
+struct HistoryCacheArg {
+    /// Local cache folder of an object-store --history (default: under
+    /// $XDG_CACHE_HOME or ~/.cache, named after the URL).
+    #[arg(long, value_name = "DIR")]
+    history_cache: Option<PathBuf>,
 }
 
 /// A finished run and its crawl id, for `history match` and `history append`.
@@ -148,9 +161,12 @@ struct RunArgs {
     /// of `--stage all`, the run is matched against the crawls before it
     /// (tables history_candidates, repeats, crawl_clusters; see [history] in
     /// the job config) and appended to it as crawl --crawl-id (see `pipeline
-    /// history`).
-    #[arg(long, value_name = "DIR", requires = "crawl_id")]
-    history: Option<PathBuf>,
+    /// history`). A folder, or an object-store URL (`s3://bucket/history`)
+    /// worked on through a local cache (--history-cache).
+    #[arg(long, value_name = "DIR|URL", requires = "crawl_id")]
+    history: Option<String>,
+    #[command(flatten)]
+    history_cache: HistoryCacheArg,
     /// The crawl id this run is kept under in --history: letters, digits,
     /// `.`, `_`, `-` (e.g. the night's date); ids sort in crawl order.
     /// Rerunning a crawl id replaces it.
@@ -207,10 +223,13 @@ struct QueryArgs {
     out: String,
     #[command(flatten)]
     cache: CacheArg,
-    /// Also register the tables of this history folder, as `history_<table>`
-    /// with a `crawl` column (see `pipeline history`).
-    #[arg(long, value_name = "DIR")]
-    history: Option<PathBuf>,
+    /// Also register the tables of this history (a folder or an
+    /// object-store URL), as `history_<table>` with a `crawl` column (see
+    /// `pipeline history`).
+    #[arg(long, value_name = "DIR|URL")]
+    history: Option<String>,
+    #[command(flatten)]
+    history_cache: HistoryCacheArg,
     /// Result format (`parquet` needs --output).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
@@ -402,10 +421,12 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
                 )
                 .into());
             }
-            if neardup::store::is_url(&args.out) || neardup::store::is_url(&dir.display().to_string()) {
-                return Err(UsageError("--history works with a local --out and a local history folder".into()).into());
+            if neardup::store::is_url(&args.out) {
+                return Err(UsageError("--history works with a local --out".into()).into());
             }
-            Some((dir.clone(), crawl.clone()))
+            let history = HistoryLocation::open(dir, args.history_cache.history_cache.clone())
+                .map_err(|e| UsageError(format!("--history {dir}: {e:#}")))?;
+            Some((history, crawl.clone()))
         }
         _ => None,
     };
@@ -458,19 +479,20 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     }
     // Matched against the earlier crawls before the report, which has a
     // section on the night's repeats; appended after it, once matched.
-    if let Some((dir, crawl)) = &history {
-        let history = neardup::history::History::open(dir)?;
+    if let Some((location, crawl)) = &history {
+        let history = location.local()?;
         let found = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
         tracing::info!(
-            history = %dir.display(),
+            history = %history.root().display(),
             candidates = found.candidates,
             repeats = found.repeats,
             clustered = found.clustered,
             "matched against earlier crawls: history_candidates, repeats, crawl_clusters"
         );
         let kept = history.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+        location.commit(crawl)?;
         let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
-        tracing::info!(history = %dir.display(), crawl = %crawl, documents, "crawl appended to the history");
+        tracing::info!(history = %history.root().display(), crawl = %crawl, documents, "crawl appended to the history");
     }
     // The report sums up the whole run, so it follows the last stage.
     if args.stage == "all" || args.stage == "evaluate" {
@@ -499,11 +521,17 @@ fn query(args: QueryArgs) -> Result<()> {
     }
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
+    let history = match &args.history {
+        Some(spec) if !neardup::store::is_url(spec) && !Path::new(spec).is_dir() => {
+            return Err(UsageError(format!("--history {spec}: no such folder")).into())
+        }
+        Some(spec) => Some(HistoryLocation::open(spec, args.history_cache.history_cache.clone())?),
+        None => None,
+    };
     let text = rt.block_on(async {
         let ctx = neardup::sql::session_over(&out).await?;
-        if let Some(dir) = &args.history {
-            anyhow::ensure!(dir.is_dir(), "--history {}: no such folder", dir.display());
-            neardup::history::History::open(dir)?.register(&ctx).await?;
+        if let Some(spec) = &history {
+            spec.local()?.register(&ctx).await?;
         }
         let frame = ctx.sql(&args.sql).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
@@ -622,11 +650,11 @@ fn report(args: ReportArgs) -> Result<()> {
 }
 
 fn history(args: HistoryArgs) -> Result<ExitCode> {
-    use neardup::history::History;
-    let history = History::open(&args.history)?;
+    let location = HistoryLocation::open(&args.history, args.cache.history_cache.clone())
+        .map_err(|e| UsageError(format!("--history {}: {e:#}", args.history)))?;
     match args.action {
         HistoryAction::List => {
-            for crawl in history.crawls()? {
+            for crawl in location.crawls()? {
                 let rows: Vec<String> = crawl.rows.iter().map(|(t, n)| format!("{t}={n}")).collect();
                 println!("{}\t{}\t{}", crawl.crawl, serde_json::to_string(&crawl.verification_text)?, rows.join(" "));
             }
@@ -634,7 +662,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let found = history.match_night(&night.out, &night.crawl_id, &config, &rt)?;
+            let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, &rt)?;
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
                 night.crawl_id, found.candidates, found.repeats, found.clustered
@@ -647,20 +675,21 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let kept = history.append(&night.out, &night.crawl_id, &config, &rt)?;
+            let kept = location.local()?.append(&night.out, &night.crawl_id, &config, &rt)?;
+            location.commit(&night.crawl_id)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
             println!("{}: {documents} documents", night.crawl_id);
         }
         HistoryAction::Drop { crawl_id } => {
             neardup::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
-            if !history.drop_crawl(&crawl_id)? {
-                eprintln!("no crawl `{crawl_id}` in {}", args.history.display());
+            if !location.drop_crawl(&crawl_id)? {
+                eprintln!("no crawl `{crawl_id}` in {}", args.history);
                 return Ok(ExitCode::from(1));
             }
         }
         HistoryAction::Compact => {
-            let merged = history.compact()?;
-            println!("{merged} part files merged");
+            let changed = location.compact()?;
+            println!("{} crawls compacted", changed.len());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -89,10 +89,19 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
     let night2 = partition(&history, "signatures", "night2");
     let first_part = std::fs::read_dir(&night2).unwrap().next().unwrap().unwrap().path();
     std::fs::copy(&first_part, ghost.join("part-0.parquet")).unwrap();
-    // A second part file in night2, so compaction has something to merge.
+    // A second part file in night2, listed in its manifest, so compaction
+    // has something to merge ...
     std::fs::copy(&first_part, night2.join("part-9-extra.parquet")).unwrap();
+    let manifest_path = history.join("_crawls/night2.json");
+    let mut manifest: CrawlManifest = serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    manifest.objects.get_mut("signatures").unwrap().push("part-9-extra.parquet".into());
+    std::fs::write(&manifest_path, serde_json::to_vec(&manifest).unwrap()).unwrap();
     let doubled = canonical_rows(&history.join("signatures"), "crawl=night2");
     assert_eq!(doubled.len(), 2 * before.len());
+    // ... and one it does not list, the leftover of an interrupted
+    // compaction, which goes.
+    let leftover = night2.join("part-compacted.parquet");
+    std::fs::copy(&first_part, &leftover).unwrap();
     let names: Vec<String> = list(&history).iter().map(|l| l.split('\t').next().unwrap().to_string()).collect();
     assert_eq!(names, ["night1", "night2"]);
 
@@ -164,6 +173,8 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
 
     run_ok(&["history", "--history", history_s, "compact"]);
     assert!(!ghost.exists() && !history.join(".staging-ghost-1").exists());
+    let manifest: CrawlManifest = serde_json::from_slice(&std::fs::read(&manifest_path).unwrap()).unwrap();
+    assert_eq!(manifest.objects["signatures"], ["part-compacted.parquet"]);
     let files: Vec<_> = std::fs::read_dir(&night2).unwrap().collect();
     assert_eq!(files.len(), 1, "one part file after compaction");
     assert_eq!(canonical_rows(&history.join("signatures"), "crawl=night2"), doubled);
@@ -210,10 +221,13 @@ fn put_crawl(history: &Path, crawl: &str, rows: &[Sig], complete: bool) {
     write_signatures(&scratch, rows);
     // No kept texts: these candidates are not verified.
     TableWriter::for_table(&scratch, "history_documents").unwrap().commit().unwrap();
+    let mut objects = BTreeMap::new();
     for table in ["signatures", "history_documents"] {
         let partition = history.join(table).join(format!("crawl={crawl}"));
         std::fs::create_dir_all(partition.parent().unwrap()).unwrap();
         std::fs::rename(scratch.join(table), &partition).unwrap();
+        let files = std::fs::read_dir(&partition).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap());
+        objects.insert(table.to_string(), files.collect());
     }
     std::fs::remove_dir_all(&scratch).unwrap();
     if complete {
@@ -222,6 +236,7 @@ fn put_crawl(history: &Path, crawl: &str, rows: &[Sig], complete: bool) {
             rows: [("signatures".to_string(), rows.len() as u64)].into(),
             verification_text: VerificationText::Visible,
             appended_from: "test".into(),
+            objects,
         };
         std::fs::create_dir_all(history.join("_crawls")).unwrap();
         std::fs::write(history.join("_crawls").join(format!("{crawl}.json")), serde_json::to_vec(&manifest).unwrap())

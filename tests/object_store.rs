@@ -365,6 +365,51 @@ mod s3 {
         ]);
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
 
+        // Nights against a history in the bucket: the crawl from the bucket
+        // into a local folder, kept as crawl night1, then appended as night2
+        // from another machine's cache.
+        let night = scratch.join("night");
+        let o = s3(&[
+            "run",
+            "--input",
+            "s3://neardup/crawl/",
+            "--out",
+            night.to_str().unwrap(),
+            "--history",
+            "s3://neardup/history",
+            "--history-cache",
+            scratch.join("history-a").to_str().unwrap(),
+            "--crawl-id",
+            "night1",
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let other = scratch.join("history-b");
+        let history = |args: &[&str]| {
+            let mut all = vec!["history", "--history", "s3://neardup/history", "--history-cache"];
+            all.push(other.to_str().unwrap());
+            all.extend(args);
+            s3(&all)
+        };
+        let o = history(&["append", "--out", night.to_str().unwrap(), "--crawl-id", "night2"]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let o = history(&["list"]);
+        let listing = String::from_utf8(o.stdout).unwrap();
+        assert_eq!(listing.lines().map(|l| l.split('\t').next().unwrap()).collect::<Vec<_>>(), ["night1", "night2"]);
+        let mut listed = BTreeSet::new();
+        let objects = keys_under(&store, "history");
+        for name in objects.iter().filter(|o| o.starts_with("history/_crawls/")) {
+            let bytes = neardup::store::block_on(async {
+                object_store::ObjectStoreExt::get(&store, &name.as_str().into()).await.unwrap().bytes().await
+            })
+            .unwrap();
+            let m: neardup::history::CrawlManifest = serde_json::from_slice(&bytes).unwrap();
+            for (table, names) in m.objects {
+                listed.extend(names.into_iter().map(|n| format!("history/{table}/crawl={}/{n}", m.crawl)));
+            }
+        }
+        let held: BTreeSet<String> = objects.iter().filter(|o| !o.starts_with("history/_crawls/")).cloned().collect();
+        assert!(held.len() > 8 && held == listed, "{held:?}");
+
         let _ = std::fs::remove_dir_all(&reference);
         let _ = std::fs::remove_dir_all(&scratch);
     }
@@ -384,4 +429,92 @@ fn s3_urls_are_refused_by_a_build_without_s3() {
     let (code, stderr) = run(&["run", "--out", "s3://bucket/run", "--cache", scratch.join("cache").to_str().unwrap()]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--features s3"), "{stderr}");
+}
+
+/// The history in an object store (`--history file:///...`): every
+/// machine works on its own cache, a crawl is committed whole (the store
+/// holds exactly the objects its manifests list, also after a rerun and a
+/// compaction), a night on another machine is matched against the crawls
+/// committed before, and a dropped crawl is gone for everyone.
+#[test]
+fn a_history_in_an_object_store_is_shared_through_its_manifests() {
+    let (out, _) = reference_run("history-store-night");
+    let scratch = temp_dir("history-store");
+    let store = scratch.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    let url = format!("file://{}", store.display());
+    let history = |cache: &str, args: &[&str]| {
+        let cache = scratch.join(cache);
+        let mut all = vec!["history", "--history", &url, "--history-cache", cache.to_str().unwrap()];
+        all.extend(args);
+        let (code, stderr) = run(&all);
+        assert_eq!(code, 0, "history {args:?}: {stderr}");
+    };
+    // The objects under the store, and those its manifests list.
+    let held_and_listed = || {
+        let mut held = BTreeSet::new();
+        let mut listed = BTreeSet::new();
+        for entry in walk(&store) {
+            let relative = entry.strip_prefix(&store).unwrap().to_string_lossy().into_owned();
+            if let Some(name) = relative.strip_prefix("_crawls/") {
+                let m: neardup::history::CrawlManifest =
+                    serde_json::from_slice(&std::fs::read(&entry).unwrap()).unwrap();
+                assert_eq!(format!("{}.json", m.crawl), name);
+                for (table, files) in m.objects {
+                    listed.extend(files.into_iter().map(|f| format!("{table}/crawl={}/{f}", m.crawl)));
+                }
+            } else {
+                held.insert(relative);
+            }
+        }
+        (held, listed)
+    };
+    let o = out.to_str().unwrap();
+    history("machine-a", &["append", "--out", o, "--crawl-id", "night1"]);
+    // Another machine matches night 2 against night 1 and commits it.
+    history("machine-b", &["match", "--out", o, "--crawl-id", "night2"]);
+    let repeats = canonical_rows(&out, "repeats");
+    assert!(!repeats.is_empty() && repeats.iter().all(|r| r.contains(" | night1 | ")), "{repeats:?}");
+    history("machine-b", &["append", "--out", o, "--crawl-id", "night2"]);
+    let (held, listed) = held_and_listed();
+    assert!(held.iter().any(|h| h.starts_with("signatures/crawl=night2/")), "{held:?}");
+    assert_eq!(held, listed);
+    // Rerunning night 2 replaces its objects.
+    history("machine-b", &["append", "--out", o, "--crawl-id", "night2"]);
+    let (again, listed) = held_and_listed();
+    assert_eq!(again, listed);
+    assert!(again.is_disjoint(&held.iter().filter(|h| h.contains("night2")).cloned().collect()));
+    // Machine A compacts (pulling night 2 first): rows unchanged, objects listed.
+    let rows_before = canonical_rows(&scratch.join("machine-b/signatures"), "crawl=night2");
+    history("machine-a", &["compact"]);
+    let (compacted, listed) = held_and_listed();
+    assert_eq!(compacted, listed);
+    assert_eq!(canonical_rows(&scratch.join("machine-a/signatures"), "crawl=night2"), rows_before);
+    // Dropped on one machine, gone on another.
+    history("machine-a", &["drop", "night1"]);
+    let (held, listed) = held_and_listed();
+    assert_eq!(held, listed);
+    assert!(held.iter().all(|h| !h.contains("crawl=night1")), "{held:?}");
+    let listing = pipeline()
+        .args(["history", "--history", &url, "--history-cache", scratch.join("machine-c").to_str().unwrap(), "list"])
+        .output()
+        .unwrap();
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    assert_eq!(listing.lines().map(|l| l.split('\t').next().unwrap()).collect::<Vec<_>>(), ["night2"]);
+    let _ = std::fs::remove_dir_all(&out);
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// Every file under `dir`, recursively.
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            files.extend(walk(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

@@ -38,6 +38,8 @@ use futures::StreamExt;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
+pub mod remote;
+
 /// Folder of the crawl manifests.
 const MANIFESTS: &str = "_crawls";
 
@@ -52,6 +54,11 @@ pub struct CrawlManifest {
     pub verification_text: VerificationText,
     /// The output folder the crawl was appended from (for people).
     pub appended_from: String,
+    /// The part files of each table's partition: the crawl's data. Files
+    /// of a partition that its manifest does not list are leftovers of an
+    /// interrupted compaction and are removed ([`History::tidy`]); an
+    /// object-store history copies exactly these ([`remote`]).
+    pub objects: BTreeMap<String, Vec<String>>,
 }
 
 /// What matching a night against the history wrote: rows of
@@ -61,6 +68,76 @@ pub struct NightMatch {
     pub candidates: u64,
     pub repeats: u64,
     pub clustered: u64,
+}
+
+/// Where `--history` points: a local folder, or an object-store URL
+/// (`s3://bucket/history`, `file:///path`) worked on through a local cache.
+pub enum HistoryLocation {
+    Local(History),
+    Remote(remote::RemoteHistory),
+}
+
+impl HistoryLocation {
+    /// Opens `spec`: a URL is an object-store history cached in `cache`
+    /// (default: under the user's cache folder), anything else a folder,
+    /// created when missing.
+    pub fn open(spec: &str, cache: Option<PathBuf>) -> Result<HistoryLocation> {
+        if crate::store::is_url(spec) {
+            Ok(HistoryLocation::Remote(remote::RemoteHistory::open(spec, cache)?))
+        } else {
+            Ok(HistoryLocation::Local(History::open(Path::new(spec))?))
+        }
+    }
+
+    /// The history to read and append to: the folder, or the cache made a
+    /// copy of the store's complete crawls first.
+    pub fn local(&self) -> Result<&History> {
+        match self {
+            HistoryLocation::Local(history) => Ok(history),
+            HistoryLocation::Remote(remote) => {
+                let n = remote.pull()?;
+                tracing::info!(history = remote.url(), objects = n, cache = %remote.cache().root().display(), "history pulled");
+                Ok(remote.cache())
+            }
+        }
+    }
+
+    /// Makes crawl `crawl`, appended to [`HistoryLocation::local`], the
+    /// store's (nothing to do for a folder).
+    pub fn commit(&self, crawl: &str) -> Result<()> {
+        if let HistoryLocation::Remote(remote) = self {
+            let n = remote.push(crawl)?;
+            tracing::info!(history = remote.url(), crawl, objects = n, "crawl committed");
+        }
+        Ok(())
+    }
+
+    /// The complete crawls, by id (read from the store's manifests for an
+    /// object store, without pulling their tables).
+    pub fn crawls(&self) -> Result<Vec<CrawlManifest>> {
+        match self {
+            HistoryLocation::Local(history) => history.crawls(),
+            HistoryLocation::Remote(remote) => Ok(remote.manifests()?.into_values().collect()),
+        }
+    }
+
+    /// Removes crawl `crawl`; false when there was none.
+    pub fn drop_crawl(&self, crawl: &str) -> Result<bool> {
+        match self {
+            HistoryLocation::Local(history) => history.drop_crawl(crawl),
+            HistoryLocation::Remote(remote) => remote.drop_crawl(crawl),
+        }
+    }
+
+    /// [`History::compact`]; for an object store on the cache, then every
+    /// crawl whose files changed is committed again. Returns those crawls.
+    pub fn compact(&self) -> Result<Vec<String>> {
+        let changed = self.local()?.compact()?;
+        for crawl in &changed {
+            self.commit(crawl)?;
+        }
+        Ok(changed)
+    }
 }
 
 /// A history folder.
@@ -155,11 +232,7 @@ impl History {
                 out.display()
             );
         }
-        let staging = self.root.join(format!(".staging-{crawl}-{}", std::process::id()));
-        if staging.exists() {
-            std::fs::remove_dir_all(&staging)?;
-        }
-        std::fs::create_dir_all(&staging)?;
+        let staging = self.staging(crawl)?;
         let unindexed = if config.history.index_repeats { HashSet::new() } else { night_repeats(out, crawl, runtime)? };
         let staged = self.stage(out, &staging, text, &unindexed, runtime);
         let rows = match staged {
@@ -169,7 +242,23 @@ impl History {
                 return Err(e);
             }
         };
-        // Hide the crawl, swap its partitions, show it again.
+        let manifest = CrawlManifest {
+            crawl: crawl.to_string(),
+            rows,
+            verification_text: text,
+            appended_from: out.display().to_string(),
+            objects: listed_objects(&staging)?,
+        };
+        self.install(&manifest, &staging)?;
+        Ok(manifest)
+    }
+
+    /// Publishes crawl `manifest.crawl` from `staging/<table>/` (every table
+    /// of [`tables`]), replacing the crawl if it was there: hides it by
+    /// removing its manifest, swaps every partition, then writes the
+    /// manifest. `staging` is removed.
+    pub fn install(&self, manifest: &CrawlManifest, staging: &Path) -> Result<()> {
+        let crawl = &manifest.crawl;
         let manifest_path = self.manifest_path(crawl);
         if manifest_path.exists() {
             std::fs::remove_file(&manifest_path)?;
@@ -181,18 +270,27 @@ impl History {
                 std::fs::remove_dir_all(&partition)
                     .with_context(|| format!("cannot remove the old {}", partition.display()))?;
             }
+            std::fs::create_dir_all(staging.join(table))?;
             std::fs::rename(staging.join(table), &partition)
                 .with_context(|| format!("cannot publish {}", partition.display()))?;
         }
-        std::fs::remove_dir_all(&staging)?;
-        let manifest = CrawlManifest {
-            crawl: crawl.to_string(),
-            rows,
-            verification_text: text,
-            appended_from: out.display().to_string(),
-        };
-        write_file_atomically(&manifest_path, &serde_json::to_vec_pretty(&manifest)?)?;
-        Ok(manifest)
+        std::fs::remove_dir_all(staging)?;
+        self.write_manifest(manifest)
+    }
+
+    /// Writes the manifest of `manifest.crawl` (atomically: the commit).
+    fn write_manifest(&self, manifest: &CrawlManifest) -> Result<()> {
+        write_file_atomically(&self.manifest_path(&manifest.crawl), &serde_json::to_vec_pretty(manifest)?)
+    }
+
+    /// A new folder for staging a crawl (removed by [`History::install`]).
+    fn staging(&self, crawl: &str) -> Result<PathBuf> {
+        let staging = self.root.join(format!(".staging-{crawl}-{}", std::process::id()));
+        if staging.exists() {
+            std::fs::remove_dir_all(&staging)?;
+        }
+        std::fs::create_dir_all(&staging)?;
+        Ok(staging)
     }
 
     /// Writes every table of the crawl under `staging/<table>/`, the
@@ -329,7 +427,7 @@ impl History {
         crate::table::check_table_schema(out, signatures::TABLE)?;
         let mut params = crate::stages::candidates::sql_params(config);
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
-        let sql = substitute(include_str!("../jobs/history_edges.sql"), &params);
+        let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
             let session = crate::sql::session_over(out).await?;
             self.register(&session).await?;
@@ -537,7 +635,7 @@ impl History {
                 ("doc_id", std::sync::Arc::new(arrow::array::UInt64Array::from(doc_id))),
             ])?;
             session.register_batch("members", batch)?;
-            let sql = substitute(include_str!("../jobs/crawl_clusters.sql"), &params);
+            let sql = substitute(include_str!("../../jobs/crawl_clusters.sql"), &params);
             crate::sql::run_into_table(&session, out, crawl_clusters::TABLE, &sql).await
         })
     }
@@ -560,13 +658,13 @@ impl History {
     }
 
     /// Merges the part files of every partition holding more than one into
-    /// one file, rows and their order unchanged, and removes partitions and
-    /// staging folders no manifest owns: those of interrupted appends, or of
-    /// one under way, so never run it beside `append`. Returns the files
-    /// merged away.
-    pub fn compact(&self) -> Result<u64> {
-        let crawls: Vec<String> = self.crawls()?.into_iter().map(|c| c.crawl).collect();
-        let mut merged = 0;
+    /// one file, rows and their order unchanged, and removes what no
+    /// manifest owns: partitions and staging folders of interrupted
+    /// appends (or of one under way, so never run it beside `append`), and
+    /// files a manifest does not list. Returns the crawls whose files
+    /// changed.
+    pub fn compact(&self) -> Result<Vec<String>> {
+        let crawls = self.crawls()?;
         for entry in std::fs::read_dir(&self.root)? {
             let path = entry?.path();
             if is_hidden(&path) && path.is_dir() {
@@ -581,32 +679,66 @@ impl History {
             for entry in std::fs::read_dir(&dir)? {
                 let path = entry?.path();
                 let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-                let owned = name.strip_prefix("crawl=").is_some_and(|c| crawls.iter().any(|k| k == c));
-                if !owned {
+                if !name.strip_prefix("crawl=").is_some_and(|c| crawls.iter().any(|k| k.crawl == c)) {
                     std::fs::remove_dir_all(&path)?;
-                    continue;
-                }
-                let files = parquet_files(&path)?;
-                if files.len() > 1 {
-                    merge_parts(&path, &files)?;
-                    merged += files.len() as u64 - 1;
                 }
             }
         }
-        Ok(merged)
+        let mut changed = Vec::new();
+        for mut manifest in crawls {
+            self.tidy(&manifest)?;
+            let mut merged = Vec::new();
+            for (table, files) in manifest.objects.iter_mut().filter(|(_, f)| f.len() > 1) {
+                let dir = self.partition(table, &manifest.crawl);
+                let paths: Vec<PathBuf> = files.iter().map(|f| dir.join(f)).collect();
+                merge_parts(&dir, &paths, COMPACTED)?;
+                merged.extend(paths.into_iter().filter(|p| !p.ends_with(COMPACTED)));
+                *files = vec![COMPACTED.to_string()];
+            }
+            if !merged.is_empty() {
+                // The new manifest is the commit; the merged parts go after it.
+                self.write_manifest(&manifest)?;
+                for file in merged {
+                    std::fs::remove_file(file)?;
+                }
+                changed.push(manifest.crawl);
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Removes the files of the crawl's partitions that its manifest does
+    /// not list (what a compaction or a pull cut off midway leaves).
+    pub fn tidy(&self, manifest: &CrawlManifest) -> Result<()> {
+        for table in tables() {
+            let dir = self.partition(table, &manifest.crawl);
+            if !dir.is_dir() {
+                continue;
+            }
+            let listed = manifest.objects.get(table).map(Vec::as_slice).unwrap_or_default();
+            for entry in std::fs::read_dir(&dir)? {
+                let path = entry?.path();
+                let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                if !listed.contains(&name) {
+                    std::fs::remove_file(&path)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 
-/// Rewrites the part files `files` of partition `dir` as one file, in file
-/// name order: written under a hidden name, renamed, then the old parts are
-/// removed. No reader ever sees a partial file; between the rename and the
-/// removals (or after a crash there) the partition holds its rows twice,
-/// which the next `compact` repairs, so compaction belongs in the upkeep
-/// window, not beside a night's run.
-fn merge_parts(dir: &Path, files: &[PathBuf]) -> Result<()> {
+/// The name of a partition's one file after `compact`.
+const COMPACTED: &str = "part-compacted.parquet";
+
+/// Rewrites the part files `files` of partition `dir` as one file `name`,
+/// in the given order: written under a hidden name, then renamed. No reader
+/// ever sees a partial file; the caller commits the new file in the crawl's
+/// manifest before it removes the old ones.
+fn merge_parts(dir: &Path, files: &[PathBuf], name: &str) -> Result<()> {
     let first = std::fs::File::open(&files[0])?;
     let schema = ParquetRecordBatchReaderBuilder::try_new(first)?.schema().clone();
-    let tmp = dir.join(".compacted.parquet.tmp");
+    let tmp = dir.join(format!(".{name}.tmp"));
     let mut writer = ArrowWriter::try_new(std::fs::File::create(&tmp)?, schema, Some(writer_properties()?))?;
     for file in files {
         let reader = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(file)?)?.build()?;
@@ -615,13 +747,20 @@ fn merge_parts(dir: &Path, files: &[PathBuf]) -> Result<()> {
         }
     }
     writer.close()?;
-    std::fs::rename(&tmp, dir.join("part-compacted.parquet"))?;
-    for file in files {
-        if file.file_name() != Some(std::ffi::OsStr::new("part-compacted.parquet")) {
-            std::fs::remove_file(file)?;
-        }
-    }
+    std::fs::rename(&tmp, dir.join(name))?;
     Ok(())
+}
+
+/// The Parquet files of every table folder under `staging`, by table.
+fn listed_objects(staging: &Path) -> Result<BTreeMap<String, Vec<String>>> {
+    let mut objects = BTreeMap::new();
+    for table in tables() {
+        let dir = staging.join(table);
+        let files = if dir.is_dir() { parquet_files(&dir)? } else { Vec::new() };
+        let names = files.iter().filter_map(|f| f.file_name()).map(|n| n.to_string_lossy().into_owned()).collect();
+        objects.insert(table.to_string(), names);
+    }
+    Ok(objects)
 }
 
 /// Registers the views `night_keys` and `past_keys` that
