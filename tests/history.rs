@@ -550,6 +550,39 @@ fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
     assert!(report.contains("<section id=\"repeats\"><h2>Repeats of earlier crawls</h2>"), "{report}");
     assert!(report.contains(&format!("{} of the night's documents repeat", repeating.len())), "{report}");
 
+    // Another rule: the longest text is kept, and only the night's pages
+    // are ever marked (the history is never edited).
+    let config = dir.join("keep.toml");
+    std::fs::write(&config, "[history]\nkeep = \"longest-text\"\nmark = \"new-only\"\n").unwrap();
+    let night3 = outs[2].to_str().unwrap();
+    let args = ["history", "--history", history_s, "match", "--out", night3, "--crawl-id", "night3"];
+    run_ok(&[&args[..], &["--config", config.to_str().unwrap()]].concat());
+    let mut chars: BTreeMap<(String, String), u64> = BTreeMap::new();
+    for n in 1..=2 {
+        for r in rows_by_name(&history.join("history_documents"), &format!("crawl=night{n}")) {
+            chars.insert((format!("night{n}"), r["doc_id"].clone()), r["text_chars"].parse().unwrap());
+        }
+    }
+    for r in rows_by_name(&outs[2], "documents") {
+        chars.insert(("night3".into(), r["doc_id"].clone()), r["text"].chars().count() as u64);
+    }
+    let rows = rows_by_name(&outs[2], "crawl_clusters");
+    let mut longest: BTreeMap<String, u64> = BTreeMap::new();
+    for r in &rows {
+        let n = chars[&(r["crawl"].clone(), r["doc_id"].clone())];
+        let e = longest.entry(r["cluster_id"].clone()).or_default();
+        *e = (*e).max(n);
+    }
+    assert!(rows.iter().any(|r| r["crawl"] != "night3"));
+    for r in &rows {
+        let n = chars[&(r["crawl"].clone(), r["doc_id"].clone())];
+        if r["is_kept"] == "true" {
+            assert_eq!(n, longest[&r["cluster_id"]], "{r:?}");
+        }
+        let marked = r["is_kept"] == "false" && r["crawl"] == "night3";
+        assert_eq!(r["is_duplicate"] == "true", marked, "{r:?}");
+    }
+
     // Rerunning night 2 (into a new output folder) changes nothing: not in
     // what it reports, not in the history.
     let history_tables = |h: &Path| -> Vec<Vec<String>> {
