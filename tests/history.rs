@@ -161,6 +161,12 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
             "{explained}"
         );
     }
+    // ... and that the copy of the earliest crawl is kept, this one marked.
+    assert!(
+        explained.lines().any(|l| l.contains("pages across crawls: the copy kept is")
+            && l.ends_with("of crawl night1; this one is marked duplicate")),
+        "{explained}"
+    );
 
     // Analysts query the history with the crawl of each row.
     let o = pipeline()
