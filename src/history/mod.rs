@@ -782,17 +782,17 @@ async fn register_keys(
             continue;
         }
         crate::table::check_table_schema(out, keys.kept)?;
-        if let registry::Edges::Sql { views, .. } = &m.edges {
-            if let Some((name, sql)) = views.iter().find(|(name, _)| *name == keys.night) {
+        let records = match keys.night {
+            Some(sql) => {
+                let name = format!("night_{}", keys.kept);
                 let df = session.sql(&substitute(sql, params)).await?;
-                session.register_table(*name, df.into_view())?;
+                session.register_table(name.as_str(), df.into_view())?;
+                name
             }
-        }
+            None => keys.kept.to_string(),
+        };
         let kept = format!("history_{}", keys.kept);
-        night.push(substitute(
-            keys.sql,
-            &[("records", keys.night.to_string()), ("crawl", "arrow_cast('', 'Utf8')".into())],
-        ));
+        night.push(substitute(keys.sql, &[("records", records), ("crawl", "arrow_cast('', 'Utf8')".into())]));
         past.push(substitute(keys.sql, &[("records", kept), ("crawl", "crawl".into())]));
     }
     for (name, parts) in [("night_keys", night), ("past_keys", past)] {
