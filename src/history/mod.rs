@@ -407,9 +407,21 @@ impl History {
     ) -> Result<NightMatch> {
         check_crawl_id(crawl)?;
         let earlier = self.crawls_before(crawl)?;
+        let started = std::time::Instant::now();
         let candidates = self.find_candidates(out, &earlier, config, runtime)?;
+        tracing::info!(
+            crawl,
+            earlier = earlier.len(),
+            candidates,
+            seconds = started.elapsed().as_secs_f64(),
+            "history_candidates written"
+        );
+        let started = std::time::Instant::now();
         let repeats = self.verify_night(out, crawl, &earlier, config, runtime)?;
+        tracing::info!(crawl, repeats, seconds = started.elapsed().as_secs_f64(), "repeats verified");
+        let started = std::time::Instant::now();
         let clustered = self.cluster_night(out, crawl, config, runtime)?;
+        tracing::info!(crawl, clustered, seconds = started.elapsed().as_secs_f64(), "crawl_clusters written");
         Ok(NightMatch { candidates, repeats, clustered })
     }
 
