@@ -57,8 +57,9 @@ enum Command {
     /// redo it: up to date, stale (and why), missing, or sharded with tasks
     /// missing. Exit code 0 when everything is up to date, 1 otherwise.
     Status(StatusArgs),
-    /// Keep a history of earlier crawls (`--history DIR`): match a finished
-    /// run against it, append the run as a crawl, list, drop or compact crawls.
+    /// Keep a history of earlier crawls (`--history DIR|URL`): match a
+    /// finished run against it, append the run as a crawl, list, drop or
+    /// compact crawls.
     History(HistoryArgs),
 }
 
@@ -104,8 +105,9 @@ struct NightArgs {
 enum HistoryAction {
     /// One line per crawl: its id and the rows of each of its tables.
     List,
-    /// Write --out's table history_candidates: the candidate repeats of the
-    /// finished run in --out (crawl ID) among the other crawls of the history
+    /// Match the finished run in --out (crawl ID) against the crawls whose
+    /// ids sort before ID: writes --out's tables history_candidates, repeats
+    /// (those that verify) and crawl_clusters (the copy [history] keep keeps)
     /// (what `pipeline run --history` does after its last stage, before it
     /// appends the run).
     Match(NightArgs),
@@ -119,7 +121,8 @@ enum HistoryAction {
         crawl_id: String,
     },
     /// Merge each partition's part files into one (rows unchanged) and remove
-    /// what no crawl owns (partitions and staging folders of interrupted appends).
+    /// what no crawl owns (partitions and staging folders of interrupted
+    /// appends, files a crawl's manifest does not list).
     Compact,
 }
 
