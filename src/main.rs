@@ -99,6 +99,11 @@ struct NightArgs {
     /// verification text kept: `[verify] text`, and `[history]`).
     #[arg(long)]
     config: Option<PathBuf>,
+    /// Memory for matching's SQL (DataFusion), e.g. 2G: sorts and
+    /// aggregations spill to --out's _spill folder beyond it (default: no
+    /// limit; `pipeline run --memory-limit` sets it for `run --history`).
+    #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+    memory_limit: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -484,7 +489,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     // section on the night's repeats; appended after it, once matched.
     if let Some((location, crawl)) = &history {
         let history = location.local()?;
-        let found = history.match_night(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+        let found = history.match_night(&ctx.out, crawl, &ctx.config, ctx.memory_limit, &ctx.runtime)?;
         tracing::info!(
             history = %history.root().display(),
             candidates = found.candidates,
@@ -665,7 +670,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
             let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-            let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, &rt)?;
+            let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, night.memory_limit, &rt)?;
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
                 night.crawl_id, found.candidates, found.repeats, found.clustered

@@ -346,7 +346,7 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let config = Config::default();
     let k = config.candidates.max_edges_per_document as usize;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let rows = History::open(&history).unwrap().match_night(&out, "night", &config, &rt).unwrap().candidates;
+    let rows = History::open(&history).unwrap().match_night(&out, "night", &config, None, &rt).unwrap().candidates;
     let mut got = BTreeSet::new();
     let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for batch in common::read_table(&out, "history_candidates") {

@@ -403,12 +403,13 @@ impl History {
         out: &Path,
         crawl: &str,
         config: &Config,
+        memory_limit: Option<usize>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<NightMatch> {
         check_crawl_id(crawl)?;
         let earlier = self.crawls_before(crawl)?;
         let started = std::time::Instant::now();
-        let candidates = self.find_candidates(out, &earlier, config, runtime)?;
+        let candidates = self.find_candidates(out, &earlier, config, memory_limit, runtime)?;
         tracing::info!(
             crawl,
             earlier = earlier.len(),
@@ -417,10 +418,10 @@ impl History {
             "history_candidates written"
         );
         let started = std::time::Instant::now();
-        let repeats = self.verify_night(out, crawl, &earlier, config, runtime)?;
+        let repeats = self.verify_night(out, crawl, &earlier, config, memory_limit, runtime)?;
         tracing::info!(crawl, repeats, seconds = started.elapsed().as_secs_f64(), "repeats verified");
         let started = std::time::Instant::now();
-        let clustered = self.cluster_night(out, crawl, config, runtime)?;
+        let clustered = self.cluster_night(out, crawl, config, memory_limit, runtime)?;
         tracing::info!(crawl, clustered, seconds = started.elapsed().as_secs_f64(), "crawl_clusters written");
         Ok(NightMatch { candidates, repeats, clustered })
     }
@@ -431,6 +432,7 @@ impl History {
         out: &Path,
         earlier: &[CrawlManifest],
         config: &Config,
+        memory_limit: Option<usize>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         if earlier.is_empty() {
@@ -441,7 +443,7 @@ impl History {
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
-            let session = crate::sql::session_over(out).await?;
+            let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
             self.register(&session).await?;
             register_keys(&session, out, &params).await?;
             crate::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
@@ -460,6 +462,7 @@ impl History {
         crawl: &str,
         earlier: &[CrawlManifest],
         config: &Config,
+        memory_limit: Option<usize>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         let kind = config.verify.text;
@@ -476,7 +479,7 @@ impl History {
                 .map(|c| c.crawl.as_str()),
         );
         let (pairs, night, earlier) = runtime.block_on(async {
-            let session = crate::sql::session_over(out).await?;
+            let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
             self.register(&session).await?;
             // (doc, earlier doc, crawl) -> the methods that proposed it.
             let mut pairs: BTreeMap<(u64, u64, String), Vec<String>> = BTreeMap::new();
@@ -580,10 +583,11 @@ impl History {
         out: &Path,
         crawl: &str,
         config: &Config,
+        memory_limit: Option<usize>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         runtime.block_on(async {
-            let session = crate::sql::session_over(out).await?;
+            let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
             self.register(&session).await?;
             // Every member once, in (crawl, doc) order, so the groups'
             // numbers depend on the members only.
