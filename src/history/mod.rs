@@ -346,6 +346,18 @@ impl History {
         Ok(rows)
     }
 
+    /// A session over the night's tables in `out` (under `memory_limit`)
+    /// with the history's registered ([`History::register`]).
+    async fn session_over(
+        &self,
+        out: &Path,
+        memory_limit: Option<usize>,
+    ) -> Result<datafusion::prelude::SessionContext> {
+        let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
+        self.register(&session).await?;
+        Ok(session)
+    }
+
     /// Registers every history table in `session` as `history_<table>`
     /// (`history_documents` as it is), with a `crawl` column read from the
     /// partition folders, empty while no crawl holds it; returns the names.
@@ -443,8 +455,7 @@ impl History {
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
-            let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
-            self.register(&session).await?;
+            let session = self.session_over(out, memory_limit).await?;
             register_keys(&session, out, &params).await?;
             crate::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
         })
@@ -479,8 +490,7 @@ impl History {
                 .map(|c| c.crawl.as_str()),
         );
         let (pairs, night, earlier) = runtime.block_on(async {
-            let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
-            self.register(&session).await?;
+            let session = self.session_over(out, memory_limit).await?;
             // (doc, earlier doc, crawl) -> the methods that proposed it.
             let mut pairs: BTreeMap<(u64, u64, String), Vec<String>> = BTreeMap::new();
             let sql = format!(
@@ -587,8 +597,7 @@ impl History {
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         runtime.block_on(async {
-            let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
-            self.register(&session).await?;
+            let session = self.session_over(out, memory_limit).await?;
             // Every member once, in (crawl, doc) order, so the groups'
             // numbers depend on the members only.
             let mut edges: Vec<((String, u64), (String, u64))> = Vec::new();
@@ -616,18 +625,12 @@ impl History {
                     ((crawl.to_string(), doc.value(i)), (earlier_crawl.value(i).to_string(), other.value(i)))
                 }));
             }
-            let mut number: BTreeMap<(String, u64), u64> = BTreeMap::new();
-            for (a, b) in &edges {
-                number.insert(a.clone(), 0);
-                number.insert(b.clone(), 0);
-            }
-            let members: Vec<(String, u64)> = number.keys().cloned().collect();
-            for (i, n) in number.values_mut().enumerate() {
-                *n = i as u64;
-            }
+            let members: Vec<(String, u64)> =
+                edges.iter().flat_map(|(a, b)| [a, b]).cloned().collect::<BTreeSet<_>>().into_iter().collect();
+            let number = |m: &(String, u64)| members.binary_search(m).expect("every member is listed") as u64;
             let mut sets = crate::union_find::UnionFind::new();
             for (a, b) in &edges {
-                sets.union(number[a], number[b]);
+                sets.union(number(a), number(b));
             }
             let (mut group_no, mut member_crawl, mut doc_id) = (Vec::new(), Vec::new(), Vec::new());
             for (group, component) in sets.components().into_iter().filter(|c| c.len() > 1).enumerate() {
