@@ -257,6 +257,8 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
 pub struct DescrWords {
     /// Descriptive word -> its threshold θ on `tf/tf_max`.
     thresholds: HashMap<String, f64>,
+    /// The same by term id, `None` for the other terms: what signing reads.
+    by_id: Vec<Option<f64>>,
     /// `descr_min_bits`: fewer set bits, no signature.
     min_bits: usize,
 }
@@ -271,8 +273,8 @@ impl DescrWords {
         let mut pool: Vec<(&str, u64)> = stats
             .terms
             .iter()
-            .filter(|(_, st)| st.df >= 2 && st.df as f64 <= max_df)
-            .map(|(t, st)| (t.as_str(), st.df))
+            .filter(|(_, _, st)| st.df >= 2 && st.df as f64 <= max_df)
+            .map(|(_, t, st)| (t, st.df))
             .collect();
         pool.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         pool.truncate(cfg.descr_candidates);
@@ -297,17 +299,20 @@ impl DescrWords {
             .into_iter()
             .map(|i| (cands[i].term.to_string(), cands[i].threshold.theta))
             .collect();
-        DescrWords { thresholds, min_bits: cfg.descr_min_bits }
+        DescrWords::of(thresholds, stats, cfg)
     }
 
     /// The words and thresholds of an earlier [`DescrWords::build`], from
     /// its [`SignatureMethod::state`] rows (a9's rows of `method_state`);
-    /// `cfg` gives the minimum number of set bits, which is not in the state.
-    pub fn from_state(cfg: &MethodsConfig, rows: &[StateRow]) -> Self {
-        DescrWords {
-            thresholds: rows.iter().map(|r| (r.term.clone(), r.value)).collect(),
-            min_bits: cfg.descr_min_bits,
-        }
+    /// `cfg` gives the minimum number of set bits, which is not in the state,
+    /// and `stats` the term ids (every descriptive word is one of its terms).
+    pub fn from_state(cfg: &MethodsConfig, stats: &CorpusStats, rows: &[StateRow]) -> Self {
+        DescrWords::of(rows.iter().map(|r| (r.term.clone(), r.value)).collect(), stats, cfg)
+    }
+
+    fn of(thresholds: HashMap<String, f64>, stats: &CorpusStats, cfg: &MethodsConfig) -> Self {
+        let by_id = stats.terms.map(|t, _| thresholds.get(t).copied());
+        DescrWords { thresholds, by_id, min_bits: cfg.descr_min_bits }
     }
 }
 
@@ -317,18 +322,21 @@ impl SignatureMethod for DescrWords {
     }
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        let tf = term_frequencies(doc.terms);
-        let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
-        let mut set: Vec<&str> = tf
+        let tf_max = doc.term_counts.iter().map(|c| c.tf).max().unwrap_or(1) as f64;
+        // Sorted by id, which is byte order: every descriptive word is in
+        // the dictionary.
+        let set: Vec<&str> = doc
+            .term_counts
             .iter()
-            .filter(|&(t, &n)| self.thresholds.get(*t).is_some_and(|&th| is_above(n as f64 / tf_max, th)))
-            .map(|(t, _)| *t)
+            .filter(|c| {
+                self.by_id.get(c.id as usize).copied().flatten().is_some_and(|th| is_above(c.tf as f64 / tf_max, th))
+            })
+            .map(|c| doc.term_of(c))
             .collect();
         // No bit set is never a signature, whatever min_bits says.
         if set.len() < self.min_bits.max(1) {
             return;
         }
-        set.sort_unstable();
         out.push(Signature { slot: 0, sig: xxh3_64(set.join(" ").as_bytes()) });
     }
 
@@ -412,15 +420,15 @@ mod tests {
 
     fn corpus() -> (Vec<Vec<&'static str>>, CorpusStats) {
         let docs: Vec<Vec<&str>> = DOCS.iter().map(|d| d.split_whitespace().collect()).collect();
-        let mut stats = CorpusStats { n_docs: 10, dl_avg: 0.0, terms: HashMap::default() };
+        let mut terms: HashMap<String, crate::methods::TermStats> = HashMap::default();
         for d in &docs {
             for (t, n) in term_frequencies(d) {
-                let st = stats.terms.entry(t.to_string()).or_default();
+                let st = terms.entry(t.to_string()).or_default();
                 st.df += 1;
                 st.cf += n as u64;
             }
         }
-        (docs, stats)
+        (docs, CorpusStats { n_docs: 10, dl_avg: 0.0, terms: terms.into_iter().collect() })
     }
 
     fn views<'a>(docs: &'a [Vec<&'a str>]) -> Vec<DocView<'a>> {
@@ -430,8 +438,10 @@ mod tests {
             .collect()
     }
 
-    fn sigs(m: &DescrWords, docs: &[DocView<'_>]) -> Vec<Option<u64>> {
-        docs.iter()
+    /// Each document's signature, its terms looked up in `dict`.
+    fn sigs(m: &DescrWords, dict: &crate::methods::TermDict, docs: &[DocView<'_>]) -> Vec<Option<u64>> {
+        crate::methods::terms::with_ids(docs, dict)
+            .iter()
             .map(|d| {
                 let mut out = Vec::new();
                 m.sign(d, &mut out);
@@ -474,17 +484,17 @@ mod tests {
         assert_eq!(words, ["alpha", "bravo"]);
         let a = Some(xxh3_64(b"alpha"));
         let b = Some(xxh3_64(b"bravo"));
-        assert_eq!(sigs(&m, &v), [a, a, a, a, a, b, b, None, None, None]);
+        assert_eq!(sigs(&m, &stats.terms, &v), [a, a, a, a, a, b, b, None, None, None]);
         // Read back from its state rows (as a task of a sharded signatures
         // stage does), it signs the same.
-        let back = DescrWords::from_state(&cfg(1, 5000), &m.state());
+        let back = DescrWords::from_state(&cfg(1, 5000), &stats, &m.state());
         assert_eq!(back.state(), m.state());
-        assert_eq!(sigs(&back, &v), [a, a, a, a, a, b, b, None, None, None]);
+        assert_eq!(sigs(&back, &stats.terms, &v), [a, a, a, a, a, b, b, None, None, None]);
 
         // At most one word: the greedy's first choice.
         let m = DescrWords::build(&cfg(1, 1), &stats, &v);
         assert_eq!(m.state(), vec![StateRow { slot: 0, term: "alpha".into(), value: 0.5 }]);
-        assert_eq!(sigs(&m, &v), [a, a, a, a, a, None, None, None, None, None]);
+        assert_eq!(sigs(&m, &stats.terms, &v), [a, a, a, a, a, None, None, None, None, None]);
 
         // min_bits 2: a word's gain counts the documents with fewer than 2
         // bits. (a): alpha (+5: docs 0-4 one bit), bravo (+2: docs 5,6 one
@@ -497,10 +507,10 @@ mod tests {
         let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
         assert_eq!(words, ["alpha", "delta"]);
         let ad = Some(xxh3_64(b"alpha delta"));
-        assert_eq!(sigs(&m, &v), [ad, ad, None, None, None, None, None, None, None, None]);
+        assert_eq!(sigs(&m, &stats.terms, &v), [ad, ad, None, None, None, None, None, None, None, None]);
         // The same words read back with min_bits 1 sign docs 2-4 by alpha alone.
-        let back = DescrWords::from_state(&cfg(1, 5000), &m.state());
-        assert_eq!(sigs(&back, &v), [ad, ad, a, a, a, None, None, None, None, None]);
+        let back = DescrWords::from_state(&cfg(1, 5000), &stats, &m.state());
+        assert_eq!(sigs(&back, &stats.terms, &v), [ad, ad, a, a, a, None, None, None, None, None]);
     }
 
     /// Candidates for step 3 alone, in candidate (df) order.
@@ -593,32 +603,36 @@ mod tests {
 
     #[test]
     fn several_bits_hash_the_sorted_words() {
-        let m = DescrWords {
-            thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect(),
-            min_bits: 2,
+        let stats = CorpusStats {
+            terms: ["zeta", "alpha", "other"].map(|t| (t.into(), Default::default())).into_iter().collect(),
+            ..Default::default()
         };
+        let thresholds = [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect();
+        let m = DescrWords::of(thresholds, &stats, &MethodsConfig { descr_min_bits: 2, ..MethodsConfig::default() });
         let t: Vec<&str> = "zeta zeta alpha other".split(' ').collect();
         let v = views(std::slice::from_ref(&t));
         // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set, 2 >= min_bits 2.
-        assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha zeta"))]);
+        assert_eq!(sigs(&m, &stats.terms, &v), [Some(xxh3_64(b"alpha zeta"))]);
     }
 
     #[test]
     fn fewer_bits_than_min_bits_no_signature() {
-        let m = DescrWords {
-            thresholds: [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect(),
-            min_bits: 2,
+        let stats = CorpusStats {
+            terms: ["zeta", "alpha", "other"].map(|t| (t.into(), Default::default())).into_iter().collect(),
+            ..Default::default()
         };
+        let thresholds = [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect();
+        let m = DescrWords::of(thresholds, &stats, &MethodsConfig { descr_min_bits: 2, ..MethodsConfig::default() });
         // "zeta zeta alpha alpha alpha alpha": tf_max 4, zeta r = 0.5 is not
         // above 0.5, alpha r = 1: one bit < 2, no signature. With min_bits 1
         // the same document is signed by alpha alone.
         let t: Vec<&str> = "zeta zeta alpha alpha alpha alpha".split(' ').collect();
         let v = views(std::slice::from_ref(&t));
-        assert_eq!(sigs(&m, &v), [None]);
+        assert_eq!(sigs(&m, &stats.terms, &v), [None]);
         let m = DescrWords { min_bits: 1, ..m };
-        assert_eq!(sigs(&m, &v), [Some(xxh3_64(b"alpha"))]);
+        assert_eq!(sigs(&m, &stats.terms, &v), [Some(xxh3_64(b"alpha"))]);
         // No word at all: never a signature.
         let t: Vec<&str> = vec!["other"];
-        assert_eq!(sigs(&m, &views(std::slice::from_ref(&t))), [None]);
+        assert_eq!(sigs(&m, &stats.terms, &views(std::slice::from_ref(&t))), [None]);
     }
 }

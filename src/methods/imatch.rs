@@ -9,31 +9,34 @@
 use super::StateRow;
 use super::{digest_prefix_u64, splitmix64, CorpusStats, DocView, Signature, SignatureMethod};
 use crate::config::MethodsConfig;
-use foldhash::{HashMap, HashMapExt};
 use sha1::{Digest, Sha1};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
 /// The I-Match lexicon: every term whose normalized IDF `ln(N/df)/ln(N)`
-/// lies in `[imatch_idf_low, imatch_idf_high]`, with that value. Empty when
-/// N <= 1 (ln N = 0, no term can be told rare or frequent).
-fn build_lexicon(cfg: &MethodsConfig, stats: &CorpusStats) -> HashMap<String, f64> {
+/// lies in `[imatch_idf_low, imatch_idf_high]`, with that value, by term id
+/// (`None` outside the lexicon). Empty when N <= 1 (ln N = 0, no term can
+/// be told rare or frequent).
+fn build_lexicon(cfg: &MethodsConfig, stats: &CorpusStats) -> Vec<Option<f64>> {
     if stats.n_docs <= 1 {
-        return HashMap::new();
+        return vec![None; stats.terms.len()];
     }
     let ln_n = (stats.n_docs as f64).ln();
-    stats
-        .terms
-        .iter()
-        .filter(|(_, st)| st.df > 0)
-        .map(|(t, st)| (t, (stats.n_docs as f64 / st.df as f64).ln() / ln_n))
-        .filter(|&(_, nidf)| nidf >= cfg.imatch_idf_low && nidf <= cfg.imatch_idf_high)
-        .map(|(t, nidf)| (t.clone(), nidf))
-        .collect()
+    stats.terms.map(|_, st| {
+        let nidf = (stats.n_docs as f64 / st.df as f64).ln() / ln_n;
+        (st.df > 0 && nidf >= cfg.imatch_idf_low && nidf <= cfg.imatch_idf_high).then_some(nidf)
+    })
 }
 
 /// SHA1 of the (already sorted) features joined by single spaces, as a `sig`.
 fn sha1_sig(features: &[&str]) -> u64 {
-    digest_prefix_u64(&Sha1::digest(features.join(" ").as_bytes()))
+    let mut h = Sha1::new();
+    for (i, f) in features.iter().enumerate() {
+        if i > 0 {
+            h.update(b" ");
+        }
+        h.update(f.as_bytes());
+    }
+    digest_prefix_u64(&h.finalize())
 }
 
 /// imatch: one SHA1 signature (slot 0) of the document's distinct lexicon
@@ -41,31 +44,39 @@ fn sha1_sig(features: &[&str]) -> u64 {
 /// documents would otherwise collide on a handful of common words).
 #[derive(Debug, Clone)]
 pub struct IMatch {
-    /// Lexicon term -> normalized IDF.
-    lexicon: HashMap<String, f64>,
+    /// Normalized IDF of each lexicon term, by term id.
+    lexicon: Vec<Option<f64>>,
+    /// The lexicon's terms with their normalized IDF, by term: its state.
+    rows: Vec<StateRow>,
     min_features: usize,
 }
 
 impl IMatch {
     /// Builds the lexicon from `stats` with the band and minimum of `cfg`.
     pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
-        IMatch { lexicon: build_lexicon(cfg, stats), min_features: cfg.imatch_min_features }
+        let lexicon = build_lexicon(cfg, stats);
+        let rows = stats
+            .terms
+            .iter()
+            .filter_map(|(id, t, _)| lexicon[id as usize].map(|value| StateRow { slot: 0, term: t.to_string(), value }))
+            .collect();
+        IMatch { lexicon, rows, min_features: cfg.imatch_min_features }
     }
 
     /// The document's feature set: its distinct lexicon terms, sorted.
-    fn features<'a>(&self, terms: &[&'a str]) -> Vec<&'a str> {
-        let mut f: Vec<&str> = terms.iter().copied().filter(|t| self.lexicon.contains_key(*t)).collect();
-        f.sort_unstable();
-        f.dedup();
-        f
+    /// Every lexicon term is in the dictionary, so id order is byte order.
+    fn features<'a>(&self, doc: &DocView<'a>) -> Vec<(u32, &'a str)> {
+        doc.term_counts.iter().filter(|c| self.in_lexicon(c.id)).map(|c| (c.id, doc.term_of(c))).collect()
+    }
+
+    /// Whether the term with id `id` is in the lexicon.
+    fn in_lexicon(&self, id: u32) -> bool {
+        self.lexicon.get(id as usize).is_some_and(Option::is_some)
     }
 
     /// The lexicon as state rows (slot 0, value = normalized IDF), by term.
     fn lexicon_rows(&self) -> Vec<StateRow> {
-        let mut rows: Vec<StateRow> =
-            self.lexicon.iter().map(|(t, &v)| StateRow { slot: 0, term: t.clone(), value: v }).collect();
-        rows.sort_by(|a, b| a.term.cmp(&b.term));
-        rows
+        self.rows.clone()
     }
 }
 
@@ -75,7 +86,7 @@ impl SignatureMethod for IMatch {
     }
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        let f = self.features(doc.terms);
+        let f: Vec<&str> = self.features(doc).into_iter().map(|(_, t)| t).collect();
         if f.len() >= self.min_features {
             out.push(Signature { slot: 0, sig: sha1_sig(&f) });
         }
@@ -97,29 +108,36 @@ impl SignatureMethod for IMatch {
 #[derive(Debug, Clone)]
 pub struct LexRand {
     main: IMatch,
-    /// Hash seed of extra lexicon i+1: the i-th value of splitmix64 from `lexrand_seed`.
-    extra_seeds: Vec<u64>,
-    drop_fraction: f64,
+    /// Per extra lexicon, whether it keeps each main-lexicon term, by term id.
+    extra: Vec<Vec<bool>>,
 }
 
 impl LexRand {
     /// The main lexicon as for imatch and K = `lexrand_extra_lexicons` extra
     /// lexicons dropping `lexrand_drop_fraction` of it, seeded by `lexrand_seed`.
     pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
+        let main = IMatch::new(cfg, stats);
         let mut state = cfg.lexrand_seed;
-        LexRand {
-            main: IMatch::new(cfg, stats),
-            extra_seeds: (0..cfg.lexrand_extra_lexicons).map(|_| splitmix64(&mut state)).collect(),
-            drop_fraction: cfg.lexrand_drop_fraction,
-        }
+        let extra = (0..cfg.lexrand_extra_lexicons)
+            .map(|_| {
+                // Hash seed of extra lexicon i+1: the i-th value of splitmix64 from `lexrand_seed`.
+                let seed = splitmix64(&mut state);
+                stats
+                    .terms
+                    .iter()
+                    .map(|(id, t, _)| main.in_lexicon(id) && keeps(seed, t, cfg.lexrand_drop_fraction))
+                    .collect()
+            })
+            .collect();
+        LexRand { main, extra }
     }
+}
 
-    /// Whether the extra lexicon with hash seed `seed` keeps `term`: a
-    /// uniform number in [0, 1) from the term's hash, dropped below p.
-    fn keeps(&self, seed: u64, term: &str) -> bool {
-        let u = (xxh3_64_with_seed(term.as_bytes(), seed) >> 11) as f64 / (1u64 << 53) as f64;
-        u >= self.drop_fraction
-    }
+/// Whether the extra lexicon with hash seed `seed` keeps `term`: a uniform
+/// number in [0, 1) from the term's hash, dropped below `drop_fraction`.
+fn keeps(seed: u64, term: &str, drop_fraction: f64) -> bool {
+    let u = (xxh3_64_with_seed(term.as_bytes(), seed) >> 11) as f64 / (1u64 << 53) as f64;
+    u >= drop_fraction
 }
 
 impl SignatureMethod for LexRand {
@@ -128,13 +146,13 @@ impl SignatureMethod for LexRand {
     }
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        let features = self.main.features(doc.terms);
+        let features = self.main.features(doc);
         let min = self.main.min_features;
         if features.len() >= min {
-            out.push(Signature { slot: 0, sig: sha1_sig(&features) });
+            out.push(Signature { slot: 0, sig: sha1_sig(&features.iter().map(|f| f.1).collect::<Vec<_>>()) });
         }
-        for (i, &seed) in self.extra_seeds.iter().enumerate() {
-            let kept: Vec<&str> = features.iter().copied().filter(|t| self.keeps(seed, t)).collect();
+        for (i, kept_by) in self.extra.iter().enumerate() {
+            let kept: Vec<&str> = features.iter().filter(|f| kept_by[f.0 as usize]).map(|f| f.1).collect();
             if kept.len() >= min {
                 out.push(Signature { slot: i as u16 + 1, sig: sha1_sig(&kept) });
             }
@@ -175,7 +193,9 @@ mod tests {
         let ends = [terms.len() as u32];
         let doc = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut out = Vec::new();
-        m.sign(&doc, &mut out);
+        // Every test's method is built from `stats30` but one, whose
+        // lexicon is empty whatever the ids.
+        m.sign(&crate::methods::terms::with_ids(&[doc], &stats30().terms)[0], &mut out);
         out
     }
 

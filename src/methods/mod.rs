@@ -11,6 +11,7 @@
 
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
+pub use terms::{TermCount, TermDict};
 
 pub mod a11;
 pub mod a12;
@@ -22,6 +23,7 @@ pub mod sentences;
 pub mod shingles;
 pub mod slst;
 pub mod spotsigs;
+pub mod terms;
 pub mod topwords;
 pub mod whole;
 
@@ -62,6 +64,12 @@ pub struct DocView<'a> {
     /// Per sentence, its first two non-stop words joined by a space (see
     /// [`crate::text::Tokenized::sentence_heads`]).
     pub sentence_heads: &'a [&'a str],
+    /// The id of each of `terms` in the corpus's [`TermDict`]
+    /// ([`terms::TermIds`]; empty until the stage looks them up).
+    pub term_ids: &'a [u32],
+    /// The distinct terms with their counts, sorted by id: what the
+    /// frequency-weighted methods read instead of hashing strings.
+    pub term_counts: &'a [TermCount],
 }
 
 impl<'a> DocView<'a> {
@@ -93,8 +101,8 @@ pub struct CorpusStats {
     pub n_docs: u64,
     /// Mean number of kept terms per document.
     pub dl_avg: f64,
-    /// Per-term statistics.
-    pub terms: HashMap<String, TermStats>,
+    /// Per-term statistics, terms numbered in byte order.
+    pub terms: TermDict,
 }
 
 /// One signature of a document. `slot` tells apart a method's several

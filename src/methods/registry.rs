@@ -223,7 +223,7 @@ pub static METHODS: &[MethodSpec] = &[
         signer: Some(|c, s, state| {
             Box::new(match state {
                 StateInput::Corpus(docs) => descr::DescrWords::build(c, s, docs),
-                StateInput::Saved(rows) => descr::DescrWords::from_state(c, rows),
+                StateInput::Saved(rows) => descr::DescrWords::from_state(c, s, rows),
             })
         }),
         state_reads_documents: true,

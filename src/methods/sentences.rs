@@ -72,9 +72,21 @@ impl SignatureMethod for HeavySent {
     }
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        let wt = self.weigher.weights(doc.terms);
-        let scored: Vec<(String, f64)> =
-            sentence_strings(doc).into_iter().map(|(s, t)| (s, t.iter().map(|term| wt[*term]).sum())).collect();
+        let wt = self.weigher.weights(doc);
+        // The weight of an occurrence: its term's, found among the
+        // document's distinct terms (sorted by id).
+        let weight = |id: &u32| doc.term_counts.binary_search_by_key(id, |c| c.id).map_or(0.0, |i| wt[i]);
+        let mut start = 0usize;
+        let scored: Vec<(String, f64)> = doc
+            .sentence_ends
+            .iter()
+            .filter_map(|&end| {
+                let ids = &doc.term_ids[start..end as usize];
+                let terms = &doc.terms[start..end as usize];
+                start = end as usize;
+                (!terms.is_empty()).then(|| (terms.join(" "), ids.iter().map(weight).sum()))
+            })
+            .collect();
         sign_top(&scored, self.top_sentences, out);
     }
 }
@@ -99,7 +111,7 @@ mod tests {
         let (terms, ends) = doc(text);
         let view = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut out = Vec::new();
-        m.sign(&view, &mut out);
+        m.sign(&crate::methods::terms::with_ids(&[view], &stats().terms)[0], &mut out);
         out
     }
 
@@ -112,7 +124,7 @@ mod tests {
 
     /// N = 100, dl_avg = 11 = dl, so BM25 TF = 1/(2*(0.25+0.75)+1) = 1/3 for every term.
     fn stats() -> CorpusStats {
-        let mut terms = foldhash::HashMap::default();
+        let mut terms = Vec::new();
         for (t, df) in [
             ("zzzz", 1),
             ("yyyy", 1),
@@ -126,9 +138,9 @@ mod tests {
             ("bbbb", 1),
             ("hhhh", 1),
         ] {
-            terms.insert(t.to_string(), TermStats { df, cf: df });
+            terms.push((t.to_string(), TermStats { df, cf: df }));
         }
-        CorpusStats { n_docs: 100, dl_avg: 11.0, terms }
+        CorpusStats { n_docs: 100, dl_avg: 11.0, terms: terms.into_iter().collect() }
     }
 
     #[test]

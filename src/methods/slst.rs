@@ -534,6 +534,7 @@ mod tests {
                 words: leaked(&self.terms),
                 sentence_lengths: &self.lengths,
                 sentence_heads: leaked(&self.heads),
+                ..DocView::default()
             }
         }
     }
@@ -565,6 +566,7 @@ mod tests {
             words: leaked(&t.words),
             sentence_lengths: &t.sentence_lengths,
             sentence_heads: leaked(&t.sentence_heads),
+            ..DocView::default()
         }
     }
 

@@ -4,9 +4,8 @@
 //! order with single spaces and takes the CRC32 of the UTF-8 bytes. The four
 //! methods differ only in the weight, so one type serves them all.
 
-use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, TermStats};
+use super::{CorpusStats, DocView, Signature, SignatureMethod, TermCount, TermStats};
 use crate::config::MethodsConfig;
-use foldhash::{HashMap, HashMapExt};
 
 /// "Optimal" IDF of a10: `-ln(10/1_000_000)`, a word found in 10 documents
 /// out of a million (Maslov, as cited by the study).
@@ -59,7 +58,8 @@ impl Weighting {
 
 /// Computes the weights of a document's distinct terms for one
 /// [`Weighting`]. The corpus-wide factor of every known term is computed once
-/// at construction; a5 reuses the a2 weigher for its sentence weights.
+/// at construction, in an array by term id; a5 reuses the a2 weigher for its
+/// sentence weights.
 #[derive(Debug, Clone)]
 pub struct TermWeigher {
     weighting: Weighting,
@@ -68,8 +68,10 @@ pub struct TermWeigher {
     dl_avg: f64,
     bm25_k: f64,
     bm25_b: f64,
-    /// Corpus-wide factor per term (empty for a1, which needs none).
-    global: HashMap<String, f64>,
+    /// Number of terms of the corpus's dictionary (ids below it are known).
+    dict_len: usize,
+    /// Corpus-wide factor per term id (empty for a1, which needs none).
+    global: Vec<f64>,
 }
 
 impl TermWeigher {
@@ -77,38 +79,51 @@ impl TermWeigher {
     pub fn new(weighting: Weighting, cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
         let n_docs = stats.n_docs.max(1) as f64;
         let global = match weighting {
-            Weighting::Tf => HashMap::new(),
-            _ => stats.terms.iter().map(|(t, &st)| (t.clone(), weighting.global_factor(n_docs, st))).collect(),
+            Weighting::Tf => Vec::new(),
+            _ => stats.terms.map(|_, st| weighting.global_factor(n_docs, st)),
         };
-        TermWeigher { weighting, n_docs, dl_avg: stats.dl_avg, bm25_k: cfg.bm25_k, bm25_b: cfg.bm25_b, global }
+        TermWeigher {
+            weighting,
+            n_docs,
+            dl_avg: stats.dl_avg,
+            bm25_k: cfg.bm25_k,
+            bm25_b: cfg.bm25_b,
+            dict_len: stats.terms.len(),
+            global,
+        }
     }
 
-    /// The weight of each distinct term of `terms` (one document). A term
-    /// missing from the corpus statistics is weighted as if `df = 1` and
-    /// `cf = tf` (it can only happen if the statistics and the document come
-    /// from different runs).
-    pub fn weights<'a>(&self, terms: &[&'a str]) -> HashMap<&'a str, f64> {
-        let mut tf = term_frequencies(terms);
-        let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
-        let dl = terms.len() as f64;
+    /// The weight of each distinct term of `doc`, in the order of its
+    /// [`DocView::term_counts`]. A term missing from the corpus statistics
+    /// is weighted as if `df = 1` and `cf = tf` (it can only happen if the
+    /// statistics and the document come from different runs).
+    pub fn weights(&self, doc: &DocView<'_>) -> Vec<f64> {
+        let tf_max = doc.term_counts.iter().map(|c| c.tf).max().unwrap_or(1) as f64;
+        let dl = doc.terms.len() as f64;
         // dl/dl_avg; an empty corpus average cannot normalize anything.
         let rel_len = if self.dl_avg > 0.0 { dl / self.dl_avg } else { 1.0 };
         let bm25_norm = self.bm25_k * ((1.0 - self.bm25_b) + self.bm25_b * rel_len);
-        tf.drain()
-            .map(|(term, f)| {
-                let f = f as f64;
-                let global = || match self.global.get(term) {
+        doc.term_counts
+            .iter()
+            .map(|c| {
+                let f = c.tf as f64;
+                let global = || match self.global.get(c.id as usize) {
                     Some(&g) => g,
-                    None => self.weighting.global_factor(self.n_docs, TermStats { df: 1, cf: f as u64 }),
+                    None => self.weighting.global_factor(self.n_docs, TermStats { df: 1, cf: c.tf as u64 }),
                 };
-                let w = match self.weighting {
+                match self.weighting {
                     Weighting::Tf => f,
                     Weighting::TfIdf => f / (bm25_norm + f) * global(),
                     Weighting::TfRidf | Weighting::OptFreq => (0.5 + 0.5 * f / tf_max) * global(),
-                };
-                (term, w)
+                }
             })
             .collect()
+    }
+
+    /// The size of the dictionary the weights were built from, for
+    /// [`DocView::term_order`].
+    pub fn dict_len(&self) -> usize {
+        self.dict_len
     }
 }
 
@@ -116,14 +131,36 @@ impl TermWeigher {
 /// `sig`: the final step shared by the top-words and sentence methods.
 pub fn crc32_of_sorted_join(mut parts: Vec<&str>) -> u64 {
     parts.sort_unstable();
-    crc32fast::hash(parts.join(" ").as_bytes()) as u64
+    let mut h = crc32fast::Hasher::new();
+    for (i, p) in parts.iter().enumerate() {
+        if i > 0 {
+            h.update(b" ");
+        }
+        h.update(p.as_bytes());
+    }
+    h.finalize() as u64
+}
+
+/// The first `top` of `items` in the order `cmp`, in that order: a
+/// selection, then a sort of the `top` kept, so the cost stays linear in
+/// the number of items. `cmp` must be a total order for the choice to be
+/// deterministic (every caller breaks ties by a string).
+pub fn top_by<T>(mut items: Vec<T>, top: usize, cmp: impl Fn(&T, &T) -> std::cmp::Ordering) -> Vec<T> {
+    if top == 0 {
+        return Vec::new();
+    }
+    if items.len() > top {
+        items.select_nth_unstable_by(top - 1, &cmp);
+        items.truncate(top);
+    }
+    items.sort_unstable_by(&cmp);
+    items
 }
 
 /// The `top` items with the highest score, ties broken by the string
 /// ascending so the choice is deterministic.
-pub fn top_by_score(mut items: Vec<(&str, f64)>, top: usize) -> Vec<&str> {
-    items.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-    items.into_iter().take(top).map(|(s, _)| s).collect()
+pub fn top_by_score(items: Vec<(&str, f64)>, top: usize) -> Vec<&str> {
+    top_by(items, top, |a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))).into_iter().map(|(s, _)| s).collect()
 }
 
 /// a1, a2, a3, a10: CRC32 of the `top_words` heaviest terms joined in
@@ -151,9 +188,12 @@ impl SignatureMethod for TopWords {
         if doc.terms.is_empty() {
             return;
         }
-        let weights = self.weigher.weights(doc.terms).into_iter().collect();
-        let top = top_by_score(weights, self.top_words);
-        out.push(Signature { slot: 0, sig: crc32_of_sorted_join(top) });
+        let weighted: Vec<(&TermCount, f64)> = doc.term_counts.iter().zip(self.weigher.weights(doc)).collect();
+        let dict_len = self.weigher.dict_len();
+        let top = top_by(weighted, self.top_words, |a, b| {
+            b.1.total_cmp(&a.1).then_with(|| doc.term_order(a.0, b.0, dict_len))
+        });
+        out.push(Signature { slot: 0, sig: crc32_of_sorted_join(top.iter().map(|(c, _)| doc.term_of(c)).collect()) });
     }
 }
 
@@ -176,30 +216,31 @@ mod tests {
         }
     }
 
-    /// N = 100, dl_avg = 22 (so dl/dl_avg = 11/22 = 0.5); (term, df, cf).
+    /// (term, df, cf) of [`stats100`].
+    const ROWS100: [(&str, u64, u64); 8] = [
+        ("zulu", 60, 300),
+        ("mike", 10, 40),
+        ("delta", 3, 30),
+        ("echo", 3, 30),
+        ("golf", 20, 20),
+        ("kilo", 7, 14),
+        ("oscar", 7, 14),
+        ("papa", 20, 60),
+    ];
+
+    /// N = 100, dl_avg = 22 (so dl/dl_avg = 11/22 = 0.5).
     fn stats100() -> CorpusStats {
-        stats(
-            100,
-            22.0,
-            &[
-                ("zulu", 60, 300),
-                ("mike", 10, 40),
-                ("delta", 3, 30),
-                ("echo", 3, 30),
-                ("golf", 20, 20),
-                ("kilo", 7, 14),
-                ("oscar", 7, 14),
-                ("papa", 20, 60),
-            ],
-        )
+        stats(100, 22.0, &ROWS100)
     }
 
-    fn sign(m: &dyn SignatureMethod, text: &str) -> Vec<Signature> {
+    /// The signatures of `text`, its terms looked up in the dictionary of
+    /// `stats` (the one `m` was built from).
+    fn sign(m: &dyn SignatureMethod, stats: &CorpusStats, text: &str) -> Vec<Signature> {
         let t = terms(text);
         let ends = [t.len() as u32];
         let doc = DocView { doc_id: 7, terms: &t, sentence_ends: &ends, words: &t, ..Default::default() };
         let mut out = Vec::new();
-        m.sign(&doc, &mut out);
+        m.sign(&crate::methods::terms::with_ids(&[doc], &stats.terms)[0], &mut out);
         out
     }
 
@@ -214,7 +255,7 @@ mod tests {
         // ascending (delta echo golf kilo); oscar and papa lose the tie.
         let m = TopWords::new(Weighting::Tf, &MethodsConfig::default(), &stats100());
         assert_eq!(m.id(), "a1");
-        assert_eq!(sign(&m, DOC), expect("delta echo golf kilo mike zulu"));
+        assert_eq!(sign(&m, &stats100(), DOC), expect("delta echo golf kilo mike zulu"));
     }
 
     #[test]
@@ -231,7 +272,7 @@ mod tests {
         // and zulu, the most frequent term, is out (negative IDF).
         let m = TopWords::new(Weighting::TfIdf, &MethodsConfig::default(), &stats100());
         assert_eq!(m.id(), "a2");
-        assert_eq!(sign(&m, DOC), expect("delta echo golf kilo mike oscar"));
+        assert_eq!(sign(&m, &stats100(), DOC), expect("delta echo golf kilo mike oscar"));
     }
 
     #[test]
@@ -247,7 +288,7 @@ mod tests {
         // Order: delta echo mike papa zulu kilo | oscar golf: kilo beats oscar by term.
         let m = TopWords::new(Weighting::TfRidf, &MethodsConfig::default(), &stats100());
         assert_eq!(m.id(), "a3");
-        assert_eq!(sign(&m, DOC), expect("delta echo kilo mike papa zulu"));
+        assert_eq!(sign(&m, &stats100(), DOC), expect("delta echo kilo mike papa zulu"));
     }
 
     #[test]
@@ -276,26 +317,25 @@ mod tests {
         );
         let m = TopWords::new(Weighting::OptFreq, &MethodsConfig::default(), &s);
         assert_eq!(m.id(), "a10");
-        assert_eq!(sign(&m, DOC), expect("delta echo golf kilo mike papa"));
+        assert_eq!(sign(&m, &s, DOC), expect("delta echo golf kilo mike papa"));
     }
 
     #[test]
     fn few_terms_use_what_they_have_and_empty_has_none() {
         let m = TopWords::new(Weighting::Tf, &MethodsConfig::default(), &stats100());
-        assert_eq!(sign(&m, "papa mike papa"), expect("mike papa"));
-        assert!(sign(&m, "").is_empty());
+        assert_eq!(sign(&m, &stats100(), "papa mike papa"), expect("mike papa"));
+        assert!(sign(&m, &stats100(), "").is_empty());
     }
 
     #[test]
     fn unknown_term_counts_as_df_1_cf_tf() {
         // "yankee" is absent from stats100; it must weigh as if df=1, cf=tf=2.
         let doc = "yankee yankee zulu mike delta echo golf kilo oscar papa";
-        let mut with_it = stats100();
-        with_it.terms.insert("yankee".into(), TermStats { df: 1, cf: 2 });
+        let with_it = stats(100, 22.0, &[ROWS100.as_slice(), &[("yankee", 1, 2)]].concat());
         for w in [Weighting::TfIdf, Weighting::TfRidf, Weighting::OptFreq] {
             let cfg = MethodsConfig::default();
-            let missing = sign(&TopWords::new(w, &cfg, &stats100()), doc);
-            assert_eq!(missing, sign(&TopWords::new(w, &cfg, &with_it), doc), "{w:?}");
+            let missing = sign(&TopWords::new(w, &cfg, &stats100()), &stats100(), doc);
+            assert_eq!(missing, sign(&TopWords::new(w, &cfg, &with_it), &with_it, doc), "{w:?}");
         }
     }
 }

@@ -21,6 +21,7 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry::{self, StateSource};
+use crate::methods::terms::TermIds;
 use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::{TableOutput, TableWriter};
@@ -89,7 +90,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut signed: Vec<u64> = vec![0; signers.len()];
     while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {
         let lists = rows.lists()?;
-        let docs: Vec<DocView> = lists.views();
+        let mut docs: Vec<DocView> = lists.views();
+        // Each document's terms looked up in the dictionary once, for every
+        // method to read as ids.
+        let ids = TermIds::of(&docs, &stats.terms);
+        ids.attach(&mut docs);
         for (m, method) in signers.iter().enumerate() {
             let started = std::time::Instant::now();
             let per_doc: Vec<Vec<Signature>> = docs

@@ -18,15 +18,15 @@ pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) ->
             stats.dl_avg = if avg.is_null(0) { 0.0 } else { avg.value(0) };
         }
     }
+    let mut rows = Vec::new();
     let mut stream = session.sql("SELECT term, df, cf FROM df").await?.execute_stream().await?;
     while let Some(b) = stream.next().await {
         let b = b?;
         let (terms, df, cf) = (df::term(&b)?, df::df(&b)?, df::cf(&b)?);
         for i in 0..b.num_rows() {
-            stats
-                .terms
-                .insert(terms.value(i).to_string(), TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 });
+            rows.push((terms.value(i).to_string(), TermStats { df: df.value(i) as u64, cf: cf.value(i) as u64 }));
         }
     }
+    stats.terms = rows.into_iter().collect();
     Ok(stats)
 }

@@ -106,6 +106,7 @@ impl<'a> TokenLists<'a> {
                 words: &self.words[d.words.clone()],
                 sentence_lengths: d.sentence_lengths,
                 sentence_heads: &self.heads[d.sentence_heads.clone()],
+                ..DocView::default()
             })
             .collect()
     }

@@ -1,0 +1,224 @@
+//! Terms as integer ids: the corpus's term dictionary (the `df` table) and
+//! each document's terms looked up in it once per stage.
+//!
+//! Every frequency-weighted method (a1–a3, a5, a9, a10) starts from a
+//! document's term frequencies and looks each distinct term up in a
+//! corpus-wide table (IDF, lexicon, threshold). With strings, that is one
+//! hash map per method per document and one string hash per term per
+//! method. Here a document's terms are turned into ids of the [`TermDict`]
+//! once ([`TermIds::of`]), with their counts, and a method's corpus-wide
+//! table is an array indexed by id, built once in its constructor.
+//!
+//! Ids follow the terms' byte order, so for two terms of the dictionary
+//! comparing ids is comparing the strings: a method that orders terms (ties
+//! broken by the term, joins in alphabetical order) orders ids. A term
+//! missing from the dictionary (the statistics and the documents come from
+//! different runs) gets an id past the dictionary's end, numbered within its
+//! document; [`DocView::term_order`] compares such ids through their
+//! strings.
+
+use super::{DocView, TermStats};
+use foldhash::{HashMap, HashMapExt};
+use rayon::prelude::*;
+use std::cmp::Ordering;
+use std::ops::Range;
+
+/// The corpus's terms with their statistics, numbered in byte order.
+#[derive(Debug, Clone, Default)]
+pub struct TermDict {
+    /// Term of each id, in byte order.
+    terms: Vec<Box<str>>,
+    /// Statistics of each id.
+    stats: Vec<TermStats>,
+    /// Id of each term.
+    index: HashMap<Box<str>, u32>,
+}
+
+impl FromIterator<(String, TermStats)> for TermDict {
+    /// Numbers the terms in byte order (a term given twice keeps its last
+    /// statistics, as a map would).
+    fn from_iter<I: IntoIterator<Item = (String, TermStats)>>(rows: I) -> Self {
+        let mut rows: Vec<(String, TermStats)> = rows.into_iter().collect();
+        // Stable: of equal terms the last one given stays last.
+        rows.sort_by(|a, b| a.0.cmp(&b.0));
+        rows.reverse();
+        rows.dedup_by(|a, b| a.0 == b.0);
+        rows.reverse();
+        let mut dict = TermDict { index: HashMap::with_capacity(rows.len()), ..TermDict::default() };
+        for (id, (term, st)) in rows.into_iter().enumerate() {
+            let term: Box<str> = term.into();
+            dict.index.insert(term.clone(), id as u32);
+            dict.terms.push(term);
+            dict.stats.push(st);
+        }
+        dict
+    }
+}
+
+impl TermDict {
+    /// Number of terms; every id of the dictionary is below it.
+    pub fn len(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// True when the dictionary has no term.
+    pub fn is_empty(&self) -> bool {
+        self.terms.is_empty()
+    }
+
+    /// The id of `term`, if the dictionary has it.
+    pub fn id(&self, term: &str) -> Option<u32> {
+        self.index.get(term).copied()
+    }
+
+    /// The statistics of `term`, if the dictionary has it.
+    pub fn get(&self, term: &str) -> Option<TermStats> {
+        self.id(term).map(|id| self.stats[id as usize])
+    }
+
+    /// Every term with its id and statistics, in byte order.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &str, TermStats)> + '_ {
+        self.terms.iter().zip(&self.stats).enumerate().map(|(id, (t, &st))| (id as u32, &**t, st))
+    }
+
+    /// One value per id, `f` of the term and its statistics: the array a
+    /// method looks its corpus-wide numbers up in.
+    pub fn map<T>(&self, f: impl Fn(&str, TermStats) -> T) -> Vec<T> {
+        self.iter().map(|(_, t, st)| f(t, st)).collect()
+    }
+}
+
+/// One distinct term of a document: its id, its number of occurrences,
+/// and where it first occurs (`DocView::terms[first]` is its string).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TermCount {
+    pub id: u32,
+    pub tf: u32,
+    pub first: u32,
+}
+
+/// The term ids of a chunk of documents, in two flat buffers: every
+/// occurrence's id (parallel to [`DocView::terms`]) and each document's
+/// distinct terms sorted by id ([`DocView::term_counts`]).
+#[derive(Debug, Default)]
+pub struct TermIds {
+    ids: Vec<u32>,
+    counts: Vec<TermCount>,
+    /// Per document, its ranges in `ids` and `counts`.
+    docs: Vec<(Range<usize>, Range<usize>)>,
+}
+
+impl TermIds {
+    /// Looks the terms of `docs` up in `dict`, documents in parallel.
+    pub fn of(docs: &[DocView<'_>], dict: &TermDict) -> TermIds {
+        let per_doc: Vec<(Vec<u32>, Vec<TermCount>)> = docs.par_iter().map(|d| doc_ids(d.terms, dict)).collect();
+        let mut out = TermIds {
+            ids: Vec::with_capacity(per_doc.iter().map(|d| d.0.len()).sum()),
+            counts: Vec::with_capacity(per_doc.iter().map(|d| d.1.len()).sum()),
+            docs: Vec::with_capacity(per_doc.len()),
+        };
+        for (ids, counts) in per_doc {
+            let (i, c) = (out.ids.len(), out.counts.len());
+            out.ids.extend(ids);
+            out.counts.extend(counts);
+            out.docs.push((i..out.ids.len(), c..out.counts.len()));
+        }
+        out
+    }
+
+    /// Gives each of `docs` (the documents [`TermIds::of`] was given, in
+    /// the same order) its ids and counts.
+    pub fn attach<'a>(&'a self, docs: &mut [DocView<'a>]) {
+        for (d, (ids, counts)) in docs.iter_mut().zip(&self.docs) {
+            d.term_ids = &self.ids[ids.clone()];
+            d.term_counts = &self.counts[counts.clone()];
+        }
+    }
+}
+
+/// One document's ids (terms missing from `dict` numbered from its end, by
+/// first occurrence) and distinct terms with their counts, sorted by id.
+fn doc_ids(terms: &[&str], dict: &TermDict) -> (Vec<u32>, Vec<TermCount>) {
+    let mut unknown: HashMap<&str, u32> = HashMap::new();
+    let ids: Vec<u32> = terms
+        .iter()
+        .map(|t| {
+            dict.id(t).unwrap_or_else(|| {
+                let next = (dict.len() + unknown.len()) as u32;
+                *unknown.entry(t).or_insert(next)
+            })
+        })
+        .collect();
+    // (id, position) sorted: each id's run gives its count and first place.
+    let mut keyed: Vec<u64> = ids.iter().enumerate().map(|(pos, &id)| (id as u64) << 32 | pos as u64).collect();
+    keyed.sort_unstable();
+    let mut counts: Vec<TermCount> = Vec::new();
+    for k in keyed {
+        let (id, pos) = ((k >> 32) as u32, k as u32);
+        match counts.last_mut() {
+            Some(c) if c.id == id => c.tf += 1,
+            _ => counts.push(TermCount { id, tf: 1, first: pos }),
+        }
+    }
+    (ids, counts)
+}
+
+impl<'a> DocView<'a> {
+    /// The string of a distinct term of this document.
+    pub fn term_of(&self, c: &TermCount) -> &'a str {
+        self.terms[c.first as usize]
+    }
+
+    /// Byte order of two distinct terms of this document: by id when both
+    /// are in a dictionary of `dict_len` terms, else by their strings.
+    pub fn term_order(&self, a: &TermCount, b: &TermCount, dict_len: usize) -> Ordering {
+        if (a.id as usize) < dict_len && (b.id as usize) < dict_len {
+            a.id.cmp(&b.id)
+        } else {
+            self.term_of(a).cmp(self.term_of(b))
+        }
+    }
+}
+
+/// Test documents with their ids: each of `docs` looked up in `dict`.
+#[cfg(test)]
+pub(crate) fn with_ids<'a>(docs: &[DocView<'a>], dict: &TermDict) -> Vec<DocView<'a>> {
+    let ids: &'a TermIds = Box::leak(Box::new(TermIds::of(docs, dict)));
+    let mut docs = docs.to_vec();
+    ids.attach(&mut docs);
+    docs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dict(terms: &[&str]) -> TermDict {
+        terms.iter().map(|t| (t.to_string(), TermStats { df: 1, cf: 1 })).collect()
+    }
+
+    #[test]
+    fn ids_follow_byte_order() {
+        let d = dict(&["mike", "alpha", "Zulu", "zulu"]);
+        let order: Vec<&str> = d.iter().map(|(_, t, _)| t).collect();
+        assert_eq!(order, ["Zulu", "alpha", "mike", "zulu"]);
+        assert_eq!((d.id("alpha"), d.id("zulu"), d.id("none")), (Some(1), Some(3), None));
+    }
+
+    #[test]
+    fn counts_sorted_by_id_with_first_occurrence_and_unknown_terms_past_the_end() {
+        let d = dict(&["alpha", "beta", "gamma"]);
+        let terms = ["gamma", "xray", "alpha", "gamma", "xray", "omega", "alpha", "gamma"];
+        let docs = with_ids(&[DocView { terms: &terms, ..Default::default() }], &d);
+        // Unknown terms numbered from 3 by first occurrence: xray 3, omega 4.
+        assert_eq!(docs[0].term_ids, [2, 3, 0, 2, 3, 4, 0, 2]);
+        let c = |id, tf, first| TermCount { id, tf, first };
+        assert_eq!(docs[0].term_counts, [c(0, 2, 2), c(2, 3, 0), c(3, 2, 1), c(4, 1, 5)]);
+        let strings: Vec<&str> = docs[0].term_counts.iter().map(|c| docs[0].term_of(c)).collect();
+        assert_eq!(strings, ["alpha", "gamma", "xray", "omega"]);
+        // "xray" (3) sorts after "omega" (4) by string, and after "gamma" by id.
+        let (gamma, xray, omega) = (&docs[0].term_counts[1], &docs[0].term_counts[2], &docs[0].term_counts[3]);
+        assert_eq!(docs[0].term_order(xray, omega, d.len()), Ordering::Greater);
+        assert_eq!(docs[0].term_order(gamma, xray, d.len()), Ordering::Less);
+    }
+}
