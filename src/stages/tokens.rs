@@ -20,7 +20,7 @@ use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::TableWriter;
 use crate::tables::columns::{boilerplate, documents, tokens};
 use crate::text::blocks::{Boilerplate, Stripped};
-use crate::text::{Normalizer, Tokenized};
+use crate::text::{Normalizer, TokenBuffers};
 
 /// The tokens stage.
 pub struct Tokens;
@@ -65,11 +65,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         let batch = batch?;
         let (ids, urls) = (documents::doc_id(&batch)?, documents::url(&batch)?);
         let (texts, langs) = (documents::text(&batch)?, documents::lang(&batch)?);
-        let tokenized: Vec<(Stripped, Tokenized)> = (0..batch.num_rows())
+        let tokenized: Vec<(Stripped, TokenBuffers)> = (0..batch.num_rows())
             .into_par_iter()
             .map(|i| {
                 let stripped = boilerplate.strip(urls.value(i), texts.value(i));
-                let tokens = normalizer.tokenize(&stripped.text, langs.value(i));
+                let tokens = normalizer.tokenize_compact(&stripped.text, langs.value(i));
                 (stripped, tokens)
             })
             .collect();
@@ -106,14 +106,14 @@ async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Resu
     Ok(boilerplate)
 }
 
-fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &Tokenized, lang: &str, stripped: &Stripped) {
+fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, stripped: &Stripped) {
     b.doc_id.append_value(doc_id);
-    push_strings(&mut b.terms, &t.terms);
+    push_strings(&mut b.terms, t.terms());
     push_numbers(&mut b.sentence_ends, &t.sentence_ends);
-    push_strings(&mut b.words, &t.words);
+    push_strings(&mut b.words, t.words());
     push_numbers(&mut b.sentence_lengths, &t.sentence_lengths);
-    push_strings(&mut b.sentence_heads, &t.sentence_heads);
-    b.len.append_value(t.terms.len() as u32);
+    push_strings(&mut b.sentence_heads, t.sentence_heads());
+    b.len.append_value(t.terms().len() as u32);
     b.num.append_value(t.sentence_ends.len() as u32);
     b.lang.append_value(lang);
     b.text.append_value(&stripped.visible);
@@ -122,7 +122,7 @@ fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &Tokenized, lang: &str, str
 }
 
 /// Appends one list cell of strings.
-fn push_strings(list: &mut ListBuilder<StringBuilder>, items: &[String]) {
+fn push_strings<'a>(list: &mut ListBuilder<StringBuilder>, items: impl Iterator<Item = &'a str>) {
     for item in items {
         list.values().append_value(item);
     }

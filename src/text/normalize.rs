@@ -97,6 +97,12 @@ impl Normalizer {
     /// Normalizes one document. `lang` is the detected ISO 639-1 code, empty
     /// when detection failed; it only selects the stop words.
     pub fn tokenize(&self, text: &str, lang: &str) -> Tokenized {
+        self.tokenize_compact(text, lang).to_tokenized()
+    }
+
+    /// [`Normalizer::tokenize`] in the compact form the tokens stage writes
+    /// from: no `String` per word.
+    pub fn tokenize_compact(&self, text: &str, lang: &str) -> TokenBuffers {
         let composed;
         let text = if self.nfkc && is_nfkc_quick(text.chars()) != IsNormalized::Yes {
             composed = text.nfkc().collect::<String>();
@@ -120,6 +126,78 @@ impl Normalizer {
             }
         }
         doc.finish()
+    }
+}
+
+/// One document after normalization, in buffers: every word's text in one
+/// string and lists of offsets, so that tokenizing allocates per document,
+/// not per word (the allocations were the tokens stage's top cost). The
+/// same content as [`Tokenized`] ([`TokenBuffers::to_tokenized`]).
+#[derive(Debug, Clone, Default)]
+pub struct TokenBuffers {
+    /// Every lowercased word, concatenated.
+    text: String,
+    /// End offset in `text` of each word.
+    word_ends: Vec<u32>,
+    /// Index (in the words) of each kept term.
+    terms: Vec<u32>,
+    /// As [`Tokenized::sentence_ends`].
+    pub sentence_ends: Vec<u32>,
+    /// As [`Tokenized::sentence_lengths`].
+    pub sentence_lengths: Vec<u32>,
+    /// Every sentence head, concatenated.
+    heads: String,
+    /// End offset in `heads` of each sentence's head.
+    head_ends: Vec<u32>,
+}
+
+impl TokenBuffers {
+    /// Word `i`.
+    fn word(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.word_ends[i - 1] as usize };
+        &self.text[start..self.word_ends[i] as usize]
+    }
+
+    /// Every lowercased word in order (as [`Tokenized::words`]).
+    pub fn words(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        (0..self.word_ends.len()).map(|i| self.word(i))
+    }
+
+    /// The kept terms in order (as [`Tokenized::terms`]).
+    pub fn terms(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        self.terms.iter().map(|&i| self.word(i as usize))
+    }
+
+    /// Each sentence's head (as [`Tokenized::sentence_heads`]).
+    pub fn sentence_heads(&self) -> impl ExactSizeIterator<Item = &str> + '_ {
+        let mut start = 0;
+        self.head_ends.iter().map(move |&end| {
+            let head = &self.heads[start..end as usize];
+            start = end as usize;
+            head
+        })
+    }
+
+    /// The same document with one `String` per word.
+    pub fn to_tokenized(&self) -> Tokenized {
+        Tokenized {
+            terms: self.terms().map(String::from).collect(),
+            sentence_ends: self.sentence_ends.clone(),
+            words: self.words().map(String::from).collect(),
+            sentence_lengths: self.sentence_lengths.clone(),
+            sentence_heads: self.sentence_heads().map(String::from).collect(),
+        }
+    }
+}
+
+/// Appends `word` lowercased the way [`normalize_word`] does to `out`.
+fn push_normalized(out: &mut String, word: &str) {
+    if word.is_ascii() {
+        let start = out.len();
+        out.push_str(word);
+        out[start..].make_ascii_lowercase();
+    } else {
+        out.push_str(&normalize_word(word));
     }
 }
 
@@ -219,7 +297,7 @@ fn is_short(word: &str, max: usize) -> bool {
 
 /// The state of one `tokenize` call.
 struct DocBuilder<'a> {
-    out: Tokenized,
+    out: TokenBuffers,
     /// The current sentence has at least one word.
     in_sentence: bool,
     /// Break seen since the last word, applied when the next word comes.
@@ -227,23 +305,21 @@ struct DocBuilder<'a> {
     /// Stop words to remove, if removal is on.
     stops: Option<&'a StopSet>,
     max_short_word_chars: usize,
-    /// Non-stop words of the current sentence so far.
+    /// Non-stop words of the current sentence so far; its first two are
+    /// appended to `out.heads` as they come.
     sentence_length: u32,
-    /// First two non-stop words of the current sentence, space-joined.
-    sentence_head: String,
 }
 
 impl<'a> DocBuilder<'a> {
     /// The state at the start of a document in language `lang`.
     fn new(normalizer: &'a Normalizer, lang: &str) -> Self {
         DocBuilder {
-            out: Tokenized::default(),
+            out: TokenBuffers::default(),
             in_sentence: false,
             pending: Break::None,
             stops: normalizer.remove_stop_words.then(|| normalizer.stop_set(lang)),
             max_short_word_chars: normalizer.max_short_word_chars,
             sentence_length: 0,
-            sentence_head: String::new(),
         }
     }
 
@@ -259,22 +335,25 @@ impl<'a> DocBuilder<'a> {
         }
         self.pending = Break::None;
         self.in_sentence = true;
-        let word = normalize_word(raw);
-        let stop = self.stops.is_some_and(|s| s.contains(&word));
-        let short = !cjk && is_short(&word, self.max_short_word_chars);
+        let start = self.out.text.len();
+        push_normalized(&mut self.out.text, raw);
+        let word = &self.out.text[start..];
+        let stop = self.stops.is_some_and(|s| s.contains(word));
+        let short = !cjk && is_short(word, self.max_short_word_chars);
         if !stop {
             self.sentence_length += 1;
             if self.sentence_length <= 2 {
                 if self.sentence_length == 2 {
-                    self.sentence_head.push(' ');
+                    self.out.heads.push(' ');
                 }
-                self.sentence_head.push_str(&word);
+                self.out.heads.push_str(word);
             }
         }
         if !stop && !short {
-            self.out.terms.push(word.clone());
+            self.out.terms.push(self.out.word_ends.len() as u32);
         }
-        self.out.words.push(word);
+        // A document's text is below 2 GB (an Arrow Utf8 value's limit).
+        self.out.word_ends.push(self.out.text.len() as u32);
     }
 
     /// The loop of [`Normalizer::tokenize`] over the UAX #29 segments of
@@ -349,13 +428,13 @@ impl<'a> DocBuilder<'a> {
             // A document with 2^32 terms would need well over 8 GB of text.
             self.out.sentence_ends.push(self.out.terms.len() as u32);
             self.out.sentence_lengths.push(std::mem::take(&mut self.sentence_length));
-            self.out.sentence_heads.push(std::mem::take(&mut self.sentence_head));
+            self.out.head_ends.push(self.out.heads.len() as u32);
             self.in_sentence = false;
         }
     }
 
     /// Closes the last sentence and hands over the result.
-    fn finish(mut self) -> Tokenized {
+    fn finish(mut self) -> TokenBuffers {
         self.close_sentence();
         self.out
     }
@@ -697,7 +776,7 @@ mod tests {
         let composed: String = text.nfkc().collect();
         let mut doc = DocBuilder::new(n, lang);
         doc.general_segments(&composed, n.cjk);
-        doc.finish()
+        doc.finish().to_tokenized()
     }
 
     #[test]
