@@ -97,14 +97,20 @@ impl RecordMethod for A12Records {
 
 /// The a12 records of one document: one per existing sentence signature,
 /// in `ss` order (so 0 to 3 records; none for a document without kept terms).
+/// Reads the document's [`DocView::term_counts`].
 pub fn a12_records(doc: &DocView) -> Vec<A12Record> {
     let mut sentences: Vec<(usize, u32)> =
         doc.sentences().filter(|s| !s.is_empty()).map(|s| (s.len(), crc32fast::hash(s.join(" ").as_bytes()))).collect();
     sentences.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let ss = top_distinct::<3>(sentences.into_iter().map(|(_, sig)| sig));
 
-    let mut terms: Vec<(usize, u32)> =
-        doc.terms.iter().map(|t| (t.chars().count(), crc32fast::hash(t.as_bytes()))).collect();
+    // Per distinct term: `top_distinct` keeps each signature once anyway.
+    let mut terms: Vec<(usize, u32)> = doc
+        .term_counts
+        .iter()
+        .map(|c| doc.term_of(c))
+        .map(|t| (t.chars().count(), crc32fast::hash(t.as_bytes())))
+        .collect();
     terms.sort_unstable_by(|x, y| y.0.cmp(&x.0).then(x.1.cmp(&y.1)));
     let ws = top_distinct::<5>(terms.into_iter().map(|(_, sig)| sig));
 
@@ -182,6 +188,8 @@ pub fn a12_pair_matches(a: &A12Record, b: &A12Record, ratio: f64, num_ratio: f64
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::terms::with_ids;
+    use crate::methods::TermDict;
 
     fn strings(s: &str) -> Vec<&str> {
         s.split_whitespace().collect()
@@ -198,7 +206,7 @@ mod tests {
         let ends = [3u32, 4, 4, 6, 7];
         let words = strings("the alpha beta gamma is delta ok epsilon zeta of delta");
         let doc = DocView { doc_id: 42, terms: &terms, sentence_ends: &ends, words: &words, ..Default::default() };
-        let recs = a12_records(&doc);
+        let recs = a12_records(&with_ids(&[doc], &TermDict::default())[0]);
 
         let s1 = crc("alpha beta gamma");
         let s2 = crc("epsilon zeta");
@@ -228,7 +236,7 @@ mod tests {
         let terms = strings("lonely sentence");
         let ends = [2u32];
         let doc = DocView { doc_id: 1, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
-        let recs = a12_records(&doc);
+        let recs = a12_records(&with_ids(&[doc], &TermDict::default())[0]);
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].ss, [crc("lonely sentence"), 0, 0]);
         assert_eq!(recs[0].ws[2..], [0, 0, 0]);
@@ -244,7 +252,7 @@ mod tests {
         let terms = strings("longword longword longword longword longword longword other other other");
         let ends = [3u32, 6, 8, 9];
         let doc = DocView { doc_id: 4, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
-        let r = a12_records(&doc)[0];
+        let r = a12_records(&with_ids(&[doc], &TermDict::default())[0])[0];
         assert_eq!(r.ss, [crc("longword longword longword"), crc("other other"), crc("other")]);
         assert_eq!(r.ws, [crc("longword"), crc("other"), 0, 0, 0]);
         assert_eq!(top_distinct::<3>([0, 7, 7, 0, 9, 7, 4, 5].into_iter()), [7, 9, 4]);
@@ -257,7 +265,7 @@ mod tests {
         let doc = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut sigs = [crc("aaaa bbbb"), crc("cccc dddd"), crc("eeee ffff"), crc("gggg hhhh")];
         sigs.sort();
-        assert_eq!(a12_records(&doc)[0].ss, [sigs[0], sigs[1], sigs[2]]);
+        assert_eq!(a12_records(&with_ids(&[doc], &TermDict::default())[0])[0].ss, [sigs[0], sigs[1], sigs[2]]);
     }
 
     fn rec(len: u32, num: u32, ss: [u32; 3], ws: [u32; 5]) -> A12Record {
