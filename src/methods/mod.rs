@@ -6,7 +6,8 @@
 //! (`jobs/candidates.sql`). Methods that need corpus-wide state (lexicons,
 //! IDF, descriptive words) build it once in their constructor from
 //! [`CorpusStats`] and expose it through [`SignatureMethod::state`], so the
-//! `method_state` table can explain a run afterwards. Which methods exist,
+//! `method_state` table can explain a run afterwards; what they look up
+//! per term is an array by term id ([`terms`]). Which methods exist,
 //! and what each one writes and reads, is [`registry`]'s to say.
 
 use foldhash::{HashMap, HashMapExt};

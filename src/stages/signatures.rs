@@ -2,7 +2,9 @@
 //! `signatures` and the methods' tables of per-document records
 //! (`sketches`, `shingles`, `a12_records`: [`registry::Records`]).
 //!
-//! Every enabled method signs every document in parallel (rayon); rows are
+//! Each chunk's terms are first looked up in the `df` dictionary
+//! ([`crate::methods::terms`]): the methods read term ids and counts, not
+//! strings to hash. Every enabled method signs every document in parallel (rayon); rows are
 //! written chunk by chunk, method by method, in doc_id order, so the tables
 //! are the same on any number of threads. Every output table is always
 //! written (empty when its method is off) so later SQL can rely on it.
@@ -88,13 +90,16 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let progress = crate::progress::counter(ctx.progress, total, "signatures", "docs");
     let mut sign_ms: Vec<u64> = vec![0; signers.len()];
     let mut signed: Vec<u64> = vec![0; signers.len()];
+    let mut term_ids_ms = 0u64;
     while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {
         let lists = rows.lists()?;
         let mut docs: Vec<DocView> = lists.views();
         // Each document's terms looked up in the dictionary once, for every
         // method to read as ids.
+        let started = std::time::Instant::now();
         let ids = TermIds::of(&docs, &stats.terms);
         ids.attach(&mut docs);
+        term_ids_ms += started.elapsed().as_millis() as u64;
         for (m, method) in signers.iter().enumerate() {
             let started = std::time::Instant::now();
             let per_doc: Vec<Vec<Signature>> = docs
@@ -125,6 +130,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         progress.inc(docs.len() as u64);
     }
     progress.finish_and_clear();
+    report.counters.insert("term_ids_ms".into(), term_ids_ms);
     for (m, method) in signers.iter().enumerate() {
         report.counters.insert(format!("{}_documents_signed", method.id()), signed[m]);
         report.counters.insert(format!("{}_sign_ms", method.id()), sign_ms[m]);
