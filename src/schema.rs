@@ -17,6 +17,16 @@ pub struct ColumnDef {
     pub type_name: String,
     pub nullable: bool,
     pub doc: String,
+    /// Whether Parquet may dictionary-encode the column (default yes). Off
+    /// for hash values (fingerprints, signatures, minima): nearly all
+    /// distinct, so a dictionary only costs the writer a hash lookup per
+    /// value and the file a page of every value plus an index per row.
+    #[serde(default = "encode_with_dictionary")]
+    pub dictionary: bool,
+}
+
+fn encode_with_dictionary() -> bool {
+    true
 }
 
 /// One table schema file.

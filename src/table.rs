@@ -18,7 +18,8 @@ use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::StreamExt;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
+use parquet::schema::types::ColumnPath;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -89,7 +90,10 @@ impl TableDir {
     /// written independently (e.g. one per input file, from several threads).
     pub fn part(&self, name: &str, schema: SchemaRef) -> Result<PartWriter> {
         let file = File::create(self.tmp_dir.join(format!("{}{name}.parquet", self.shard.part_prefix())))?;
-        Ok(PartWriter { writer: ArrowWriter::try_new(file, schema, Some(writer_properties()?))?, rows: 0 })
+        Ok(PartWriter {
+            writer: ArrowWriter::try_new(file, schema, Some(table_writer_properties(&self.table)?))?,
+            rows: 0,
+        })
     }
 
     /// Replaces the previous version of the table (of this task's parts,
@@ -337,10 +341,25 @@ pub fn check_table_schema(out_dir: &Path, table: &str) -> Result<()> {
 
 /// How every part file is written: zstd level 3, row groups of 64 Ki rows.
 pub fn writer_properties() -> Result<WriterProperties> {
+    Ok(properties_builder()?.build())
+}
+
+fn properties_builder() -> Result<WriterPropertiesBuilder> {
     Ok(WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
-        .set_max_row_group_row_count(Some(64 * 1024))
-        .build())
+        .set_max_row_group_row_count(Some(64 * 1024)))
+}
+
+/// [`writer_properties`] for a table with a schema file: its columns
+/// marked `"dictionary": false` are written without a dictionary.
+fn table_writer_properties(table: &str) -> Result<WriterProperties> {
+    let mut builder = properties_builder()?;
+    if schema::table_names().any(|t| t == table) {
+        for column in schema::table_def(table).columns.iter().filter(|c| !c.dictionary) {
+            builder = builder.set_column_dictionary_enabled(ColumnPath::from(column.name.as_str()), false);
+        }
+    }
+    Ok(builder.build())
 }
 
 /// The Parquet files of a folder, by name.

@@ -4,25 +4,28 @@
 //! alphabetical order and hashed with CRC32. Sentences without kept terms
 //! never count; a document with none gets no signature.
 
-use super::topwords::{crc32_of_sorted_join, top_by_score, TermWeigher, Weighting};
+use super::topwords::{crc32_of_sorted_join, top_by, TermWeigher, Weighting};
 use super::{CorpusStats, DocView, Signature, SignatureMethod};
 use crate::config::MethodsConfig;
 
-/// The non-empty sentences of a document as (joined string, kept terms).
-/// A sentence repeated in the document appears as often as it occurs
-/// (nothing in the study merges them).
-fn sentence_strings<'a>(doc: &DocView<'a>) -> Vec<(String, &'a [&'a str])> {
-    doc.sentences().filter(|s| !s.is_empty()).map(|s| (s.join(" "), s)).collect()
+/// The bytes of a sentence's terms joined by single spaces, in order:
+/// sentences are ranked by that string without building it.
+fn joined_bytes<'a>(sentence: &'a [&'a str]) -> impl Iterator<Item = u8> + 'a {
+    sentence.iter().enumerate().flat_map(|(i, t)| (i > 0).then_some(b' ').into_iter().chain(t.bytes()))
 }
 
-/// Picks the `top` best of `scored` sentences and appends their CRC32
-/// signature (slot 0), or nothing when there is no sentence.
-fn sign_top(scored: &[(String, f64)], top: usize, out: &mut Vec<Signature>) {
+/// Picks the `top` best of the `scored` non-empty sentences (ties: the
+/// joined string ascending) and appends the CRC32 signature (slot 0) of
+/// their joined strings, or nothing when there is no sentence. A sentence
+/// repeated in the document appears as often as it occurs (nothing in the
+/// study merges them).
+fn sign_top(scored: Vec<(&[&str], f64)>, top: usize, out: &mut Vec<Signature>) {
     if scored.is_empty() {
         return;
     }
-    let items = scored.iter().map(|(s, w)| (s.as_str(), *w)).collect();
-    out.push(Signature { slot: 0, sig: crc32_of_sorted_join(top_by_score(items, top)) });
+    let best = top_by(scored, top, |a, b| b.1.total_cmp(&a.1).then_with(|| joined_bytes(a.0).cmp(joined_bytes(b.0))));
+    let strings: Vec<String> = best.iter().map(|(s, _)| s.join(" ")).collect();
+    out.push(Signature { slot: 0, sig: crc32_of_sorted_join(strings.iter().map(String::as_str).collect()) });
 }
 
 /// a4 LongSent: the `top_sentences` longest sentences (length = number of
@@ -45,8 +48,8 @@ impl SignatureMethod for LongSent {
     }
 
     fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        let scored: Vec<(String, f64)> = sentence_strings(doc).into_iter().map(|(s, t)| (s, t.len() as f64)).collect();
-        sign_top(&scored, self.top_sentences, out);
+        let scored = doc.sentences().filter(|s| !s.is_empty()).map(|s| (s, s.len() as f64)).collect();
+        sign_top(scored, self.top_sentences, out);
     }
 }
 
@@ -77,17 +80,17 @@ impl SignatureMethod for HeavySent {
         // document's distinct terms (sorted by id).
         let weight = |id: &u32| doc.term_counts.binary_search_by_key(id, |c| c.id).map_or(0.0, |i| wt[i]);
         let mut start = 0usize;
-        let scored: Vec<(String, f64)> = doc
+        let scored = doc
             .sentence_ends
             .iter()
             .filter_map(|&end| {
                 let ids = &doc.term_ids[start..end as usize];
                 let terms = &doc.terms[start..end as usize];
                 start = end as usize;
-                (!terms.is_empty()).then(|| (terms.join(" "), ids.iter().map(weight).sum()))
+                (!terms.is_empty()).then(|| (terms, ids.iter().map(weight).sum()))
             })
             .collect();
-        sign_top(&scored, self.top_sentences, out);
+        sign_top(scored, self.top_sentences, out);
     }
 }
 
@@ -141,6 +144,16 @@ mod tests {
             terms.push((t.to_string(), TermStats { df, cf: df }));
         }
         CorpusStats { n_docs: 100, dl_avg: 11.0, terms: terms.into_iter().collect() }
+    }
+
+    #[test]
+    fn sentences_rank_as_their_joined_strings() {
+        let sentences: [&[&str]; 6] = [&["ab", "c"], &["abc"], &["ab"], &["ab", "c", "d"], &["a", "bc"], &["b"]];
+        for a in sentences {
+            for b in sentences {
+                assert_eq!(joined_bytes(a).cmp(joined_bytes(b)), a.join(" ").cmp(&b.join(" ")), "{a:?} {b:?}");
+            }
+        }
     }
 
     #[test]

@@ -157,12 +157,6 @@ pub fn top_by<T>(mut items: Vec<T>, top: usize, cmp: impl Fn(&T, &T) -> std::cmp
     items
 }
 
-/// The `top` items with the highest score, ties broken by the string
-/// ascending so the choice is deterministic.
-pub fn top_by_score(items: Vec<(&str, f64)>, top: usize) -> Vec<&str> {
-    top_by(items, top, |a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(b.0))).into_iter().map(|(s, _)| s).collect()
-}
-
 /// a1, a2, a3, a10: CRC32 of the `top_words` heaviest terms joined in
 /// alphabetical order, slot 0. A document with fewer distinct terms uses
 /// what it has; one without terms gets no signature.
