@@ -168,7 +168,14 @@ impl TokenChunks {
         let columns = list_columns(parts).join(", ");
         let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
         let sql = format!("SELECT doc_id, {columns} FROM tokens {filter} ORDER BY doc_id");
-        let stream = session.sql(&sql).await?.execute_stream().await?;
+        // Each part file of `tokens` is in doc_id order (the table is
+        // registered so). Split into byte ranges, a file would be scanned
+        // by several partitions and merged back, which copies every list;
+        // scanned whole, a single file needs no merge and no sort.
+        let mut state = session.state();
+        state.config_mut().options_mut().optimizer.repartition_file_scans = false;
+        let whole_files = datafusion::prelude::SessionContext::new_with_state(state);
+        let stream = whole_files.sql(&sql).await?.execute_stream().await?;
         Ok(TokenChunks { stream, pending: Vec::new(), pending_rows: 0 })
     }
 
