@@ -111,7 +111,9 @@ pub struct TermIds {
 impl TermIds {
     /// Looks the terms of `docs` up in `dict`, documents in parallel.
     pub fn of(docs: &[DocView<'_>], dict: &TermDict) -> TermIds {
-        let per_doc: Vec<(Vec<u32>, Vec<TermCount>)> = docs.par_iter().map(|d| doc_ids(d.terms, dict)).collect();
+        // Each worker counts in a slot array over the dictionary's ids.
+        let per_doc: Vec<(Vec<u32>, Vec<TermCount>)> =
+            docs.par_iter().map_init(|| vec![0u32; dict.len()], |slots, d| doc_ids(d.terms, dict, slots)).collect();
         let mut out = TermIds {
             ids: Vec::with_capacity(per_doc.iter().map(|d| d.0.len()).sum()),
             counts: Vec::with_capacity(per_doc.iter().map(|d| d.1.len()).sum()),
@@ -138,7 +140,9 @@ impl TermIds {
 
 /// One document's ids (terms missing from `dict` numbered from its end, by
 /// first occurrence) and distinct terms with their counts, sorted by id.
-fn doc_ids(terms: &[&str], dict: &TermDict) -> (Vec<u32>, Vec<TermCount>) {
+/// `slots` has one zero per dictionary id and is left all zeros: while a
+/// document is counted, a known id's slot is 1 + its place in the counts.
+fn doc_ids(terms: &[&str], dict: &TermDict, slots: &mut [u32]) -> (Vec<u32>, Vec<TermCount>) {
     let mut unknown: HashMap<&str, u32> = HashMap::new();
     let ids: Vec<u32> = terms
         .iter()
@@ -149,17 +153,25 @@ fn doc_ids(terms: &[&str], dict: &TermDict) -> (Vec<u32>, Vec<TermCount>) {
             })
         })
         .collect();
-    // (id, position) sorted: each id's run gives its count and first place.
-    let mut keyed: Vec<u64> = ids.iter().enumerate().map(|(pos, &id)| (id as u64) << 32 | pos as u64).collect();
-    keyed.sort_unstable();
+    let mut unknown_slots: HashMap<u32, u32> = HashMap::new();
     let mut counts: Vec<TermCount> = Vec::new();
-    for k in keyed {
-        let (id, pos) = ((k >> 32) as u32, k as u32);
-        match counts.last_mut() {
-            Some(c) if c.id == id => c.tf += 1,
-            _ => counts.push(TermCount { id, tf: 1, first: pos }),
+    for (pos, &id) in ids.iter().enumerate() {
+        let slot = match slots.get_mut(id as usize) {
+            Some(slot) => slot,
+            None => unknown_slots.entry(id).or_insert(0),
+        };
+        if *slot == 0 {
+            counts.push(TermCount { id, tf: 0, first: pos as u32 });
+            *slot = counts.len() as u32;
+        }
+        counts[*slot as usize - 1].tf += 1;
+    }
+    for c in &counts {
+        if let Some(slot) = slots.get_mut(c.id as usize) {
+            *slot = 0;
         }
     }
+    counts.sort_unstable_by_key(|c| c.id);
     (ids, counts)
 }
 
@@ -195,6 +207,32 @@ mod tests {
 
     fn dict(terms: &[&str]) -> TermDict {
         terms.iter().map(|t| (t.to_string(), TermStats { df: 1, cf: 1 })).collect()
+    }
+
+    #[test]
+    fn each_document_counts_its_own_terms() {
+        // Documents counted one after the other share a worker's slots.
+        let d = dict(&["a", "b", "c"]);
+        let texts = ["a b a c", "b b", "c x a", "", "a a a"];
+        let terms: Vec<Vec<&str>> = texts.iter().map(|t| t.split_whitespace().collect()).collect();
+        let mut slots = vec![0u32; d.len()];
+        for t in &terms {
+            let (ids, counts) = doc_ids(t, &d, &mut slots);
+            assert!(slots.iter().all(|&s| s == 0), "slots left set after {t:?}");
+            let mut naive: Vec<(u32, u32)> = Vec::new();
+            for id in &ids {
+                match naive.iter_mut().find(|(i, _)| i == id) {
+                    Some(entry) => entry.1 += 1,
+                    None => naive.push((*id, 1)),
+                }
+            }
+            naive.sort();
+            let counted: Vec<(u32, u32)> = counts.iter().map(|c| (c.id, c.tf)).collect();
+            assert_eq!(counted, naive, "{t:?}");
+            assert!(counts
+                .iter()
+                .all(|c| ids[c.first as usize] == c.id && ids[..c.first as usize].iter().all(|&i| i != c.id)));
+        }
     }
 
     #[test]
