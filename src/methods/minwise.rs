@@ -16,11 +16,11 @@
 //! a wrapping 64-bit multiply and a shift vectorize, where a 128-bit
 //! product and a Mersenne fold do not.
 
-/// One step of the splitmix64 generator: the fixed, portable PRNG that draws
-/// the coefficients, so sketches are reproducible across runs, platforms
-/// and Rust versions (the same generator as `methods::splitmix64`, repeated
-/// here so this file compiles alone).
-fn splitmix64(state: &mut u64) -> u64 {
+/// One step of the splitmix64 generator: advances `state` and returns the
+/// next value. The fixed, portable PRNG that draws the coefficients, so
+/// sketches are reproducible across runs, platforms and Rust versions;
+/// other methods use it too (`methods::splitmix64`).
+pub fn splitmix64(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut z = *state;
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);

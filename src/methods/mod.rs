@@ -201,8 +201,9 @@ pub fn keep_strongest(pairs: Vec<ScoredPair>, k: usize) -> Vec<ScoredPair> {
     kept
 }
 
-/// The number of occurrences of each distinct term of a document: the `tf`
-/// every frequency-weighted method (a1–a3, a5, a9, a10) starts from.
+/// The number of occurrences of each distinct term of a document, by
+/// string: what a9 chooses its words from in `stats`. Signing reads the
+/// same counts by term id ([`DocView::term_counts`]).
 pub fn term_frequencies<'a>(terms: &[&'a str]) -> HashMap<&'a str, u32> {
     let mut tf: HashMap<&str, u32> = HashMap::with_capacity(terms.len());
     for t in terms {
@@ -211,16 +212,10 @@ pub fn term_frequencies<'a>(terms: &[&'a str]) -> HashMap<&'a str, u32> {
     tf
 }
 
-/// One step of the splitmix64 generator: advances `state` and returns the
-/// next value. Methods that need seeded randomness use it instead of an
-/// external crate so that a seed gives the same stream in every build.
-pub fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
+/// One step of the splitmix64 generator (defined in [`minwise`], which
+/// compiles alone): methods that need seeded randomness use it instead of
+/// an external crate so that a seed gives the same stream in every build.
+pub use minwise::splitmix64;
 
 /// `strings` as the borrowed lists a [`DocView`] holds, leaked: tests
 /// build documents from owned words, and a test process is short.
