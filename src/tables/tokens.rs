@@ -168,14 +168,7 @@ impl TokenChunks {
         let columns = list_columns(parts).join(", ");
         let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
         let sql = format!("SELECT doc_id, {columns} FROM tokens {filter} ORDER BY doc_id");
-        // Each part file of `tokens` is in doc_id order (the table is
-        // registered so). Split into byte ranges, a file would be scanned
-        // by several partitions and merged back, which copies every list;
-        // scanned whole, a single file needs no merge and no sort.
-        let mut state = session.state();
-        state.config_mut().options_mut().optimizer.repartition_file_scans = false;
-        let whole_files = datafusion::prelude::SessionContext::new_with_state(state);
-        let stream = whole_files.sql(&sql).await?.execute_stream().await?;
+        let stream = whole_file_scans(session).await?.sql(&sql).await?.execute_stream().await?;
         Ok(TokenChunks { stream, pending: Vec::new(), pending_rows: 0 })
     }
 
@@ -205,6 +198,32 @@ impl TokenChunks {
         self.pending_rows -= n;
         Ok(Some(TokenChunk { batches: taken }))
     }
+}
+
+/// `session` with each part file of `tokens` scanned whole, as a partition
+/// of its own. Every part file is in doc_id order (the table is registered
+/// so): split into byte ranges, a file was scanned by several partitions
+/// and merged back, which copies every list; scanned whole, a single file
+/// needs no merge and no sort, and the files of a sharded stage are merged
+/// as they stream. Two files in one partition would lose their order and
+/// be sorted in memory, hence one partition per file. When the table's
+/// files cannot be counted (not a local folder), `session` as it is.
+async fn whole_file_scans(
+    session: &datafusion::prelude::SessionContext,
+) -> Result<datafusion::prelude::SessionContext> {
+    let provider = session.table_provider("tokens").await?;
+    let folder: Option<std::path::PathBuf> = provider
+        .downcast_ref::<datafusion::datasource::listing::ListingTable>()
+        .and_then(|t| t.table_paths().first().and_then(|url| url.as_str().parse::<url::Url>().ok()))
+        .and_then(|url| url.to_file_path().ok());
+    let Some(files) = folder.and_then(|dir| crate::table::parquet_files(&dir).ok()) else {
+        return Ok(session.clone());
+    };
+    let mut state = session.state();
+    let options = state.config_mut().options_mut();
+    options.optimizer.repartition_file_scans = false;
+    options.execution.target_partitions = files.len().max(1);
+    Ok(datafusion::prelude::SessionContext::new_with_state(state))
 }
 
 /// Loads every `tokens` row selected by `filter` (a SQL WHERE clause, or
