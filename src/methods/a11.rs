@@ -8,7 +8,7 @@
 
 use super::registry::RecordMethod;
 use super::shingles::distinct_shingles;
-use super::DocView;
+use super::{DocView, Signature};
 use crate::config::MethodsConfig;
 use crate::table::TableOutput;
 use crate::tables::columns::shingles;
@@ -29,7 +29,11 @@ impl RecordMethod for ShingleRecords {
         ShingleRecords { width: cfg.shingle_width }
     }
 
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<shingles::Rows>) -> Result<()> {
+    fn write_records(
+        &self,
+        docs: &[DocView<'_>],
+        out: &mut TableOutput<shingles::Rows>,
+    ) -> Result<Vec<Vec<Signature>>> {
         let per_doc: Vec<Vec<u64>> = docs.par_iter().map(|d| distinct_shingles(d.terms, self.width)).collect();
         for (d, shingles) in docs.iter().zip(per_doc) {
             for s in shingles {
@@ -40,6 +44,6 @@ impl RecordMethod for ShingleRecords {
                 })?;
             }
         }
-        Ok(())
+        Ok(Vec::new())
     }
 }

@@ -29,7 +29,7 @@
 //!   and is ignored by the matching rule (probability 2^-32 per signature).
 
 use super::registry::RecordMethod;
-use super::DocView;
+use super::{DocView, Signature};
 use crate::config::MethodsConfig;
 use crate::table::TableOutput;
 use crate::tables::columns::a12_records;
@@ -86,12 +86,16 @@ impl RecordMethod for A12Records {
         A12Records
     }
 
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<a12_records::Rows>) -> Result<()> {
+    fn write_records(
+        &self,
+        docs: &[DocView<'_>],
+        out: &mut TableOutput<a12_records::Rows>,
+    ) -> Result<Vec<Vec<Signature>>> {
         let per_doc: Vec<Vec<A12Record>> = docs.par_iter().map(a12_records).collect();
         for r in per_doc.iter().flatten() {
             out.push(|b| r.append_to(b))?;
         }
-        Ok(())
+        Ok(Vec::new())
     }
 }
 

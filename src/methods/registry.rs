@@ -11,7 +11,8 @@
 //!   linked by `jobs/candidates_exact.sql`;
 //! - **records** ([`RecordMethod`]): rows of a table of its own (minhash's
 //!   sketches, a11's shingles, a12's records), also written by `signatures`,
-//!   that its SQL jobs pair;
+//!   that its SQL jobs pair; records may give the method's signatures too
+//!   (minhash's bands come from its sketch), in place of a signer;
 //! - a **search** ([`PairMethod`]): its own corpus-wide search, run by the
 //!   `search` stage into `method_pairs`.
 //!
@@ -19,7 +20,7 @@
 
 use super::{
     a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocView, PairMethod,
-    SignatureMethod, StateRow,
+    Signature, SignatureMethod, StateRow,
 };
 use crate::config::MethodsConfig;
 use crate::shard::Shard;
@@ -81,6 +82,14 @@ pub struct HistoryKeys {
     pub kept: &'static str,
 }
 
+impl MethodSpec {
+    /// Whether the method writes rows of `signatures`, from a signer or
+    /// from its records.
+    pub fn writes_signatures(&self) -> bool {
+        self.signer.is_some() || self.records.as_ref().is_some_and(|r| r.signs)
+    }
+}
+
 /// Builds a signer: settings, corpus statistics, the method's state input.
 pub type BuildSigner = fn(&MethodsConfig, &CorpusStats, StateInput<'_>) -> Box<dyn SignatureMethod>;
 
@@ -95,12 +104,14 @@ pub struct Records {
     /// Builds the method from the settings and opens its table for
     /// writing `shard`'s part under the output folder.
     pub open: fn(&MethodsConfig, &Path, Shard) -> Result<Box<dyn RecordSink>>,
+    /// The records give the method's signatures too ([`RecordMethod::SIGNS`]).
+    pub signs: bool,
 }
 
 impl Records {
     /// The records of method type `M`, written to its rows' table.
     pub const fn of<M: RecordMethod>() -> Records {
-        Records { table: M::Rows::TABLE, open: open_records::<M> }
+        Records { table: M::Rows::TABLE, open: open_records::<M>, signs: M::SIGNS }
     }
 }
 
@@ -109,19 +120,26 @@ pub trait RecordMethod: Send + Sync + Sized + 'static {
     /// The rows of the method's table (`crate::tables::columns::<table>::Rows`).
     type Rows: Rows;
 
+    /// Whether the records also give the method's signatures: minhash's
+    /// bands are made from the sketch it records, so the sketch is computed
+    /// once. Such a method has no signer of its own.
+    const SIGNS: bool = false;
+
     /// The method as the settings configure it.
     fn from_config(cfg: &MethodsConfig) -> Self;
 
     /// Appends the records of `docs` to `out`, in document order, so the
-    /// table is the same on any number of threads.
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<Self::Rows>) -> Result<()>;
+    /// table is the same on any number of threads. Returns each document's
+    /// signatures if the method [`RecordMethod::SIGNS`], else nothing.
+    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<Self::Rows>) -> Result<Vec<Vec<Signature>>>;
 }
 
 /// A method's records table being written by one run of `signatures`,
 /// whatever the method and its rows' type.
 pub trait RecordSink {
-    /// Appends the records of `docs`.
-    fn write(&mut self, docs: &[DocView<'_>]) -> Result<()>;
+    /// Appends the records of `docs`; returns their signatures, if the
+    /// records give them (one list per document), else nothing.
+    fn write(&mut self, docs: &[DocView<'_>]) -> Result<Vec<Vec<Signature>>>;
 
     /// Writes what is pending and publishes the table; returns its rows.
     fn commit(self: Box<Self>) -> Result<u64>;
@@ -134,7 +152,7 @@ struct Recording<M: RecordMethod> {
 }
 
 impl<M: RecordMethod> RecordSink for Recording<M> {
-    fn write(&mut self, docs: &[DocView<'_>]) -> Result<()> {
+    fn write(&mut self, docs: &[DocView<'_>]) -> Result<Vec<Vec<Signature>>> {
         self.method.write_records(docs, &mut self.out)
     }
 
@@ -158,8 +176,8 @@ pub enum Edges {
     /// SQL jobs of its own, registered as views in this order; `edges` names
     /// the view giving its edges, `groups` the view giving its records'
     /// group keys (method, slot, sig), which `hot_signatures` counts. A
-    /// signer with its own SQL uses its signatures as an index only: its
-    /// rows of `exact_edges` are not edges.
+    /// method with signatures and its own SQL uses its signatures as an
+    /// index only: its rows of `exact_edges` are not edges.
     Sql { views: &'static [(&'static str, &'static str)], edges: &'static str, groups: Option<&'static str> },
 }
 
@@ -286,7 +304,6 @@ pub static METHODS: &[MethodSpec] = &[
     MethodSpec { id: "imatch", signer: Some(|c, s, _| Box::new(imatch::IMatch::new(c, s))), ..BASE },
     MethodSpec {
         id: "minhash",
-        signer: Some(|c, _, _| Box::new(shingles::MinHash::new(c))),
         records: Some(Records::of::<shingles::MinHash>()),
         edges: Edges::Sql {
             views: &[("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
@@ -383,7 +400,7 @@ mod tests {
             .collect();
         let methods = build_signers(&ids, &MethodsConfig::default(), &CorpusStats::default(), StateSource::Corpus(&[]));
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
-        assert_eq!(built, ["a10", "minhash", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
+        assert_eq!(built, ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
     }
 
     #[test]

@@ -154,34 +154,36 @@ impl MinHash {
     pub fn sketch(&self, terms: &[&str]) -> Option<Vec<u64>> {
         self.hasher.sketch(&distinct_shingles(terms, self.width))
     }
-}
 
-impl SignatureMethod for MinHash {
-    fn id(&self) -> &'static str {
-        "minhash"
-    }
-
-    fn sign(&self, doc: &DocView<'_>, out: &mut Vec<Signature>) {
-        if let Some(sketch) = self.sketch(doc.terms) {
-            for (j, band) in sketch.chunks_exact(self.rows).enumerate() {
-                out.push(Signature { slot: j as u16, sig: hash_u64s(band) });
-            }
-        }
+    /// The signatures of a sketch: band j (slot j) is the xxh3 of minima
+    /// `j*r .. (j+1)*r`.
+    pub fn bands(&self, sketch: &[u64]) -> Vec<Signature> {
+        sketch
+            .chunks_exact(self.rows)
+            .enumerate()
+            .map(|(j, band)| Signature { slot: j as u16, sig: hash_u64s(band) })
+            .collect()
     }
 }
 
 /// Min-hash sketches, one row per (document, function): the `sketches`
-/// table that `jobs/minhash_edges.sql` estimates band pairs from.
+/// table that `jobs/minhash_edges.sql` estimates band pairs from; and the
+/// bands of each sketch, hashed, as the method's signatures.
 impl RecordMethod for MinHash {
     type Rows = sketches::Rows;
+    const SIGNS: bool = true;
 
     fn from_config(cfg: &MethodsConfig) -> MinHash {
         MinHash::new(cfg)
     }
 
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<sketches::Rows>) -> Result<()> {
+    fn write_records(
+        &self,
+        docs: &[DocView<'_>],
+        out: &mut TableOutput<sketches::Rows>,
+    ) -> Result<Vec<Vec<Signature>>> {
         let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| self.sketch(d.terms)).collect();
-        for (d, s) in docs.iter().zip(sketches) {
+        for (d, s) in docs.iter().zip(&sketches) {
             for (position, minimum) in s.iter().flatten().enumerate() {
                 out.push(|b| {
                     b.doc_id.append_value(d.doc_id);
@@ -191,7 +193,7 @@ impl RecordMethod for MinHash {
                 })?;
             }
         }
-        Ok(())
+        Ok(sketches.iter().map(|s| s.as_deref().map(|s| self.bands(s)).unwrap_or_default()).collect())
     }
 }
 
@@ -478,20 +480,15 @@ mod tests {
         let cfg = MethodsConfig::default();
         let mh = MinHash::new(&cfg);
         let doc = words(50, 3);
-        let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc, ..Default::default() };
-        let mut out = Vec::new();
-        mh.sign(&view, &mut out);
         let sketch = mh.sketch(&doc).unwrap();
+        let out = mh.bands(&sketch);
         assert_eq!(out.len(), 84 / 7);
         for (j, s) in out.iter().enumerate() {
             assert_eq!(s.slot as usize, j);
             let bytes: Vec<u8> = sketch[j * 7..(j + 1) * 7].iter().flat_map(|v| v.to_le_bytes()).collect();
             assert_eq!(s.sig, xxh3_64(&bytes));
         }
-        let empty = DocView { doc_id: 2, terms: &[], sentence_ends: &[], words: &[], ..Default::default() };
-        out.clear();
-        mh.sign(&empty, &mut out);
-        assert!(out.is_empty());
+        assert!(mh.sketch(&[]).is_none());
     }
 
     /// Two fingerprint sets with resemblance exactly `inter / union`.

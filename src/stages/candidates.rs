@@ -62,7 +62,7 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
     let max_edges = config.candidates.max_edges_per_document;
     let index_only: Vec<String> = registry::METHODS
         .iter()
-        .filter(|m| m.signer.is_some() && matches!(m.edges, Edges::Sql { .. }))
+        .filter(|m| m.writes_signatures() && matches!(m.edges, Edges::Sql { .. }))
         .map(|m| format!("'{}'", m.id))
         .collect();
     let mut params = vec![

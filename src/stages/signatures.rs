@@ -81,15 +81,16 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     for m in registry::METHODS {
         if let Some(r) = &m.records {
             if config.methods.is_enabled(m.id) {
-                records.push((r.table, (r.open)(&config.methods, &ctx.out, ctx.shard)?));
+                records.push((m.id, r.table, (r.open)(&config.methods, &ctx.out, ctx.shard)?));
             } else {
                 empty_records.push((r.table, TableWriter::for_shard(&ctx.out, r.table, ctx.shard)?));
             }
         }
     }
     let progress = crate::progress::counter(ctx.progress, total, "signatures", "docs");
-    let mut sign_ms: Vec<u64> = vec![0; signers.len()];
-    let mut signed: Vec<u64> = vec![0; signers.len()];
+    // Per method id: documents given a signature, and milliseconds spent.
+    let mut signed: BTreeMap<String, u64> = BTreeMap::new();
+    let mut spent_ms: BTreeMap<String, u64> = BTreeMap::new();
     let mut term_ids_ms = 0u64;
     while let Some(rows) = chunks.next_chunk(CHUNK_DOCS).await? {
         let lists = rows.lists()?;
@@ -100,7 +101,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         let ids = TermIds::of(&docs, &stats.terms);
         ids.attach(&mut docs);
         term_ids_ms += started.elapsed().as_millis() as u64;
-        for (m, method) in signers.iter().enumerate() {
+        for method in &signers {
             let started = std::time::Instant::now();
             let per_doc: Vec<Vec<Signature>> = docs
                 .par_iter()
@@ -110,37 +111,55 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     out
                 })
                 .collect();
-            signed[m] += per_doc.iter().filter(|s| !s.is_empty()).count() as u64;
-            sign_ms[m] += started.elapsed().as_millis() as u64;
-            for (doc, doc_sigs) in docs.iter().zip(&per_doc) {
-                for s in doc_sigs {
-                    signature_table.push(|b| {
-                        b.method.append_value(method.id());
-                        b.doc_id.append_value(doc.doc_id);
-                        b.slot.append_value(s.slot);
-                        b.sig.append_value(s.sig);
-                        b.doc_len.append_value(doc.terms.len() as u32);
-                    })?;
-                }
-            }
+            *spent_ms.entry(format!("{}_sign_ms", method.id())).or_default() += started.elapsed().as_millis() as u64;
+            write_signatures(&mut signature_table, method.id(), &docs, &per_doc, &mut signed)?;
         }
-        for (_, sink) in &mut records {
-            sink.write(&docs)?;
+        for (id, _, sink) in &mut records {
+            let started = std::time::Instant::now();
+            let per_doc = sink.write(&docs)?;
+            *spent_ms.entry(format!("{id}_records_ms")).or_default() += started.elapsed().as_millis() as u64;
+            if !per_doc.is_empty() {
+                write_signatures(&mut signature_table, id, &docs, &per_doc, &mut signed)?;
+            }
         }
         progress.inc(docs.len() as u64);
     }
     progress.finish_and_clear();
     report.counters.insert("term_ids_ms".into(), term_ids_ms);
-    for (m, method) in signers.iter().enumerate() {
-        report.counters.insert(format!("{}_documents_signed", method.id()), signed[m]);
-        report.counters.insert(format!("{}_sign_ms", method.id()), sign_ms[m]);
+    for (id, n) in signed {
+        report.counters.insert(format!("{id}_documents_signed"), n);
     }
+    report.counters.extend(spent_ms);
     report.rows.insert(signatures::TABLE.into(), signature_table.commit()?);
-    for (table, sink) in records {
+    for (_, table, sink) in records {
         report.rows.insert(table.into(), sink.commit()?);
     }
     for (table, writer) in empty_records {
         report.rows.insert(table.into(), writer.commit()?);
     }
     Ok(report)
+}
+
+/// Appends method `id`'s signatures of `docs` (one list per document) to
+/// the `signatures` table, and counts the documents it signed.
+fn write_signatures(
+    table: &mut TableOutput<signatures::Rows>,
+    id: &str,
+    docs: &[DocView<'_>],
+    per_doc: &[Vec<Signature>],
+    signed: &mut BTreeMap<String, u64>,
+) -> Result<()> {
+    *signed.entry(id.to_string()).or_default() += per_doc.iter().filter(|s| !s.is_empty()).count() as u64;
+    for (doc, doc_sigs) in docs.iter().zip(per_doc) {
+        for s in doc_sigs {
+            table.push(|b| {
+                b.method.append_value(id);
+                b.doc_id.append_value(doc.doc_id);
+                b.slot.append_value(s.slot);
+                b.sig.append_value(s.sig);
+                b.doc_len.append_value(doc.terms.len() as u32);
+            })?;
+        }
+    }
+    Ok(())
 }
