@@ -35,15 +35,12 @@ pub struct TermDict {
 }
 
 impl FromIterator<(String, TermStats)> for TermDict {
-    /// Numbers the terms in byte order (a term given twice keeps its last
-    /// statistics, as a map would).
+    /// Numbers the terms in byte order. `df` has one row per term; of a
+    /// term given twice, one is kept.
     fn from_iter<I: IntoIterator<Item = (String, TermStats)>>(rows: I) -> Self {
         let mut rows: Vec<(String, TermStats)> = rows.into_iter().collect();
-        // Stable: of equal terms the last one given stays last.
-        rows.sort_by(|a, b| a.0.cmp(&b.0));
-        rows.reverse();
+        rows.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         rows.dedup_by(|a, b| a.0 == b.0);
-        rows.reverse();
         let mut dict = TermDict { index: HashMap::with_capacity(rows.len()), ..TermDict::default() };
         for (id, (term, st)) in rows.into_iter().enumerate() {
             let term: Box<str> = term.into();
