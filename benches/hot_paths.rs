@@ -178,7 +178,7 @@ fn process_records(bencher: Bencher, crawl: &str) {
     });
 }
 
-/// HTML → title and visible text, alone (the scraper parse dominates it).
+/// HTML → title and visible text, alone (the html5ever parse dominates it).
 #[divan::bench]
 fn html_extract(bencher: Bencher) {
     let pages = &*SAMPLE_HTML;

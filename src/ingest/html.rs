@@ -4,6 +4,7 @@
 //! The charset comes from the HTTP header, then a `<meta>` declaration in
 //! the first 4 KB, then chardetng's guess, in that order; decoding never
 //! fails (bad bytes become U+FFFD). Text extraction walks the html5ever tree
+//! (built by [`PageTree`], which keeps only what the text needs)
 //! iteratively (deeply nested pages cannot overflow the stack), drops
 //! `head`, `script`, `style`, `noscript`, `template`, `iframe`, comments and
 //! tags, and ends a line at block-level elements. No boilerplate removal.
@@ -12,7 +13,7 @@
 //! open elements for most tags, so its work grows with the square of the
 //! nesting depth: a 1 MB page of 200,000 nested `<div>`s took minutes. The
 //! page is fed to it in small chunks through a sink that records the depth
-//! of every node placed ([`DepthGuard`]); once the tree nests deeper than
+//! of every node placed ([`PageTree`]); once the tree nests deeper than
 //! `max_html_depth`, parsing stops and the page is parsed again with the
 //! elements beyond that depth dropped ([`flatten`]; browsers flatten such
 //! pages too: Chromium's parser stops nesting at depth 512). A page that
@@ -23,15 +24,12 @@
 //! after `max_html_attributes` attributes first ([`limit_attributes`]).
 
 use crate::config::IngestConfig;
-use ego_tree::NodeId;
+use super::page_tree::{PageNode, PageTree, Part};
+use ego_tree::Tree;
 use encoding_rs::Encoding;
 use html5ever::driver::{parse_document, ParseOpts};
 use html5ever::tendril::{StrTendril, TendrilSink};
-use html5ever::tree_builder::{ElementFlags, NodeOrText, QuirksMode, TreeSink};
-use html5ever::{Attribute, QualName};
-use scraper::{Html, HtmlTreeSink};
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 
 /// How far into the payload `<meta charset>` is looked for.
@@ -146,12 +144,12 @@ pub struct TooDeep {
 }
 
 /// Elements whose content is not visible text.
-fn is_skipped(name: &str) -> bool {
+pub(super) fn is_skipped(name: &str) -> bool {
     matches!(name, "head" | "script" | "style" | "noscript" | "template" | "title" | "iframe")
 }
 
 /// Elements that end a line (before and after them).
-fn is_block(name: &str) -> bool {
+pub(super) fn is_block(name: &str) -> bool {
     matches!(
         name,
         "address"
@@ -214,82 +212,73 @@ fn is_block(name: &str) -> bool {
 /// twice that is [`TooDeep`].
 pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
     use ego_tree::iter::Edge;
-    use scraper::Node;
     let max_depth = cfg.max_html_depth;
     let limited = limit_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
     let cut_attributes = matches!(limited, Cow::Owned(_));
     let html = limited.as_ref();
-    let (doc, flattened) = match parse_bounded(html, max_depth) {
-        Some(doc) => (doc, cut_attributes),
+    let (tree, flattened) = match parse_bounded(html, max_depth) {
+        Some(tree) => (tree, cut_attributes),
         None => {
             let limit = max_depth.saturating_mul(2);
             (parse_bounded(&flatten(html, max_depth), limit).ok_or(TooDeep { limit })?, true)
         }
     };
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
+    let mut text = Lines::default();
     let mut title: Option<String> = None;
     let mut in_title = 0usize;
     let mut skip = 0usize;
     let mut pre = 0usize;
-    for edge in doc.tree.root().traverse() {
+    for edge in tree.root().traverse() {
         match edge {
-            Edge::Open(node) => match node.value() {
-                Node::Element(el) => {
-                    let name = el.name();
-                    if name == "title" && title.is_none() {
+            Edge::Open(node) => match &node.value().part {
+                Part::Element(_, role) => {
+                    if role.title && title.is_none() {
                         in_title += 1;
                     }
-                    if is_skipped(name) {
+                    if role.skipped {
                         skip += 1;
-                    } else if skip == 0 && is_block(name) {
-                        end_line(&mut line, &mut lines);
+                    } else if skip == 0 && role.block {
+                        text.end_line();
                     }
-                    if name == "pre" {
-                        pre += 1;
-                    }
+                    pre += usize::from(role.pre);
                 }
-                Node::Text(t) => {
+                Part::Text(t) => {
                     if in_title > 0 {
                         title.get_or_insert_with(String::new).push_str(t);
                     } else if skip == 0 {
                         if pre > 0 {
                             let mut parts = t.split('\n');
                             if let Some(first) = parts.next() {
-                                line.push_str(first);
+                                text.push(first);
                             }
                             for part in parts {
-                                end_line(&mut line, &mut lines);
-                                line.push_str(part);
+                                text.end_line();
+                                text.push(part);
                             }
                         } else {
-                            line.push_str(t);
+                            text.push(t);
                         }
                     }
                 }
                 _ => {}
             },
             Edge::Close(node) => {
-                if let Node::Element(el) = node.value() {
-                    let name = el.name();
-                    if name == "title" && in_title > 0 {
+                if let Part::Element(_, role) = &node.value().part {
+                    if role.title && in_title > 0 {
                         in_title -= 1;
                         title.get_or_insert_with(String::new);
                     }
-                    if is_skipped(name) {
+                    if role.skipped {
                         skip = skip.saturating_sub(1);
-                    } else if skip == 0 && is_block(name) {
-                        end_line(&mut line, &mut lines);
+                    } else if skip == 0 && role.block {
+                        text.end_line();
                     }
-                    if name == "pre" {
-                        pre = pre.saturating_sub(1);
-                    }
+                    pre = pre.saturating_sub(usize::from(role.pre));
                 }
             }
         }
     }
-    end_line(&mut line, &mut lines);
-    Ok(Extracted { title: collapse(&title.unwrap_or_default()), text: lines.join("\n"), flattened })
+    Ok(Extracted { title: collapse(&title.unwrap_or_default()), text: text.text, flattened })
 }
 
 /// How much of the page the tree builder gets at a time: the depth is
@@ -299,13 +288,8 @@ const FEED_BYTES: usize = 8 << 10;
 
 /// Parses `html` as a document, or `None` as soon as its tree nests deeper
 /// than `max_depth` (the document node is depth 0, `<html>` 1, `<body>` 2).
-fn parse_bounded(html: &str, max_depth: u32) -> Option<Html> {
-    let sink = DepthGuard {
-        inner: HtmlTreeSink::new(Html::new_document()),
-        depths: RefCell::new(HashMap::new()),
-        deepest: Cell::new(0),
-    };
-    let mut parser = parse_document(sink, ParseOpts::default());
+fn parse_bounded(html: &str, max_depth: u32) -> Option<Tree<PageNode>> {
+    let mut parser = parse_document(PageTree::new(), ParseOpts::default());
     let mut rest = html;
     while !rest.is_empty() {
         let mut cut = rest.len().min(FEED_BYTES);
@@ -314,107 +298,13 @@ fn parse_bounded(html: &str, max_depth: u32) -> Option<Html> {
         }
         let (chunk, tail) = rest.split_at(cut);
         parser.process(StrTendril::from_slice(chunk));
-        if parser.tokenizer.sink.sink.deepest.get() > max_depth {
+        if parser.tokenizer.sink.sink.deepest() > max_depth {
             return None;
         }
         rest = tail;
     }
-    let (doc, deepest) = parser.finish();
-    (deepest <= max_depth).then_some(doc)
-}
-
-/// scraper's tree sink, measuring the depth of every node placed in the
-/// tree (its parent's depth plus one; template contents sit at their
-/// template's depth). Parse errors are not kept: scraper would store every
-/// one, and a hostile page has one per tag.
-struct DepthGuard {
-    inner: HtmlTreeSink,
-    depths: RefCell<HashMap<NodeId, u32>>,
-    deepest: Cell<u32>,
-}
-
-impl DepthGuard {
-    fn depth_of(&self, node: &NodeId) -> u32 {
-        self.depths.borrow().get(node).copied().unwrap_or(0)
-    }
-
-    fn placed(&self, child: &NodeOrText<NodeId>, depth: u32) {
-        if let NodeOrText::AppendNode(id) = child {
-            self.depths.borrow_mut().insert(*id, depth);
-            self.deepest.set(self.deepest.get().max(depth));
-        }
-    }
-}
-
-impl TreeSink for DepthGuard {
-    type Output = (Html, u32);
-    type Handle = NodeId;
-    type ElemName<'a> = <HtmlTreeSink as TreeSink>::ElemName<'a>;
-
-    fn finish(self) -> (Html, u32) {
-        let deepest = self.deepest.get();
-        (self.inner.finish(), deepest)
-    }
-    fn parse_error(&self, _msg: Cow<'static, str>) {}
-    fn get_document(&self) -> NodeId {
-        self.inner.get_document()
-    }
-    fn elem_name<'a>(&'a self, target: &'a NodeId) -> Self::ElemName<'a> {
-        self.inner.elem_name(target)
-    }
-    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, flags: ElementFlags) -> NodeId {
-        self.inner.create_element(name, attrs, flags)
-    }
-    fn create_comment(&self, text: StrTendril) -> NodeId {
-        self.inner.create_comment(text)
-    }
-    fn create_pi(&self, target: StrTendril, data: StrTendril) -> NodeId {
-        self.inner.create_pi(target, data)
-    }
-    fn append(&self, parent: &NodeId, child: NodeOrText<NodeId>) {
-        self.placed(&child, self.depth_of(parent) + 1);
-        self.inner.append(parent, child);
-    }
-    fn append_based_on_parent_node(&self, element: &NodeId, prev_element: &NodeId, child: NodeOrText<NodeId>) {
-        // As scraper does, through this sink's own methods so depths are kept.
-        let has_parent = self.inner.0.borrow().tree.get(*element).is_some_and(|n| n.parent().is_some());
-        if has_parent {
-            self.append_before_sibling(element, child);
-        } else {
-            self.append(prev_element, child);
-        }
-    }
-    fn append_doctype_to_document(&self, name: StrTendril, public_id: StrTendril, system_id: StrTendril) {
-        self.inner.append_doctype_to_document(name, public_id, system_id);
-    }
-    fn mark_script_already_started(&self, node: &NodeId) {
-        self.inner.mark_script_already_started(node);
-    }
-    fn get_template_contents(&self, target: &NodeId) -> NodeId {
-        let contents = self.inner.get_template_contents(target);
-        let depth = self.depth_of(target);
-        self.depths.borrow_mut().insert(contents, depth);
-        contents
-    }
-    fn same_node(&self, x: &NodeId, y: &NodeId) -> bool {
-        self.inner.same_node(x, y)
-    }
-    fn set_quirks_mode(&self, mode: QuirksMode) {
-        self.inner.set_quirks_mode(mode);
-    }
-    fn append_before_sibling(&self, sibling: &NodeId, new_node: NodeOrText<NodeId>) {
-        self.placed(&new_node, self.depth_of(sibling));
-        self.inner.append_before_sibling(sibling, new_node);
-    }
-    fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
-        self.inner.add_attrs_if_missing(target, attrs);
-    }
-    fn remove_from_parent(&self, target: &NodeId) {
-        self.inner.remove_from_parent(target);
-    }
-    fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
-        self.inner.reparent_children(node, new_parent);
-    }
+    let (tree, deepest) = parser.finish();
+    (deepest <= max_depth).then_some(tree)
 }
 
 /// Elements that have no content and never nest.
@@ -702,18 +592,80 @@ fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
     b.len()
 }
 
-/// Ends the current line: keeps it (whitespace collapsed) unless empty.
-fn end_line(line: &mut String, lines: &mut Vec<String>) {
-    let collapsed = collapse(line);
-    if !collapsed.is_empty() {
-        lines.push(collapsed);
+/// Visible text built line by line: whitespace runs collapse to one space,
+/// lines are trimmed, empty lines dropped, lines joined with `\n`. The
+/// same text as collapsing each line with `split_whitespace` and joining
+/// the non-empty ones, without keeping the lines apart first.
+#[derive(Default)]
+struct Lines {
+    text: String,
+    /// The current line has a word.
+    in_line: bool,
+    /// Whitespace came after the current line's last word.
+    space: bool,
+}
+
+impl Lines {
+    /// Appends `piece` to the current line.
+    fn push(&mut self, piece: &str) {
+        let mut rest = piece;
+        while !rest.is_empty() {
+            let blank = leading(rest, true);
+            if blank > 0 {
+                self.space = true;
+                rest = &rest[blank..];
+                continue;
+            }
+            let word = leading(rest, false);
+            if self.in_line {
+                if self.space {
+                    self.text.push(' ');
+                }
+            } else {
+                if !self.text.is_empty() {
+                    self.text.push('\n');
+                }
+                self.in_line = true;
+            }
+            self.space = false;
+            self.text.push_str(&rest[..word]);
+            rest = &rest[word..];
+        }
     }
-    line.clear();
+
+    /// Ends the current line.
+    fn end_line(&mut self) {
+        self.in_line = false;
+        self.space = false;
+    }
+}
+
+/// The length in bytes of the run of whitespace (`blank`) or of
+/// non-whitespace at the start of `s`, whitespace as `char::is_whitespace`
+/// (and so `split_whitespace`) means it.
+fn leading(s: &str, blank: bool) -> usize {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let (is_space, len) = if b[i] < 0x80 {
+            (matches!(b[i], b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'), 1)
+        } else {
+            let c = s[i..].chars().next().unwrap_or_default();
+            (c.is_whitespace(), c.len_utf8())
+        };
+        if is_space != blank {
+            break;
+        }
+        i += len;
+    }
+    i
 }
 
 /// Collapses runs of whitespace to one space and trims.
 fn collapse(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let mut lines = Lines::default();
+    lines.push(s);
+    lines.text
 }
 
 /// How much text the language detector looks at (it is linear in the text).

@@ -13,6 +13,7 @@ pub mod corpus;
 pub mod html;
 pub mod http;
 pub mod inputs;
+mod page_tree;
 pub mod record;
 pub mod source;
 
