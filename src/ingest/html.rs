@@ -857,6 +857,41 @@ mod tests {
         assert!(!extract(page, &IngestConfig::default()).unwrap().flattened);
     }
 
+    /// The lines as they were built before [`Lines`]: each line collapsed
+    /// with `split_whitespace`, empty ones dropped, joined with `\n`.
+    fn lines_oracle(pieces: &[(String, bool)]) -> String {
+        let (mut lines, mut line) = (Vec::new(), String::new());
+        for (piece, ends_line) in pieces {
+            line.push_str(piece);
+            if *ends_line {
+                lines.push(line.split_whitespace().collect::<Vec<_>>().join(" "));
+                line.clear();
+            }
+        }
+        lines.push(line.split_whitespace().collect::<Vec<_>>().join(" "));
+        lines.retain(|l| !l.is_empty());
+        lines.join("\n")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn lines_collapse_as_split_whitespace_does(
+            pieces in proptest::collection::vec(
+                ("[ \t\n\r\x0b\x0c\u{1c}\u{85}\u{a0}\u{2009}\u{3000}ab\u{e9}\u{4e2d}]{0,12}", proptest::bool::ANY),
+                0..12,
+            )
+        ) {
+            let mut lines = Lines::default();
+            for (piece, ends_line) in &pieces {
+                lines.push(piece);
+                if *ends_line {
+                    lines.end_line();
+                }
+            }
+            proptest::prop_assert_eq!(lines.text, lines_oracle(&pieces));
+        }
+    }
+
     #[test]
     fn language_codes() {
         assert_eq!(
