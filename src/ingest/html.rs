@@ -23,8 +23,8 @@
 //! compares each attribute of a tag with the earlier ones, so tags are cut
 //! after `max_html_attributes` attributes first ([`limit_attributes`]).
 
-use crate::config::IngestConfig;
 use super::page_tree::{PageNode, PageTree, Part};
+use crate::config::IngestConfig;
 use ego_tree::Tree;
 use encoding_rs::Encoding;
 use html5ever::driver::{parse_document, ParseOpts};
