@@ -6,8 +6,9 @@
 //! ([`crate::methods::terms`]): the methods read term ids and counts, not
 //! strings to hash. Every enabled method signs every document in parallel
 //! (rayon); rows are written chunk by chunk, method by method, in doc_id
-//! order, so the tables are the same on any number of threads. Every output table is always
-//! written (empty when its method is off) so later SQL can rely on it.
+//! order, so the tables are the same on any number of threads. Every
+//! output table is always written (empty when its method is off) so later
+//! SQL can rely on it.
 //!
 //! A map stage: task I of N (`--shard I/N`) signs the documents with
 //! `doc_id % N = I`. The corpus-wide state of the global methods was built
