@@ -37,6 +37,12 @@ pub fn fold_line(line: &str) -> String {
 /// by character (`char::to_lowercase`, so without `str::to_lowercase`'s
 /// final-sigma rule, as verification texts always were).
 fn fold_line_into(line: &str, out: &mut String) {
+    if is_collapsed_ascii(line.as_bytes()) {
+        let start = out.len();
+        out.push_str(line);
+        out[start..].make_ascii_lowercase();
+        return;
+    }
     let start = out.len();
     for word in line.split_whitespace() {
         if out.len() > start {
@@ -50,6 +56,23 @@ fn fold_line_into(line: &str, out: &mut String) {
             out.extend(word.chars().flat_map(char::to_lowercase));
         }
     }
+}
+
+/// Whether `line` is ASCII with its words already separated by single
+/// spaces and no space at either end, so that folding it only lowercases
+/// it. Ingest writes the lines of HTML pages this way, and one pass over
+/// the bytes costs less than splitting them into words (the fold was 8% of
+/// the tokens stage). For ASCII, `char::is_whitespace` is exactly the
+/// space and `\t` `\n` `\x0B` `\x0C` `\r`.
+fn is_collapsed_ascii(line: &[u8]) -> bool {
+    let mut after_space = true;
+    for &c in line {
+        if !c.is_ascii() || matches!(c, b'\t'..=b'\r') || (c == b' ' && after_space) {
+            return false;
+        }
+        after_space = c == b' ';
+    }
+    !after_space || line.is_empty()
 }
 
 /// The key of a folded line: xxh3 of its bytes; None for a blank line.
@@ -193,6 +216,28 @@ mod tests {
         assert_eq!(block_key("Home | Über uns"), block_key("  home   |  über UNS"));
         assert_eq!(block_key(" \t "), None);
         assert_eq!(distinct_block_keys("a\nb\n\nA\n").len(), 2);
+    }
+
+    proptest::proptest! {
+        /// Folding is splitting on Unicode whitespace, lowercasing each
+        /// word char by char and joining with single spaces, whichever
+        /// path a line takes.
+        #[test]
+        fn folding_is_split_lowercase_join(line in "[ \t\r\x0b\x0c\u{1c}\u{85}\u{a0}\u{3000}aZ.\u{e9}\u{3a3}]{0,16}") {
+            let oracle: Vec<String> =
+                line.split_whitespace().map(|w| w.chars().flat_map(char::to_lowercase).collect()).collect();
+            proptest::prop_assert_eq!(fold_line(&line), oracle.join(" "));
+        }
+    }
+
+    #[test]
+    fn collapsed_ascii_lines_take_the_short_path() {
+        for line in ["Home | Docs", "a", ""] {
+            assert!(is_collapsed_ascii(line.as_bytes()), "{line:?}");
+        }
+        for line in [" a", "a ", "a  b", "a\tb", "a\x0bb", "über"] {
+            assert!(!is_collapsed_ascii(line.as_bytes()), "{line:?}");
+        }
     }
 
     fn site() -> Boilerplate {
