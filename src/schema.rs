@@ -21,11 +21,17 @@ pub struct ColumnDef {
     /// for hash values (fingerprints, signatures, minima): nearly all
     /// distinct, so a dictionary only costs the writer a hash lookup per
     /// value and the file a page of every value plus an index per row.
-    #[serde(default = "encode_with_dictionary")]
+    #[serde(default = "on")]
     pub dictionary: bool,
+    /// Whether Parquet keeps the column's min/max statistics (default yes).
+    /// Off for the word lists and texts of `tokens`: no query filters on
+    /// them, and the writer compared every word with its page's min and
+    /// max (4% of the tokens stage).
+    #[serde(default = "on")]
+    pub statistics: bool,
 }
 
-fn encode_with_dictionary() -> bool {
+fn on() -> bool {
     true
 }
 

@@ -16,10 +16,9 @@ use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::SchemaRef;
 use datafusion::physical_plan::SendableRecordBatchStream;
 use futures::StreamExt;
-use parquet::arrow::ArrowWriter;
+use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
 use parquet::basic::{Compression, ZstdLevel};
-use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
-use parquet::schema::types::ColumnPath;
+use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPropertiesBuilder};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -351,12 +350,22 @@ fn properties_builder() -> Result<WriterPropertiesBuilder> {
 }
 
 /// [`writer_properties`] for a table with a schema file: its columns
-/// marked `"dictionary": false` are written without a dictionary.
+/// marked `"dictionary": false` are written without a dictionary, those
+/// marked `"statistics": false` without min/max statistics. A flag holds
+/// for every Parquet leaf of its column (a list's values).
 fn table_writer_properties(table: &str) -> Result<WriterProperties> {
     let mut builder = properties_builder()?;
     if schema::table_names().any(|t| t == table) {
-        for column in schema::table_def(table).columns.iter().filter(|c| !c.dictionary) {
-            builder = builder.set_column_dictionary_enabled(ColumnPath::from(column.name.as_str()), false);
+        let def = schema::table_def(table);
+        let leaves = ArrowSchemaConverter::new().convert(&schema::arrow_schema(table))?;
+        for leaf in leaves.columns() {
+            let Some(column) = def.columns.iter().find(|c| c.name == leaf.path().parts()[0]) else { continue };
+            if !column.dictionary {
+                builder = builder.set_column_dictionary_enabled(leaf.path().clone(), false);
+            }
+            if !column.statistics {
+                builder = builder.set_column_statistics_enabled(leaf.path().clone(), EnabledStatistics::None);
+            }
         }
     }
     Ok(builder.build())
