@@ -380,7 +380,7 @@ fn flatten(html: &str, max_depth: u32) -> String {
     let mut open_names: HashMap<String, usize> = HashMap::new();
     let mut kept = 0usize;
     let (mut i, mut copied) = (0usize, 0usize);
-    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+    while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
         let Some(markup) = markup_at(b, at, usize::MAX) else { break };
         let mut drop_tag = |out: &mut String, end: usize, replacement: &str| {
             out.push_str(&html[copied..at]);
@@ -443,7 +443,7 @@ fn limit_attributes(html: &str, max: usize) -> Cow<'_, str> {
     let b = html.as_bytes();
     let mut out = String::new();
     let (mut i, mut copied) = (0usize, 0usize);
-    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+    while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
         let Some(markup) = markup_at(b, at, max) else { break };
         let (tag, raw_text) = match markup {
             Markup::Text => {
@@ -487,7 +487,7 @@ fn limit_attributes(html: &str, max: usize) -> Cow<'_, str> {
 /// attribute number `max_attributes + 1` starts.
 fn markup_at(b: &[u8], at: usize, max_attributes: usize) -> Option<Markup<'_>> {
     let next = |k: usize| b.get(at + k).copied().unwrap_or(0);
-    let close = |from: usize| b[from..].iter().position(|c| *c == b'>').map(|k| from + k + 1);
+    let close = |from: usize| memchr::memchr(b'>', &b[from..]).map(|k| from + k + 1);
     match next(1) {
         b'!' if b[at..].starts_with(b"<!--") => {
             b[at + 4..].windows(3).position(|w| w == b"-->").map(|k| Markup::Other(at + 4 + k + 3))
@@ -540,14 +540,22 @@ fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str
         other => Cow::Owned(other.to_ascii_lowercase()),
     };
     let (mut state, mut attributes, mut cut) = (InTag::BeforeName, 0usize, None);
-    for (k, &c) in b[from + len..].iter().enumerate() {
-        let at = from + len + k;
-        if c == b'>' && !matches!(state, InTag::Quoted(_)) {
+    let mut next = from + len;
+    while let Some(&c) = b.get(next) {
+        if let InTag::Quoted(q) = state {
+            // Only its closing quote ends a quoted value (link targets and
+            // titles make up most of a tag): jump to it.
+            next += memchr::memchr(q, &b[next..])? + 1;
+            state = InTag::AfterQuoted;
+            continue;
+        }
+        let at = next;
+        next += 1;
+        if c == b'>' {
             return Some((name, Tag { end: at + 1, cut }));
         }
         state = match (state, c) {
-            (InTag::Quoted(q), c) if c == q => InTag::AfterQuoted,
-            (InTag::Quoted(q), _) => InTag::Quoted(q),
+            (InTag::Quoted(_), _) => unreachable!("quoted values are skipped whole"),
             (InTag::BeforeValue, b'"' | b'\'') => InTag::Quoted(c),
             (InTag::BeforeValue, c) if space(c) => InTag::BeforeValue,
             (InTag::BeforeValue, _) => InTag::Unquoted,
@@ -575,7 +583,7 @@ fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str
 /// ends: after its end tag, or at the end of the page.
 fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
     let mut i = from;
-    while let Some(at) = b[i..].iter().position(|c| *c == b'<').map(|k| i + k) {
+    while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
         let tag = &b[at + 1..];
         let named = tag.len() > name.len()
             && tag[0] == b'/'
@@ -851,6 +859,8 @@ mod tests {
         assert_eq!(limit_attributes(page, 2), "<p a b=1 >one</p><script>'<i a b c d>'</script><p a b>two");
         assert!(matches!(limit_attributes(page, 7), Cow::Borrowed(_)));
         assert_eq!(limit_attributes(page, 6), page.replace("f=\"\"g>", "f=\"\">"));
+        // A quoted value ends only at its own quote.
+        assert_eq!(limit_attributes("<p a='x\"y>' b c>t", 2), "<p a='x\"y>' b >t");
         let cfg = IngestConfig { max_html_attributes: 2, ..IngestConfig::default() };
         let ex = extract(page, &cfg).unwrap();
         assert_eq!((ex.text.as_str(), ex.flattened), ("one\ntwo", true));
