@@ -30,13 +30,6 @@ pub struct ColumnDef {
     /// the tokens and of the signatures stage).
     #[serde(default = "on")]
     pub statistics: bool,
-    /// The largest dictionary page of the column in MB (default Parquet's
-    /// 1 MB), past which it falls back to plain values. Raised for the
-    /// word lists of `tokens`: a corpus's vocabulary outgrows 1 MB within
-    /// its first pages, and the rest of the column was then written as
-    /// plain strings, every word spelled out again (on the Javadoc crawl
-    /// 120 MB of terms before compression instead of 25 with a dictionary).
-    pub dictionary_mb: Option<usize>,
 }
 
 fn on() -> bool {

@@ -351,7 +351,6 @@ fn properties_builder() -> Result<WriterPropertiesBuilder> {
 
 /// [`writer_properties`] for a table with a schema file: its columns
 /// marked `"dictionary": false` are written without a dictionary, those
-/// with `"dictionary_mb"` with a dictionary page of up to that size, those
 /// marked `"statistics": false` without min/max statistics. A flag holds
 /// for every Parquet leaf of its column (a list's values).
 fn table_writer_properties(table: &str) -> Result<WriterProperties> {
@@ -363,9 +362,6 @@ fn table_writer_properties(table: &str) -> Result<WriterProperties> {
             let Some(column) = def.columns.iter().find(|c| c.name == leaf.path().parts()[0]) else { continue };
             if !column.dictionary {
                 builder = builder.set_column_dictionary_enabled(leaf.path().clone(), false);
-            }
-            if let Some(mb) = column.dictionary_mb {
-                builder = builder.set_column_dictionary_page_size_limit(leaf.path().clone(), mb << 20);
             }
             if !column.statistics {
                 builder = builder.set_column_statistics_enabled(leaf.path().clone(), EnabledStatistics::None);
@@ -389,32 +385,4 @@ pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// True when `DIR/<table>/` holds a published table.
 pub fn table_exists(out_dir: &Path, table: &str) -> bool {
     out_dir.join(table).is_dir()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The schema files' column flags reach the Parquet leaves of their
-    /// columns, a list's values included.
-    #[test]
-    fn schema_flags_reach_every_leaf() {
-        let leaf_of = |table: &str, column: &str| {
-            let leaves = ArrowSchemaConverter::new().convert(&schema::arrow_schema(table)).unwrap();
-            leaves.columns().iter().find(|c| c.path().parts()[0] == column).unwrap().path().clone()
-        };
-        let tokens = table_writer_properties("tokens").unwrap();
-        let terms = leaf_of("tokens", "terms");
-        assert_eq!(terms.parts().len(), 3, "{terms}");
-        assert_eq!(tokens.column_dictionary_page_size_limit(&terms), 8 << 20);
-        assert_eq!(tokens.statistics_enabled(&terms), EnabledStatistics::None);
-        let doc_id = leaf_of("tokens", "doc_id");
-        assert_eq!(tokens.column_dictionary_page_size_limit(&doc_id), tokens.dictionary_page_size_limit());
-        assert_ne!(tokens.statistics_enabled(&doc_id), EnabledStatistics::None);
-        let signatures = table_writer_properties("signatures").unwrap();
-        let sig = leaf_of("signatures", "sig");
-        assert!(!signatures.dictionary_enabled(&sig));
-        assert_eq!(signatures.statistics_enabled(&sig), EnabledStatistics::None);
-        assert!(signatures.dictionary_enabled(&leaf_of("signatures", "method")));
-    }
 }
