@@ -24,10 +24,9 @@ pub struct ColumnDef {
     #[serde(default = "on")]
     pub dictionary: bool,
     /// Whether Parquet keeps the column's min/max statistics (default yes).
-    /// Off where no range could prune a page: the word lists and texts of
-    /// `tokens`, and hash values, which span the whole range in every page.
-    /// The writer compares every value with its page's min and max (4% of
-    /// the tokens and of the signatures stage).
+    /// Off for the word lists and texts of `tokens`: no query filters on
+    /// them, and the writer compared every word with its page's min and
+    /// max (4% of the tokens stage).
     #[serde(default = "on")]
     pub statistics: bool,
 }
