@@ -386,3 +386,28 @@ pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
 pub fn table_exists(out_dir: &Path, table: &str) -> bool {
     out_dir.join(table).is_dir()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The schema files' column flags reach the Parquet leaves of their
+    /// columns, a list's values included.
+    #[test]
+    fn schema_flags_reach_every_leaf() {
+        let leaf_of = |table: &str, column: &str| {
+            let leaves = ArrowSchemaConverter::new().convert(&schema::arrow_schema(table)).unwrap();
+            leaves.columns().iter().find(|c| c.path().parts()[0] == column).unwrap().path().clone()
+        };
+        let tokens = table_writer_properties("tokens").unwrap();
+        let terms = leaf_of("tokens", "terms");
+        assert_eq!(terms.parts().len(), 3, "{terms}");
+        assert_eq!(tokens.statistics_enabled(&terms), EnabledStatistics::None);
+        assert_ne!(tokens.statistics_enabled(&leaf_of("tokens", "doc_id")), EnabledStatistics::None);
+        let signatures = table_writer_properties("signatures").unwrap();
+        let sig = leaf_of("signatures", "sig");
+        assert!(!signatures.dictionary_enabled(&sig));
+        assert_ne!(signatures.statistics_enabled(&sig), EnabledStatistics::None);
+        assert!(signatures.dictionary_enabled(&leaf_of("signatures", "method")));
+    }
+}
