@@ -40,12 +40,12 @@ fn check_schemas(out: &Path) {
         let def = neardup::schema::table_def(&name);
         for chunk in builder.metadata().row_groups().iter().flat_map(|g| g.columns()) {
             let column = &chunk.column_path().parts()[0];
-            let def = def.columns.iter().find(|c| &c.name == column).unwrap();
+            let column_def = def.columns.iter().find(|c| &c.name == column).unwrap();
             assert!(
-                def.dictionary || chunk.dictionary_page_offset().is_none(),
+                column_def.dictionary || chunk.dictionary_page_offset().is_none(),
                 "{name}.{column} has a dictionary page"
             );
-            assert!(def.statistics || chunk.statistics().is_none(), "{name}.{column} has statistics");
+            assert!(column_def.statistics || chunk.statistics().is_none(), "{name}.{column} has statistics");
         }
     }
 }
