@@ -14,7 +14,7 @@
 //! the threshold.
 
 use anyhow::Result;
-use arrow::array::{Array, AsArray, ListArray, RecordBatch, UInt64Array};
+use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
 use std::collections::HashMap;
@@ -23,6 +23,7 @@ use std::sync::Arc;
 use crate::config::{SimilarityAlgorithm, VerificationText};
 use crate::methods::registry::includes_comparison;
 use crate::tables::columns::{candidates, tokens};
+use crate::text::WORD_SEPARATOR;
 
 /// The distinct candidate edges: for each pair, the methods that proposed
 /// it as a bit set over `methods` (sorted names).
@@ -194,23 +195,26 @@ pub async fn load_verification_texts(
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let ids = tokens::doc_id(&batch)?;
-        if kind == VerificationText::Visible {
-            let text = tokens::text(&batch)?;
-            texts.extend((0..batch.num_rows()).map(|i| (ids.value(i), text.value(i).to_string())));
-            continue;
-        }
-        let lists: &ListArray = crate::tables::column(&batch, column)?;
-        for i in 0..batch.num_rows() {
-            let list = lists.value(i);
-            let words = list.as_string::<i32>();
-            let mut text = String::new();
-            for k in 0..words.len() {
-                if k > 0 {
-                    text.push(' ');
-                }
-                text.push_str(words.value(k));
+        match kind {
+            VerificationText::Visible => {
+                let text = tokens::text(&batch)?;
+                texts.extend((0..batch.num_rows()).map(|i| (ids.value(i), text.value(i).to_string())));
             }
-            texts.insert(ids.value(i), text);
+            // One word per line in the table, one space between two here.
+            VerificationText::Words => {
+                let words = tokens::words(&batch)?;
+                texts
+                    .extend((0..batch.num_rows()).map(|i| (ids.value(i), words.value(i).replace(WORD_SEPARATOR, " "))));
+            }
+            VerificationText::Terms => {
+                let lists = tokens::terms(&batch)?;
+                for i in 0..batch.num_rows() {
+                    let list = lists.value(i);
+                    let terms = list.as_string::<i32>();
+                    let joined: Vec<&str> = (0..terms.len()).map(|k| terms.value(k)).collect();
+                    texts.insert(ids.value(i), joined.join(" "));
+                }
+            }
         }
     }
     Ok(texts)

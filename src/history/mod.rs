@@ -307,7 +307,8 @@ impl History {
         let mut rows = BTreeMap::new();
         let text_sql = match text {
             VerificationText::Visible => "t.text",
-            VerificationText::Words => "array_to_string(t.words, ' ')",
+            // One word per line in `tokens`, one space between two here.
+            VerificationText::Words => "replace(t.words, chr(10), ' ')",
             VerificationText::Terms => "array_to_string(t.terms, ' ')",
         };
         let sql = format!(

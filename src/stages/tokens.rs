@@ -3,9 +3,11 @@
 //! Each document's text first loses its host's template lines (the
 //! `boilerplate` table, see [`crate::text::blocks`]); what is left is
 //! tokenized for the signatures and, folded, kept as the visible text that
-//! verification compares. Documents stream in doc_id order, batch by batch; each batch is
-//! normalized in parallel (rayon) and written at once, so memory is bounded
-//! by one batch whatever the corpus size. A map stage: task I of N
+//! verification compares. Documents stream in doc_id order, batch by
+//! batch; each batch is normalized in parallel (rayon) and written at once,
+//! so the stage's own memory is bounded by one batch whatever the corpus
+//! size. (`documents` is in input order, so DataFusion sorts it first: a
+//! sort that spills to disk under `--memory-limit`.) A map stage: task I of N
 //! (`--shard I/N`) normalizes the documents with `doc_id % N = I`. The corpus
 //! statistics over all tasks' tokens are the next stage, `stats`.
 
@@ -49,6 +51,14 @@ impl Stage for Tokens {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
     let session = ctx.session().await?;
+    // Batches of 1,024 documents rather than DataFusion's 8,192: a batch's
+    // text, its tokens and their Arrow builders stay below glibc's mmap
+    // threshold, so their memory is reused from batch to batch instead of
+    // being mapped fresh and faulted in page by page (on Javadoc: half the
+    // page faults, 8% less CPU, peak RSS 913 → 616 MB).
+    let mut state = session.state();
+    state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
+    let session = datafusion::prelude::SessionContext::new_with_state(state);
     let boilerplate = load_boilerplate(&session).await?;
     let own = ctx.shard.doc_predicate("doc_id");
     let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
@@ -92,6 +102,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     Ok(report)
 }
 
+/// Documents read, tokenized in parallel and written at a time.
+const DOCUMENTS_PER_BATCH: usize = 1024;
+
 /// Reads the `boilerplate` table: the template lines of every host.
 async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<Boilerplate> {
     let mut boilerplate = Boilerplate::default();
@@ -110,7 +123,7 @@ fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, 
     b.doc_id.append_value(doc_id);
     push_strings(&mut b.terms, t.terms());
     push_numbers(&mut b.sentence_ends, &t.sentence_ends);
-    push_strings(&mut b.words, t.words());
+    b.words.append_value(t.words_text());
     push_numbers(&mut b.sentence_lengths, &t.sentence_lengths);
     push_strings(&mut b.sentence_heads, t.sentence_heads());
     b.len.append_value(t.terms().len() as u32);

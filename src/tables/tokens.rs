@@ -13,6 +13,7 @@ use crate::methods::DocView;
 pub use crate::methods::TokenParts;
 use crate::tables::column;
 use crate::tables::columns::tokens;
+use crate::text::WORD_SEPARATOR;
 
 /// `tokens` rows as read back: the Arrow batches themselves. Their lists
 /// are borrowed, not copied into one `String` per word:
@@ -55,14 +56,15 @@ impl TokenChunk {
             let list = |name: &str| batch.column_by_name(name).map(|_| column::<ListArray>(batch, name)).transpose();
             let strings = |name: &str| list(name)?.map(StringList::of).transpose();
             let numbers = |name: &str| list(name)?.map(NumberList::of).transpose();
-            let (terms, words, heads) = (strings("terms")?, strings("words")?, strings("sentence_heads")?);
+            let lines = |name: &str| batch.column_by_name(name).map(|_| column::<StringArray>(batch, name)).transpose();
+            let (terms, words, heads) = (strings("terms")?, lines("words")?, strings("sentence_heads")?);
             let (ends, lengths) = (numbers("sentence_ends")?, numbers("sentence_lengths")?);
             for i in 0..batch.num_rows() {
                 lists.docs.push(DocLists {
                     doc_id: ids.value(i),
                     terms: terms.as_ref().map_or(0..0, |l| l.push_row(&mut lists.terms, i)),
                     sentence_ends: ends.as_ref().map_or(&[], |l| l.row(i)),
-                    words: words.as_ref().map_or(0..0, |l| l.push_row(&mut lists.words, i)),
+                    words: words.map_or(0..0, |l| push_lines(&mut lists.words, l.value(i))),
                     sentence_lengths: lengths.as_ref().map_or(&[], |l| l.row(i)),
                     sentence_heads: heads.as_ref().map_or(0..0, |l| l.push_row(&mut lists.heads, i)),
                 });
@@ -110,6 +112,16 @@ impl<'a> TokenLists<'a> {
             })
             .collect()
     }
+}
+
+/// Appends the words of a `words` cell (one per line, see
+/// [`WORD_SEPARATOR`]) to `flat`; returns their range.
+fn push_lines<'a>(flat: &mut Vec<&'a str>, cell: &'a str) -> Range<usize> {
+    let from = flat.len();
+    if !cell.is_empty() {
+        flat.extend(cell.split(WORD_SEPARATOR));
+    }
+    from..flat.len()
 }
 
 /// A list-of-strings column of one batch, its child array cast once.

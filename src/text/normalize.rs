@@ -135,7 +135,8 @@ impl Normalizer {
 /// same content as [`Tokenized`] ([`TokenBuffers::to_tokenized`]).
 #[derive(Debug, Clone, Default)]
 pub struct TokenBuffers {
-    /// Every lowercased word, concatenated.
+    /// Every lowercased word, one per line ([`WORD_SEPARATOR`] between
+    /// two words): the `tokens.words` cell as it is written.
     text: String,
     /// End offset in `text` of each word.
     word_ends: Vec<u32>,
@@ -151,11 +152,22 @@ pub struct TokenBuffers {
     head_ends: Vec<u32>,
 }
 
+/// What separates two words in the `words` cell of `tokens`.
+/// No word contains it: the text is segmented line by line, so a line feed
+/// never reaches a word. (A space can: UAX #29 keeps a combining mark with
+/// the space before it, and some marks are letters.)
+pub const WORD_SEPARATOR: char = '\n';
+
 impl TokenBuffers {
     /// Word `i`.
     fn word(&self, i: usize) -> &str {
-        let start = if i == 0 { 0 } else { self.word_ends[i - 1] as usize };
+        let start = if i == 0 { 0 } else { self.word_ends[i - 1] as usize + WORD_SEPARATOR.len_utf8() };
         &self.text[start..self.word_ends[i] as usize]
+    }
+
+    /// Every word in order, one per line: the `words` cell.
+    pub fn words_text(&self) -> &str {
+        &self.text
     }
 
     /// Every lowercased word in order (as [`Tokenized::words`]).
@@ -335,6 +347,9 @@ impl<'a> DocBuilder<'a> {
         }
         self.pending = Break::None;
         self.in_sentence = true;
+        if !self.out.word_ends.is_empty() {
+            self.out.text.push(WORD_SEPARATOR);
+        }
         let start = self.out.text.len();
         push_normalized(&mut self.out.text, raw);
         let word = &self.out.text[start..];
@@ -824,5 +839,28 @@ mod tests {
                 proptest::prop_assert_eq!(head.is_empty(), n == 0);
             }
         }
+
+        /// The `words` cell holds the words one per line, which no word
+        /// contains, so it splits back into them. The text mixes line ends
+        /// with spaces that UAX #29 keeps inside a word (a space before the
+        /// letter-like mark U+0903).
+        #[test]
+        fn words_cell_splits_back_into_the_words(text in "\\PC{0,80}|[a-z .\n\r\u{903}\u{301}\u{2028}\u{85}-]{0,80}") {
+            static N: std::sync::LazyLock<Normalizer> = std::sync::LazyLock::new(|| Normalizer::new(&default_cfg()));
+            let compact = N.tokenize_compact(&text, "en");
+            let t = compact.to_tokenized();
+            let split = |cell: &str| -> Vec<String> {
+                if cell.is_empty() { Vec::new() } else { cell.split(WORD_SEPARATOR).map(String::from).collect() }
+            };
+            proptest::prop_assert_eq!(split(compact.words_text()), t.words);
+        }
+    }
+
+    #[test]
+    fn a_space_can_be_part_of_a_word_a_line_feed_cannot() {
+        let t = Normalizer::new(&keep_all()).tokenize_compact("a \u{903}b\nc", "en");
+        // U+0903 extends the space before it (UAX #29 WB4) and is a letter.
+        assert_eq!(t.words().collect::<Vec<_>>(), ["a", " \u{903}", "b", "c"]);
+        assert_eq!(t.words_text(), "a\n \u{903}\nb\nc");
     }
 }
