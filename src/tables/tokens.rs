@@ -13,7 +13,7 @@ use crate::methods::DocView;
 pub use crate::methods::TokenParts;
 use crate::tables::column;
 use crate::tables::columns::tokens;
-use crate::text::WORD_SEPARATOR;
+use crate::text::words_of_cell;
 
 /// `tokens` rows as read back: the Arrow batches themselves. Their lists
 /// are borrowed, not copied into one `String` per word:
@@ -64,7 +64,7 @@ impl TokenChunk {
                     doc_id: ids.value(i),
                     terms: terms.as_ref().map_or(0..0, |l| l.push_row(&mut lists.terms, i)),
                     sentence_ends: ends.as_ref().map_or(&[], |l| l.row(i)),
-                    words: words.map_or(0..0, |l| push_lines(&mut lists.words, l.value(i))),
+                    words: words.map_or(0..0, |l| push_words(&mut lists.words, l.value(i))),
                     sentence_lengths: lengths.as_ref().map_or(&[], |l| l.row(i)),
                     sentence_heads: heads.as_ref().map_or(0..0, |l| l.push_row(&mut lists.heads, i)),
                 });
@@ -114,13 +114,10 @@ impl<'a> TokenLists<'a> {
     }
 }
 
-/// Appends the words of a `words` cell (one per line, see
-/// [`WORD_SEPARATOR`]) to `flat`; returns their range.
-fn push_lines<'a>(flat: &mut Vec<&'a str>, cell: &'a str) -> Range<usize> {
+/// Appends the words of a `words` cell to `flat`; returns their range.
+fn push_words<'a>(flat: &mut Vec<&'a str>, cell: &'a str) -> Range<usize> {
     let from = flat.len();
-    if !cell.is_empty() {
-        flat.extend(cell.split(WORD_SEPARATOR));
-    }
+    flat.extend(words_of_cell(cell));
     from..flat.len()
 }
 

@@ -7,7 +7,7 @@ pub mod blocks;
 mod normalize;
 mod stopwords;
 
-pub use normalize::{normalize_word, Normalizer, TokenBuffers, WORD_SEPARATOR};
+pub use normalize::{normalize_word, words_of_cell, Normalizer, TokenBuffers, WORD_SEPARATOR};
 pub use stopwords::{stop_words, StopSet, FALLBACK_LANGUAGES};
 
 /// One document after normalization.

@@ -158,6 +158,12 @@ pub struct TokenBuffers {
 /// the space before it, and some marks are letters.)
 pub const WORD_SEPARATOR: char = '\n';
 
+/// The words of a `words` cell ([`TokenBuffers::words_text`]) in order; an
+/// empty cell has none.
+pub fn words_of_cell(cell: &str) -> impl Iterator<Item = &str> {
+    cell.split(WORD_SEPARATOR).filter(move |_| !cell.is_empty())
+}
+
 impl TokenBuffers {
     /// Word `i`.
     fn word(&self, i: usize) -> &str {
@@ -849,10 +855,8 @@ mod tests {
             static N: std::sync::LazyLock<Normalizer> = std::sync::LazyLock::new(|| Normalizer::new(&default_cfg()));
             let compact = N.tokenize_compact(&text, "en");
             let t = compact.to_tokenized();
-            let split = |cell: &str| -> Vec<String> {
-                if cell.is_empty() { Vec::new() } else { cell.split(WORD_SEPARATOR).map(String::from).collect() }
-            };
-            proptest::prop_assert_eq!(split(compact.words_text()), t.words);
+            let split: Vec<String> = words_of_cell(compact.words_text()).map(String::from).collect();
+            proptest::prop_assert_eq!(split, t.words);
         }
     }
 
