@@ -30,10 +30,32 @@ pub fn init(format: LogFormat, filter: EnvFilter) {
     match format {
         LogFormat::Text => {
             let ansi = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            tracing_subscriber::fmt().with_env_filter(filter).with_ansi(ansi).with_writer(std::io::stderr).init();
+            tracing_subscriber::fmt()
+                .fmt_fields(escaped_fields())
+                .with_env_filter(filter)
+                .with_ansi(ansi)
+                .with_writer(std::io::stderr)
+                .init();
         }
         LogFormat::Json => tracing_subscriber::registry().with(JsonLines.with_filter(filter)).init(),
     }
+}
+
+/// Event fields as `name=value` (the message bare), every control
+/// character escaped ([`crate::terminal::escape_controls`]): fields carry
+/// crawled URLs, titles and error messages, and the colours of a text line
+/// are the formatter's, never the data's. (JSON lines escape them anyway.)
+fn escaped_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 'static {
+    use tracing_subscriber::field::MakeExt;
+    tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
+        let value = format!("{value:?}");
+        let value = crate::terminal::escape_controls(&value);
+        match field.name() {
+            "message" => write!(w, "{value}"),
+            name => write!(w, "{name}={value}"),
+        }
+    })
+    .delimited(" ")
 }
 
 /// The stage running in this process. The runner runs one stage at a time,
@@ -45,6 +67,11 @@ static STAGE: Mutex<Option<&'static str>> = Mutex::new(None);
 pub fn enter_stage(stage: &'static str) -> StageGuard {
     *STAGE.lock().unwrap_or_else(|e| e.into_inner()) = Some(stage);
     StageGuard
+}
+
+/// The stage running in this process, if any.
+pub fn running_stage() -> Option<&'static str> {
+    *STAGE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Ends the mark of [`enter_stage`] when dropped, however the stage ends.

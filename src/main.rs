@@ -4,7 +4,9 @@
 //! to date); 2 bad usage (unknown stage, missing input table or unfinished
 //! tasks of a sharded stage, bad config); 3 the run finished but some input
 //! files could not be read (their paths are logged and listed in
-//! `ingest_files`).
+//! `ingest_files`); 4 another run holds the lock of a stage's task (or of
+//! the history) and `--wait` was not given; 130 interrupted (Ctrl-C,
+//! SIGTERM).
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -71,6 +73,10 @@ struct HistoryArgs {
     history: String,
     #[command(flatten)]
     cache: HistoryCacheArg,
+    /// When another run uses the same history: wait for it to end (default:
+    /// refuse with exit code 4, naming the other run).
+    #[arg(long)]
+    wait: bool,
     #[command(subcommand)]
     action: HistoryAction,
 }
@@ -152,7 +158,14 @@ struct RunArgs {
     /// Rerun stages even when their manifest says they are up to date.
     #[arg(long)]
     force: bool,
-    /// Worker threads (default: all cores).
+    /// When another run is running the same stage (and shard) on the same
+    /// --out, or uses the same --history: wait for it to end, then go on
+    /// (default: refuse with exit code 4, naming the other run).
+    #[arg(long)]
+    wait: bool,
+    /// Worker threads of every pool: rayon's, tokio's and DataFusion's
+    /// partitions per query (default: the CPUs this process may use, which
+    /// honours `taskset` and container CPU limits).
     #[arg(long)]
     threads: Option<usize>,
     /// Memory for the SQL parts (DataFusion), e.g. 512M or 2G: sorts, aggregations and joins
@@ -312,6 +325,8 @@ enum Format {
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts: every thread inherits the blocked signals.
+    neardup::interrupt::install();
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet, cli.log_format);
     let quiet = cli.quiet;
@@ -328,8 +343,15 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<MissingInput>().is_some();
-            eprintln!("error: {e:#}");
-            ExitCode::from(if usage { 2 } else { 1 })
+            let busy = e.downcast_ref::<neardup::lock::Busy>().is_some();
+            eprintln!("error: {}", neardup::terminal::escape_controls(&format!("{e:#}")));
+            ExitCode::from(if busy {
+                neardup::lock::EXIT_BUSY
+            } else if usage {
+                2
+            } else {
+                1
+            })
         }
     }
 }
@@ -399,9 +421,11 @@ fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
 
 fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     let (config, inputs) = job_settings(&args.job)?;
-    if let Some(n) = args.threads {
-        rayon::ThreadPoolBuilder::new().num_threads(n).build_global()?;
+    if args.threads == Some(0) {
+        return Err(UsageError("--threads must be at least 1".into()).into());
     }
+    let threads = neardup::parallelism::configure(args.threads)?;
+    tracing::debug!(threads, "threads for rayon, tokio and DataFusion's partitions");
     let all = stages::all();
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
         all.iter().map(|s| s.as_ref()).collect()
@@ -450,7 +474,10 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         }
     }
     let (out, remote) = local_out(&args.out, &args.cache, shard)?;
-    std::fs::create_dir_all(&out)?;
+    std::fs::create_dir_all(&out)
+        .map_err(|e| neardup::table::name_the_disk(e.into(), &out))
+        .with_context(|| format!("cannot create the output folder {}", out.display()))?;
+    neardup::interrupt::watch_output(&out);
     if remote.is_some() && args.engine != neardup::sql::Engine::Embedded {
         tracing::warn!(
             cache = %out.display(),
@@ -462,10 +489,11 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         out,
         config,
         inputs,
-        runtime: tokio::runtime::Builder::new_multi_thread().enable_all().build()?,
+        runtime: neardup::parallelism::runtime()?,
         progress: !quiet && std::io::stderr().is_terminal(),
         engine: args.engine.clone(),
         memory_limit: args.memory_limit,
+        wait_for_lock: args.wait,
     };
     let mut input_errors = Vec::new();
     let mut outcomes = Vec::new();
@@ -488,6 +516,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     // Matched against the earlier crawls before the report, which has a
     // section on the night's repeats; appended after it, once matched.
     if let Some((location, crawl)) = &history {
+        let _lock = location.lock(args.wait)?;
         let history = location.local()?;
         let found = history.match_night(&ctx.out, crawl, &ctx.config, ctx.memory_limit, &ctx.runtime)?;
         tracing::info!(
@@ -514,6 +543,8 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         tracing::info!(path = %path.display(), "report written");
     }
     log_summary(&ctx, shard, &outcomes);
+    // This process's spill folder, empty once its sessions are gone.
+    let _ = std::fs::remove_dir(neardup::sql::spill_dir_of(&ctx.out, std::process::id()));
     if !input_errors.is_empty() {
         for e in &input_errors {
             tracing::error!("{e}");
@@ -527,7 +558,7 @@ fn query(args: QueryArgs) -> Result<()> {
     if matches!(args.format, Format::Parquet) && args.output.is_none() {
         return Err(UsageError("--format parquet writes a file: give it with --output FILE".into()).into());
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = neardup::parallelism::runtime()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
     let history = match &args.history {
         Some(spec) if !neardup::store::is_url(spec) && !Path::new(spec).is_dir() => {
@@ -547,7 +578,9 @@ fn query(args: QueryArgs) -> Result<()> {
         let mut bytes = Vec::new();
         match args.format {
             Format::Table => {
-                bytes = format!("{}\n", arrow::util::pretty::pretty_format_batches(&batches)?).into_bytes();
+                // For people, so crawled text is escaped (the other formats keep it).
+                let table = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+                bytes = format!("{}\n", neardup::terminal::escape_controls(&table)).into_bytes();
             }
             Format::Csv => {
                 let mut w = arrow::csv::Writer::new(&mut bytes);
@@ -595,6 +628,7 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         progress: false,
         engine: neardup::sql::Engine::Embedded,
         memory_limit: None,
+        wait_for_lock: false,
     };
     let tables = match remote {
         Some(_) => neardup::status::Tables::Committed,
@@ -645,7 +679,7 @@ fn report(args: ReportArgs) -> Result<()> {
         ))
         .into());
     }
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = neardup::parallelism::runtime()?;
     let path = neardup::report::write_report(&out, &rt)?;
     match remote {
         Some(r) => {
@@ -660,6 +694,10 @@ fn report(args: ReportArgs) -> Result<()> {
 fn history(args: HistoryArgs) -> Result<ExitCode> {
     let location = HistoryLocation::open(&args.history, args.cache.history_cache.clone())
         .map_err(|e| UsageError(format!("--history {}: {e:#}", args.history)))?;
+    let _lock = match args.action {
+        HistoryAction::List => None,
+        _ => Some(location.lock(args.wait)?),
+    };
     match args.action {
         HistoryAction::List => {
             for crawl in location.crawls()? {
@@ -669,7 +707,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         }
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let rt = neardup::parallelism::runtime()?;
             let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, night.memory_limit, &rt)?;
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
@@ -682,7 +720,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         }
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;
-            let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+            let rt = neardup::parallelism::runtime()?;
             let kept = location.local()?.append(&night.out, &night.crawl_id, &config, &rt)?;
             location.commit(&night.crawl_id)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
@@ -717,9 +755,9 @@ fn night_settings(night: &NightArgs) -> Result<Config> {
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {
-    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let rt = neardup::parallelism::runtime()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
     let text = rt.block_on(neardup::explain::explain(&out, &args.document))?;
-    print!("{text}");
+    print!("{}", neardup::terminal::escape_controls(&text));
     Ok(())
 }

@@ -46,6 +46,9 @@ pub struct RunContext {
     /// Memory cap of the stages' DataFusion sessions (`--memory-limit`):
     /// like the engine, how queries run, not what they return.
     pub memory_limit: Option<usize>,
+    /// When another run holds a task's lock: wait for it (`--wait`)
+    /// rather than refuse ([`crate::lock`]).
+    pub wait_for_lock: bool,
 }
 
 impl RunContext {
@@ -476,6 +479,11 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     if !shard.is_whole() && !stage.shardable() {
         bail!("stage {} cannot be sharded; only map stages take --shard", stage.name());
     }
+    // Held until the stage's tables and manifest are published: a second
+    // run of this task waits or refuses before it even checks whether the
+    // stage is up to date.
+    let task = if shard.is_whole() { format!("stage {}", stage.name()) } else { format!("stage {} task {shard}", stage.name()) };
+    let _lock = crate::lock::acquire(&crate::lock::stage_lock_path(&ctx.out, stage.name(), shard), &task, ctx.wait_for_lock)?;
     for table in stage.inputs() {
         let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table) {
@@ -510,11 +518,13 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         tracing::info!(stage = stage.name(), shard = %shard, "running");
     }
     let _stage = crate::logging::enter_stage(stage.name());
-    let started_at_unix =
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
+    let started_at_unix = now_unix();
     let cpu_before = process_cpu_seconds();
     let t0 = Instant::now();
-    let report = stage.run(ctx).with_context(|| format!("stage {} failed", stage.name()))?;
+    let report = stage
+        .run(ctx)
+        .map_err(|e| crate::table::name_the_disk(e, &ctx.out))
+        .with_context(|| format!("stage {} failed", stage.name()))?;
     let manifest = Manifest {
         stage: stage.name().into(),
         shard: shard.to_string(),
@@ -531,7 +541,9 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         cpu_seconds: process_cpu_seconds() - cpu_before,
         objects: BTreeMap::new(),
     };
-    write_manifest(&manifest_path(&ctx.out, stage.name(), shard), &manifest)?;
+    write_manifest(&manifest_path(&ctx.out, stage.name(), shard), &manifest)
+        .map_err(|e| crate::table::name_the_disk(e, &ctx.out))
+        .with_context(|| format!("stage {} failed", stage.name()))?;
     tracing::info!(
         stage = stage.name(),
         seconds = format!("{:.2}", manifest.wall_seconds),
@@ -539,6 +551,11 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         "done"
     );
     Ok(StageOutcome::Ran(report))
+}
+
+/// Seconds since the Unix epoch, now (0 on a clock before 1970).
+pub fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// Rows per table as `table=N table=N`, for logs and status lines.
@@ -554,7 +571,7 @@ pub fn manifest_text(manifest: &Manifest) -> Result<String> {
 /// Writes a manifest atomically (temporary file, then rename).
 pub fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let dir = path.parent().context("a manifest path has a folder")?;
-    std::fs::create_dir_all(dir)?;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     crate::table::write_file_atomically(path, manifest_text(manifest)?.as_bytes())
 }
 

@@ -24,6 +24,11 @@ pub enum State {
     Missing { reason: String },
     /// It ran sharded and some of its N tasks have not finished.
     TasksMissing { count: u32, missing: Vec<u32> },
+    /// A run of it was stopped (Ctrl-C, `kill -9`, a crash) before it
+    /// finished: its lock file names a process that is gone.
+    Interrupted { run: String },
+    /// A run of it holds its lock now.
+    Running { run: String },
 }
 
 impl State {
@@ -34,6 +39,8 @@ impl State {
             State::Stale { .. } => "stale",
             State::Missing { .. } => "missing",
             State::TasksMissing { .. } => "tasks missing",
+            State::Interrupted { .. } => "interrupted",
+            State::Running { .. } => "running",
         }
     }
 
@@ -47,6 +54,8 @@ impl State {
                 let list: Vec<String> = missing.iter().map(|i| format!("{i}/{count}")).collect();
                 format!("tasks {} have not finished", list.join(", "))
             }
+            State::Interrupted { run } => format!("the run of {run} was interrupted; run again to resume"),
+            State::Running { run } => format!("being run by {run}"),
         }
     }
 }
@@ -111,13 +120,24 @@ fn stage_status(
         ran_at_unix: None,
         tasks: None,
     };
+    let (running, interrupted) = lock_holders(&ctx.out, stage.name());
+    if let Some(run) = running {
+        line.state = State::Running { run };
+        return line;
+    }
     let tasks = match completion(&ctx.out, stage.name()) {
         Completion::NotRun => {
-            line.state = State::Missing { reason: "never ran".into() };
+            line.state = match interrupted {
+                Some(run) => State::Interrupted { run },
+                None => State::Missing { reason: "never ran".into() },
+            };
             return line;
         }
         Completion::Partial { count, missing } => {
-            line.state = State::TasksMissing { count, missing };
+            line.state = match interrupted {
+                Some(run) => State::Interrupted { run },
+                None => State::TasksMissing { count, missing },
+            };
             return line;
         }
         Completion::Complete(tasks) => tasks,
@@ -155,6 +175,33 @@ fn stage_status(
         line.state = State::Stale { reasons };
     }
     line
+}
+
+/// The runs named by the lock files of `stage`'s tasks under `out`: one
+/// that is running, and one whose process is gone (interrupted), each as
+/// "<task> (pid P on HOST, started T)".
+fn lock_holders(out: &std::path::Path, stage: &str) -> (Option<String>, Option<String>) {
+    let (mut running, mut interrupted) = (None, None);
+    let Ok(entries) = std::fs::read_dir(out.join(crate::lock::LOCK_DIR)) else { return (None, None) };
+    let mut paths: Vec<_> = entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            name == format!("{stage}.lock") || name.starts_with(&format!("{stage}.shard-")) && name.ends_with(".lock")
+        })
+        .collect();
+    paths.sort();
+    for path in paths {
+        let Some(holder) = crate::lock::read_holder(&path) else { continue };
+        let text = format!("{} ({holder})", holder.task);
+        if holder.is_gone() {
+            interrupted.get_or_insert(text);
+        } else {
+            running.get_or_insert(text);
+        }
+    }
+    (running, interrupted)
 }
 
 /// True when a run would do nothing: every stage is up to date.

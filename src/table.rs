@@ -88,10 +88,12 @@ impl TableDir {
     /// A writer for one part file (`part-I-of-N-<name>.parquet`); parts are
     /// written independently (e.g. one per input file, from several threads).
     pub fn part(&self, name: &str, schema: SchemaRef) -> Result<PartWriter> {
-        let file = File::create(self.tmp_dir.join(format!("{}{name}.parquet", self.shard.part_prefix())))?;
+        let path = self.tmp_dir.join(format!("{}{name}.parquet", self.shard.part_prefix()));
+        let file = File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
         Ok(PartWriter {
             writer: ArrowWriter::try_new(file, schema, Some(table_writer_properties(&self.table)?))?,
             rows: 0,
+            path,
         })
     }
 
@@ -174,6 +176,9 @@ impl Drop for TableDir {
 pub struct PartWriter {
     writer: ArrowWriter<File>,
     rows: u64,
+    /// Named by every write error: a full disk or a lost permission must
+    /// say which file it stopped.
+    path: PathBuf,
 }
 
 impl PartWriter {
@@ -181,7 +186,7 @@ impl PartWriter {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         if batch.num_rows() > 0 {
             self.rows += batch.num_rows() as u64;
-            self.writer.write(batch)?;
+            self.writer.write(batch).with_context(|| format!("cannot write {}", self.path.display()))?;
         }
         Ok(())
     }
@@ -204,7 +209,7 @@ impl PartWriter {
 
     /// Closes the file; returns the rows written.
     pub fn close(self) -> Result<u64> {
-        self.writer.close()?;
+        self.writer.close().with_context(|| format!("cannot write {}", self.path.display()))?;
         Ok(self.rows)
     }
 }
@@ -304,6 +309,29 @@ pub async fn write_stream(out_dir: &Path, table: &str, mut stream: SendableRecor
         writer.write(&batch?)?;
     }
     writer.commit()
+}
+
+/// `error` with what went wrong on the disk said first when the file
+/// system refused a write (full, over quota, read-only, no permission),
+/// and the output folder named when no path in the message already is
+/// under it: a DataFusion spill or a library's write often names no file.
+pub fn name_the_disk(error: anyhow::Error, out: &Path) -> anyhow::Error {
+    const PROBLEMS: [(i32, &str); 4] = [
+        (28, "the disk is full"),
+        (122, "the disk quota is exceeded"),
+        (30, "the file system is read-only"),
+        (13, "permission denied"),
+    ];
+    let text = format!("{error:#}");
+    let Some((_, problem)) = PROBLEMS.iter().find(|(code, _)| text.contains(&format!("(os error {code})"))) else {
+        return error;
+    };
+    let folder = out.display().to_string();
+    if text.contains(&folder) {
+        error.context(*problem)
+    } else {
+        error.context(format!("{problem}: cannot write under {folder}"))
+    }
 }
 
 /// Writes a whole file by a rename: the content goes to a hidden temporary

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{pipeline, read_table, run_ok, temp_dir};
+use common::{pipeline, read_table, run_ok, shared_data, temp_dir};
 
 /// One row of `gold_quality`.
 #[derive(Debug, Clone, PartialEq)]
@@ -220,11 +220,8 @@ fn gold_scores_by_hand_for_pairs_thresholds_and_clusters() {
 #[test]
 fn labeled_set_script_on_the_first_webis_pairs() {
     const PAIRS: usize = 40;
-    let labels = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/labeled/webis_s3_labeled_pairs.jsonl");
-    if !Path::new(labels).is_file() || Command::new("python3").arg("--version").output().is_err() {
-        eprintln!("skipped: {labels} or python3 is not there");
-        return;
-    }
+    let Some(labels) = shared_data("labeled/webis_s3_labeled_pairs.jsonl") else { return };
+    assert!(Command::new("python3").arg("--version").output().is_ok(), "scripts/eval_labeled.sh needs python3");
     let dir = temp_dir("webis");
     let out = dir.join("out");
     let o = Command::new("bash")

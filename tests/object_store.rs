@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{canonical_rows, pipeline, table_names, temp_dir};
+use common::{canonical_rows, pipeline, shared_data, table_names, temp_dir};
 
 /// Tables of a local run of the sample, the reference for every store run
 /// (input given by absolute path, so `warc_file` values differ from the
@@ -170,11 +170,7 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
 /// ingest tables of a local read.
 #[test]
 fn real_crawl_files_read_through_urls_as_from_disk() {
-    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/warc");
-    let Ok(data) = data.canonicalize() else {
-        eprintln!("skipping: ../shared/data/warc is not here");
-        return;
-    };
+    let Some(data) = shared_data("warc") else { return };
     let data = data.display().to_string();
     let scratch = temp_dir("store-real");
     let local = scratch.join("local");
@@ -233,7 +229,7 @@ mod s3 {
             Ok(child) => child,
             Err(e) => {
                 assert!(
-                    std::env::var_os("NEARDUP_REQUIRE_S3").is_none(),
+                    !common::required("NEARDUP_REQUIRE_S3"),
                     "NEARDUP_REQUIRE_S3 is set but moto_server: {e}"
                 );
                 eprintln!("skipping the S3 test: cannot start moto_server ({e}); pip install 'moto[server]'");
@@ -422,7 +418,7 @@ mod s3 {
 #[cfg(not(feature = "s3"))]
 fn s3_urls_are_refused_by_a_build_without_s3() {
     assert!(
-        std::env::var_os("NEARDUP_REQUIRE_S3").is_none(),
+        !common::required("NEARDUP_REQUIRE_S3"),
         "NEARDUP_REQUIRE_S3 is set but the tests were built without feature `s3`: run `cargo test --all-features`"
     );
     let scratch = temp_dir("store-no-s3");

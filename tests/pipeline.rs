@@ -10,7 +10,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use std::path::Path;
 
 mod common;
-use common::{pipeline, read_table, run_ok, temp_dir};
+use common::{pipeline, read_table, run_ok, shared_data, temp_dir};
 
 fn rows(out: &Path, table: &str) -> usize {
     read_table(out, table).iter().map(|b| b.num_rows()).sum()
@@ -304,13 +304,9 @@ fn report_of_a_folder_without_tables_says_not_run() {
 
 #[test]
 fn real_crawl_files_all_stages() {
-    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/data/warc");
-    if !Path::new(data).is_dir() {
-        eprintln!("skipped: {data} is not there");
-        return;
-    }
+    let Some(data) = shared_data("warc") else { return };
     let out = temp_dir("real");
-    let status = pipeline().args(["--quiet", "run", "--input", data, "--out", out.to_str().unwrap()]).status().unwrap();
+    let status = pipeline().args(["--quiet", "run", "--input", data.to_str().unwrap(), "--out", out.to_str().unwrap()]).status().unwrap();
     // 0, or 3 when a file could not be read at all; never a crash.
     assert!(matches!(status.code(), Some(0) | Some(3)), "{status}");
     check_schemas(&out);

@@ -8,7 +8,7 @@ use std::path::Path;
 use std::time::SystemTime;
 
 mod common;
-use common::{canonical_rows, pipeline, table_names, temp_dir};
+use common::{canonical_rows, pipeline, shared_data, table_names, temp_dir};
 
 /// Every stage in order, and whether it is a map stage.
 const STAGES: [(&str, bool); 10] = [
@@ -29,11 +29,8 @@ const TASKS: u32 = 3;
 /// The bundled sample plus the UK Web Archive test files: many files of
 /// different sizes (ingest shares), revisits, truncated records.
 fn inputs() -> Vec<String> {
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/warc/ukwa");
     let mut v = vec!["sample-data".to_string()];
-    if shared.is_dir() {
-        v.push(shared.display().to_string());
-    }
+    v.extend(shared_data("warc/ukwa").map(|p| p.display().to_string()));
     v
 }
 

@@ -102,6 +102,19 @@ impl HistoryLocation {
         }
     }
 
+    /// Takes the history's lock ([`crate::lock`]), held while a run
+    /// matches against it, appends to it, drops or compacts crawls: two
+    /// such runs at once would match a night against a half-written crawl
+    /// or replace each other's partitions. For an object store the lock is
+    /// the local cache's, so runs sharing a cache folder are kept apart.
+    pub fn lock(&self, wait: bool) -> Result<crate::lock::TaskLock> {
+        let root = match self {
+            HistoryLocation::Local(history) => history.root(),
+            HistoryLocation::Remote(remote) => remote.cache().root(),
+        };
+        crate::lock::acquire(&root.join(crate::lock::LOCK_DIR).join("history.lock"), "the history", wait)
+    }
+
     /// Makes crawl `crawl`, appended to [`HistoryLocation::local`], the
     /// store's (nothing to do for a folder).
     pub fn commit(&self, crawl: &str) -> Result<()> {

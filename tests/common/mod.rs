@@ -16,6 +16,27 @@ pub fn pipeline() -> Command {
     c
 }
 
+/// `../shared/data/<relative>` (the real crawl files and labeled pairs CI
+/// has), or `None` with a message when it is not there. With
+/// `NEARDUP_REQUIRE_SHARED=1` (set by `.ci/run`) a missing path fails the
+/// test instead: a CI without the data must not pass while testing less.
+pub fn shared_data(relative: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(relative);
+    if path.exists() {
+        return Some(path.canonicalize().unwrap_or(path));
+    }
+    assert!(!required("NEARDUP_REQUIRE_SHARED"), "NEARDUP_REQUIRE_SHARED=1 but {} is not there", path.display());
+    eprintln!("skipped: {} is not there", path.display());
+    None
+}
+
+/// True when the environment says that what a test needs must be there:
+/// `variable` or `NEARDUP_REQUIRE_SHARED` is set to `1` (`.ci/run` sets
+/// both), so a missing server, file or module fails the test.
+pub fn required(variable: &str) -> bool {
+    [variable, "NEARDUP_REQUIRE_SHARED"].iter().any(|v| std::env::var_os(v).is_some_and(|v| v == "1"))
+}
+
 /// An empty scratch folder named after the test and this process.
 pub fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("neardup-test-{name}-{}", std::process::id()));
