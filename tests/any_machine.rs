@@ -87,9 +87,9 @@ fn signal(child: &std::process::Child, signal: i32) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, signal) }, 0);
 }
 
-/// Waits until `out/_locks` holds a lock file of a running stage (other
-/// than ingest, which the sample gets through in a moment) and returns its
-/// stage.
+/// Waits until `out/_locks` holds a lock file of `child` running a stage
+/// (other than ingest, which the sample gets through in a moment) and
+/// returns its stage.
 fn wait_for_a_running_stage(out: &Path, child: &mut std::process::Child) -> Option<String> {
     let deadline = Instant::now() + Duration::from_secs(300);
     while Instant::now() < deadline {
@@ -99,7 +99,9 @@ fn wait_for_a_running_stage(out: &Path, child: &mut std::process::Child) -> Opti
         if let Ok(entries) = std::fs::read_dir(out.join("_locks")) {
             for e in entries.flatten() {
                 let name = e.file_name().to_string_lossy().into_owned();
-                if let Some(stage) = name.strip_suffix(".lock").filter(|s| *s != "ingest") {
+                let Some(stage) = name.strip_suffix(".lock").filter(|s| *s != "ingest") else { continue };
+                // Its own lock, not one an earlier try left behind.
+                if neardup::lock::read_holder(&e.path()).is_some_and(|h| h.pid == child.id()) {
                     return Some(stage.to_string());
                 }
             }
