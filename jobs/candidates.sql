@@ -16,10 +16,17 @@
 -- So a method proposes at most ${max_edges} edges per document and the
 -- table grows linearly with the corpus, however large a group of similar
 -- pages is.
-WITH ends AS (
-    SELECT method, doc_a, doc_b, score, doc_a AS doc, doc_b AS partner, strength, len_gap FROM method_edges
-    UNION ALL
-    SELECT method, doc_a, doc_b, score, doc_b AS doc, doc_a AS partner, strength, len_gap FROM method_edges
+--
+-- Both ends of an edge come from one read of method_edges, crossed with
+-- the two sides: a UNION ALL of two reads would compute every method's
+-- edge SQL twice (views are inlined), which was half of this stage's cost.
+WITH sides(side) AS (VALUES (0), (1)),
+ends AS (
+    SELECT e.method, e.doc_a, e.doc_b, e.score, e.strength, e.len_gap,
+           CASE WHEN s.side = 0 THEN e.doc_a ELSE e.doc_b END AS doc,
+           CASE WHEN s.side = 0 THEN e.doc_b ELSE e.doc_a END AS partner
+    FROM method_edges e
+    CROSS JOIN sides s
 ),
 ranked AS (
     SELECT method, doc_a, doc_b, score,

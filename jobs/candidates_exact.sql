@@ -20,10 +20,20 @@
 -- DataFusion 55's optimizer drops that condition and joins whole groups.)
 -- Reads `signatures`; gives (method, doc_a, doc_b, strength, len_gap), doc_a < doc_b,
 -- len_gap = difference of the two lengths.
-WITH members AS (
-    SELECT method, slot, sig, doc_id, doc_len,
-           CAST(ROW_NUMBER() OVER (PARTITION BY method, slot, sig ORDER BY doc_len, doc_id) AS BIGINT) AS pos
+WITH shared AS (
+    -- Most signatures belong to one document (on the Javadoc crawl 1.08 M
+    -- of 1.13 M rows): chaining only the groups of two or more keeps the
+    -- window's sort, the steps and the self-join small (5.1 to 0.6 CPU-s).
+    SELECT method, slot, sig
     FROM signatures
+    GROUP BY method, slot, sig
+    HAVING COUNT(*) >= 2
+),
+members AS (
+    SELECT s.method, s.slot, s.sig, s.doc_id, s.doc_len,
+           CAST(ROW_NUMBER() OVER (PARTITION BY s.method, s.slot, s.sig ORDER BY s.doc_len, s.doc_id) AS BIGINT) AS pos
+    FROM signatures s
+    JOIN shared g ON g.method = s.method AND g.slot = s.slot AND g.sig = s.sig
 ),
 steps(step) AS (VALUES ${chain_steps}),
 targets AS (

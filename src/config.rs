@@ -559,6 +559,11 @@ pub struct VerifyConfig {
     /// How the similarity is computed: the exact formula or the Perl
     /// module's heuristic value.
     pub algorithm: SimilarityAlgorithm,
+    /// The most comparisons one document makes when it is placed (with the
+    /// representatives its edges reach, its partners themselves when their
+    /// representative failed, a11's own pairs): the constant that bounds
+    /// verification's work per document, however large a template group.
+    pub max_comparisons_per_document: usize,
 }
 
 /// The text of a document that verification compares (spec §9's
@@ -583,6 +588,7 @@ impl VerifyConfig {
     /// The threshold is a similarity, in [0, 1].
     fn check(&self, p: &mut Problems) {
         p.within("verify", "threshold", self.threshold, 0.0, 1.0);
+        p.at_least("verify", "max_comparisons_per_document", self.max_comparisons_per_document, 1);
     }
 }
 
@@ -604,7 +610,12 @@ pub enum SimilarityAlgorithm {
 
 impl Default for VerifyConfig {
     fn default() -> Self {
-        VerifyConfig { threshold: 0.8, text: VerificationText::Visible, algorithm: SimilarityAlgorithm::Exact }
+        VerifyConfig {
+            threshold: 0.8,
+            text: VerificationText::Visible,
+            algorithm: SimilarityAlgorithm::Exact,
+            max_comparisons_per_document: 64,
+        }
     }
 }
 

@@ -98,64 +98,128 @@ struct Placed {
     comparisons: Vec<Comparison>,
     representative: Vec<usize>,
     similarity: Vec<Option<f64>>,
+    /// Documents that had more to compare than the bound allowed.
+    capped: u64,
+}
+
+/// How [`place`] compares: the verification rule and the bound on
+/// comparisons per document.
+#[derive(Clone, Copy)]
+struct Rule {
+    threshold: f64,
+    algorithm: SimilarityAlgorithm,
+    /// The methods that include their comparison (a11), as a mask.
+    comparing: u64,
+    /// `verify.max_comparisons_per_document`.
+    max_comparisons: usize,
+}
+
+/// What a document is compared with while it is placed.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A representative its edges reach: the comparisons that place it.
+    Representative,
+    /// A pair of a method that includes its comparison (a11), compared in
+    /// its own right; never moves a document.
+    OwnPair,
+    /// A proposed partner outside the cluster the document joins: compared
+    /// directly, so that a proposed pair that verifies is in the result;
+    /// never moves a document (a member must verify against its
+    /// representative: no chaining).
+    Partner,
 }
 
 /// Builds the clusters of one component. `docs` are in representative
 /// order; `edges[i]` lists (j, methods) for every edge of document i.
-/// An edge of a method in `comparing` (the methods that include their
-/// comparison) is compared in its own right when placing did not already
-/// compare its two documents (the later document is the module's first
-/// string); that comparison is recorded and does not move either document.
-fn place(
-    docs: &[&Doc],
-    edges: &[Vec<(usize, u64)>],
-    comparing: u64,
-    threshold: f64,
-    algorithm: SimilarityAlgorithm,
-) -> Placed {
+///
+/// Document i is compared with the documents placed before it that its
+/// edges lead to, at most `rule.max_comparisons` of them:
+/// 1. the representatives of those documents, most methods first (it joins
+///    the most similar one at or above the threshold);
+/// 2. the own pairs of the methods that include their comparison, not
+///    already compared as representatives;
+/// 3. every partner that is not in the cluster it joins (its
+///    representative failed in step 1, or lost to a more similar one) and
+///    was not compared above: compared directly.
+///
+/// Every pair is compared once (when its later document is placed), the
+/// later document as the module's first string.
+fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
     let n = docs.len();
     let mut representative: Vec<usize> = (0..n).collect();
     let mut similarity: Vec<Option<f64>> = vec![None; n];
     let mut comparisons = Vec::new();
+    let mut capped = 0u64;
+    // Most methods first, then the earlier document: deterministic, and the
+    // strongest proposals survive the bound.
+    let by_strength = |list: &mut Vec<(usize, u64)>| list.sort_by_key(|&(j, m)| (std::cmp::Reverse(m.count_ones()), j));
     for i in 0..n {
-        // The representatives reachable through edges to documents placed
-        // before, with the methods of those edges.
+        let earlier: Vec<(usize, u64)> = edges[i].iter().filter(|&&(j, _)| j < i).copied().collect();
         let mut reached: BTreeMap<usize, u64> = BTreeMap::new();
-        for &(j, methods) in &edges[i] {
-            if j < i {
-                *reached.entry(representative[j]).or_default() |= methods;
-            }
+        for &(j, methods) in &earlier {
+            *reached.entry(representative[j]).or_default() |= methods;
         }
-        // Pairs of a method that includes its comparison (a11) and that
-        // placing does not compare anyway: compared too, never placing.
-        let own_pairs: Vec<(usize, u64)> = edges[i]
+        let mut reps: Vec<(usize, u64)> = reached.iter().map(|(&r, &m)| (r, m)).collect();
+        by_strength(&mut reps);
+        let mut own_pairs: Vec<(usize, u64)> = earlier
             .iter()
-            .filter(|&&(j, methods)| j < i && methods & comparing != 0 && !reached.contains_key(&j))
+            .filter(|&&(j, methods)| methods & rule.comparing != 0 && !reached.contains_key(&j))
             .copied()
             .collect();
-        let reached: Vec<(usize, u64)> = reached.into_iter().collect();
-        // The comparisons of one document are independent: in parallel, so
-        // that one giant component (a site template) still uses every core.
-        let compared: Vec<(Option<f64>, Outcome)> = reached
-            .par_iter()
-            .chain(own_pairs.par_iter())
-            .map(|&(r, _)| compare(docs[i], docs[r], threshold, algorithm))
-            .collect();
+        by_strength(&mut own_pairs);
+        let mut planned: Vec<(usize, u64, Role)> = reps.iter().map(|&(r, m)| (r, m, Role::Representative)).collect();
+        planned.extend(own_pairs.iter().map(|&(j, m)| (j, m, Role::OwnPair)));
+        let wanted = planned.len();
+        planned.truncate(rule.max_comparisons);
+        let mut results = compare_all(docs[i], docs, &planned, rule);
+
+        // The representative it joins: the most similar at or above the
+        // threshold; ties go to the earlier one.
         let mut best: Option<(usize, f64)> = None;
-        for (n, ((r, methods), (sim, outcome))) in reached.iter().chain(&own_pairs).zip(compared).enumerate() {
-            comparisons.push(Comparison { doc: i, other: *r, methods: *methods, similarity: sim, outcome });
-            if let Some(s) = sim.filter(|_| n < reached.len()) {
-                if best.is_none_or(|(_, b)| s > b) {
-                    best = Some((*r, s));
+        for (&(other, _, role), (sim, _)) in planned.iter().zip(&results) {
+            if let Some(s) = sim.filter(|_| role == Role::Representative) {
+                if best.is_none_or(|(b, bs)| s > bs || (s == bs && other < b)) {
+                    best = Some((other, s));
                 }
             }
+        }
+        let joined = best.map_or(i, |(r, _)| r);
+
+        // Partners in another cluster than the one it joins (their
+        // representative failed, or lost to a more similar one), not
+        // compared above: compared directly.
+        let compared: Vec<usize> = planned.iter().map(|p| p.0).collect();
+        let mut partners: Vec<(usize, u64)> = earlier
+            .iter()
+            .filter(|&&(j, _)| representative[j] != joined && !compared.contains(&j))
+            .copied()
+            .collect();
+        by_strength(&mut partners);
+        let room = rule.max_comparisons - planned.len();
+        if partners.len() > room || wanted > planned.len() {
+            capped += 1;
+        }
+        partners.truncate(room);
+        let direct: Vec<(usize, u64, Role)> = partners.iter().map(|&(j, m)| (j, m, Role::Partner)).collect();
+        results.extend(compare_all(docs[i], docs, &direct, rule));
+        planned.extend(direct);
+
+        for (&(other, methods, _), (sim, outcome)) in planned.iter().zip(results) {
+            comparisons.push(Comparison { doc: i, other, methods, similarity: sim, outcome });
         }
         if let Some((r, s)) = best {
             representative[i] = r;
             similarity[i] = Some(s);
         }
     }
-    Placed { comparisons, representative, similarity }
+    Placed { comparisons, representative, similarity, capped }
+}
+
+/// Compares document `doc` with each planned document. The comparisons of
+/// one document are independent: in parallel, so that one giant component
+/// (a site template) still uses every core.
+fn compare_all(doc: &Doc, docs: &[&Doc], planned: &[(usize, u64, Role)], rule: Rule) -> Vec<(Option<f64>, Outcome)> {
+    planned.par_iter().map(|&(other, _, _)| compare(doc, docs[other], rule.threshold, rule.algorithm)).collect()
 }
 
 /// One `duplicates` row: the pair (doc_a < doc_b), the methods whose edges
@@ -168,7 +232,6 @@ struct DuplicateRow<'a> {
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
     let session = ctx.session().await?;
     let edges = CandidateEdges::load(&session).await?;
     let mut uf = UnionFind::new();
@@ -209,6 +272,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     }
 
     let comparing = edges.comparing_mask();
+    let rule = Rule {
+        threshold: ctx.config.verify.threshold,
+        algorithm: ctx.config.verify.algorithm,
+        comparing,
+        max_comparisons: ctx.config.verify.max_comparisons_per_document,
+    };
     let progress = crate::progress::counter(ctx.progress, own_count as u64, "verify", "docs");
     let placed: Vec<(Vec<&Doc>, Placed)> = components
         .par_iter()
@@ -229,7 +298,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     e
                 })
                 .collect();
-            let result = place(&members, &local_edges, comparing, threshold, algorithm);
+            let result = place(&members, &local_edges, rule);
             progress.inc(members.len() as u64);
             (members, result)
         })
@@ -301,6 +370,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     c.insert("components".into(), components.len() as u64);
     c.insert("largest_component".into(), components.iter().map(Vec::len).max().unwrap_or(0) as u64);
     c.insert("comparisons".into(), rows.len() as u64);
+    c.insert("documents_at_comparison_bound".into(), placed.iter().map(|(_, p)| p.capped).sum());
     c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
     c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
     c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
@@ -328,6 +398,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn rule(comparing: u64, threshold: f64, algorithm: SimilarityAlgorithm) -> Rule {
+        Rule { threshold, algorithm, comparing, max_comparisons: 64 }
+    }
 
     fn doc(id: u64, date: Option<&str>, text: &str) -> Doc {
         Doc::new(id, format!("http://t/{id}"), date.map(String::from), text.chars().count() as i64, text.into())
@@ -358,13 +432,45 @@ mod tests {
         let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1, 1-2, 2-3 (all methods bit 0).
         let edges = vec![vec![(1, 1)], vec![(0, 1), (2, 1)], vec![(1, 1), (3, 1)], vec![(2, 1)]];
-        let placed = place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::Exact);
+        let placed = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
         // 1 joins 0 (0.8); 2 reaches rep 0 through 1: 0.6, so it starts its
         // own cluster; 3 reaches rep 2: 0.8, joins it.
         assert_eq!(placed.representative, [0, 0, 2, 2]);
         assert_eq!(placed.similarity, [None, Some(0.8), None, Some(0.8)]);
+        // 2 failed against 1's representative, so it is compared with its
+        // proposed partner 1 itself: that pair verifies (LCS "aaaaaabb",
+        // 0.8) and is in the result, without moving 2 into 0's cluster.
+        let compared: Vec<(usize, usize, Option<f64>)> =
+            placed.comparisons.iter().map(|c| (c.doc, c.other, c.similarity)).collect();
+        assert_eq!(compared, [(1, 0, Some(0.8)), (2, 0, None), (2, 1, Some(0.8)), (3, 2, Some(0.8))]);
+    }
+
+    /// A partner whose representative verifies but loses to a more similar
+    /// representative is compared directly too; the bound on comparisons
+    /// per document cuts the weakest proposals first and is counted.
+    #[test]
+    fn partners_outside_the_joined_cluster_are_compared_within_the_bound() {
+        // 0 and 1 are representatives (their texts differ); 2 is in 0's
+        // cluster; 3 is proposed with 2 (bit 0) and with 1 (bits 0 and 1).
+        let texts = ["aaaaaaaaaa", "bbbbbbbbbb", "aaaaaaaaab", "bbbbbbbbab"];
+        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, None, t)).collect();
+        let refs: Vec<&Doc> = docs.iter().collect();
+        let edges = vec![vec![(2, 1)], vec![(3, 3)], vec![(0, 1), (3, 1)], vec![(1, 3), (2, 1)]];
+        let placed = place(&refs, &edges, rule(0, 0.05, SimilarityAlgorithm::Exact));
+        assert_eq!(placed.representative, [0, 1, 0, 1]);
+        // 3 reaches 1 (0.9, two methods) and 0 through 2 (0.1, verified
+        // too at 0.05): it joins 1, and its partner 2 is compared itself
+        // (LCS "ab": 0.2, a verified pair across two clusters).
         let compared: Vec<(usize, usize)> = placed.comparisons.iter().map(|c| (c.doc, c.other)).collect();
-        assert_eq!(compared, [(1, 0), (2, 0), (3, 2)]);
+        assert_eq!(compared, [(2, 0), (3, 1), (3, 0), (3, 2)]);
+        assert_eq!(placed.comparisons[3].similarity, Some(0.2));
+        assert_eq!(placed.capped, 0);
+        // With room for two comparisons, the partner is left out.
+        let bounded = place(&refs, &edges, Rule { max_comparisons: 2, ..rule(0, 0.05, SimilarityAlgorithm::Exact) });
+        let compared: Vec<(usize, usize)> = bounded.comparisons.iter().map(|c| (c.doc, c.other)).collect();
+        assert_eq!(compared, [(2, 0), (3, 1), (3, 0)]);
+        assert_eq!(bounded.capped, 1);
+        assert_eq!(bounded.representative, placed.representative);
     }
 
     /// The pairs of a method that includes its comparison (bit 1, a11) are
@@ -377,7 +483,7 @@ mod tests {
         let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1 (bit 0), 1-2 (both), 2-3 (bit 0), 0-3 (bit 1).
         let edges = vec![vec![(1, 1), (3, 2)], vec![(0, 1), (2, 3)], vec![(1, 3), (3, 1)], vec![(0, 2), (2, 1)]];
-        let placed = place(&refs, &edges, 2, 0.8, SimilarityAlgorithm::Exact);
+        let placed = place(&refs, &edges, rule(2, 0.8, SimilarityAlgorithm::Exact));
         // 1 reaches rep 0: 16/20 = 0.8, joins. 2 reaches rep 0 through 1:
         // LCS "aaaaaa" = 6, 12/20 = 0.6; its a11 pair 1-2 is not a
         // representative's, so it is compared besides: LCS "aaaaaabb" = 8,
@@ -391,8 +497,11 @@ mod tests {
             compared,
             [(1, 0, 1, Some(0.8)), (2, 0, 3, None), (2, 1, 3, Some(0.8)), (3, 0, 2, None), (3, 2, 1, Some(0.8))]
         );
-        // Without the comparing mask, 1-2 is never compared.
-        assert_eq!(place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::Exact).comparisons.len(), 4);
+        // Without the comparing mask, 1-2 is compared all the same: 2
+        // failed against 1's representative, so 1 is a partner to compare.
+        let plain = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
+        let compared: Vec<(usize, usize)> = plain.comparisons.iter().map(|c| (c.doc, c.other)).collect();
+        assert_eq!(compared, [(1, 0), (2, 0), (2, 1), (3, 0), (3, 2)]);
     }
 
     /// A document reaching two clusters joins the one it is more similar to.
@@ -401,7 +510,7 @@ mod tests {
         let docs = [doc(1, None, "aaaaaaaaaa"), doc(2, None, "bbbbbbbbbb"), doc(3, None, "bbbbbbbbba")];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(2, 1)], vec![(2, 2)], vec![(0, 1), (1, 2)]];
-        let placed = place(&refs, &edges, 0, 0.05, SimilarityAlgorithm::Exact);
+        let placed = place(&refs, &edges, rule(0, 0.05, SimilarityAlgorithm::Exact));
         assert_eq!(placed.representative, [0, 1, 1]);
         assert_eq!(placed.comparisons.len(), 2);
         assert_eq!(placed.comparisons[1].methods, 2);
@@ -418,10 +527,10 @@ mod tests {
         let docs = [doc(1, None, &b), doc(2, None, &a)];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(1, 1)], vec![(0, 1)]];
-        let exact = place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::Exact);
+        let exact = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
         assert_eq!(exact.representative, [0, 0]);
         assert!((exact.similarity[1].unwrap() - 0.808946).abs() < 1e-6);
-        let module = place(&refs, &edges, 0, 0.8, SimilarityAlgorithm::StringSimilarity);
+        let module = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::StringSimilarity));
         assert_eq!(module.representative, [0, 1]);
         assert_eq!(module.similarity, [None, None]);
     }
