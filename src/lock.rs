@@ -15,6 +15,13 @@
 //! that finds it taken; it is removed when its task ends normally, so a
 //! file left behind by a process that is gone tells `pipeline status` that
 //! the task was interrupted ([`interrupted_holder`]).
+//!
+//! An output folder in an object store has no flock: its tasks lock an
+//! object, `_locks/<task>.lock`, created by a conditional PUT (atomic in the
+//! store) and refreshed by a heartbeat every minute ([`acquire_in_store`]).
+//! A lock object whose heartbeat is older than
+//! [`STORE_LOCK_TIMEOUT_SECONDS`] (its process died without removing it)
+//! is stale and taken over.
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
@@ -41,6 +48,10 @@ pub struct Holder {
     pub started_at_unix: u64,
     /// What it locked (`stage candidates`, `history`).
     pub task: String,
+    /// The last heartbeat of a lock object in a store (Unix seconds; 0 for
+    /// a lock file, which needs none).
+    #[serde(default)]
+    pub heartbeat_unix: u64,
 }
 
 impl Holder {
@@ -50,6 +61,7 @@ impl Holder {
             pid: std::process::id(),
             started_at_unix: crate::runner::now_unix(),
             task: task.to_string(),
+            heartbeat_unix: 0,
         }
     }
 
@@ -70,7 +82,8 @@ impl std::fmt::Display for Holder {
 #[derive(Debug)]
 pub struct Busy {
     pub task: String,
-    pub path: PathBuf,
+    /// The lock file or object.
+    pub lock: String,
     pub holder: Option<Holder>,
 }
 
@@ -83,8 +96,7 @@ impl std::fmt::Display for Busy {
         write!(
             f,
             "{} is running in {who}: lock {}; wait for it, or rerun with --wait to queue behind it",
-            self.task,
-            self.path.display()
+            self.task, self.lock
         )
     }
 }
@@ -129,7 +141,8 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
             .with_context(|| format!("cannot open lock file {}", path.display()))?;
         if !try_flock(&file, false)? {
             if !wait {
-                return Err(Busy { task: task.to_string(), path: path.to_path_buf(), holder: read_holder(path) }.into());
+                let lock = path.display().to_string();
+                return Err(Busy { task: task.to_string(), lock, holder: read_holder(path) }.into());
             }
             if !waited {
                 let holder = read_holder(path).map(|h| h.to_string()).unwrap_or_else(|| "another run".into());
@@ -150,6 +163,81 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
         lock.file.set_len(0)?;
         lock.file.write_all(holder.as_bytes()).with_context(|| format!("cannot write lock file {}", path.display()))?;
         return Ok(lock);
+    }
+}
+
+/// How long a lock object in a store stays valid after its last heartbeat:
+/// ten heartbeats. A run whose process died leaves its lock object behind;
+/// the next run takes it over once it is this old.
+pub const STORE_LOCK_TIMEOUT_SECONDS: u64 = 600;
+
+/// How often a held lock object's heartbeat is written.
+const STORE_HEARTBEAT_SECONDS: u64 = 60;
+
+/// A held lock object in a store: its heartbeat runs until it is dropped,
+/// which removes the object.
+#[derive(Debug)]
+pub struct StoreLock {
+    location: crate::store::Location,
+    stop: std::sync::mpsc::Sender<()>,
+    heartbeat: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for StoreLock {
+    fn drop(&mut self) {
+        let _ = self.stop.send(());
+        if let Some(h) = self.heartbeat.take() {
+            let _ = h.join();
+        }
+        if let Err(e) = self.location.delete() {
+            tracing::warn!("cannot remove the lock {}: {e:#}", self.location.url);
+        }
+    }
+}
+
+/// Takes the lock object `location` for `task`: at once, or, with `wait`,
+/// once the run holding it ends (polled every 5 seconds). A lock object
+/// whose heartbeat is older than [`STORE_LOCK_TIMEOUT_SECONDS`], or whose
+/// holder is a process of this host that is gone, is stale: it is removed
+/// and taken. (Two runs taking over one stale lock in the same instant may
+/// both succeed; that takes a crash and two restarts within a second.)
+pub fn acquire_in_store(location: crate::store::Location, task: &str, wait: bool) -> Result<StoreLock> {
+    let mut waited = false;
+    loop {
+        let mut holder = Holder::this_process(task);
+        holder.heartbeat_unix = crate::runner::now_unix();
+        if location.create(bytes::Bytes::from(serde_json::to_vec(&holder)?))? {
+            let (stop, stopped) = std::sync::mpsc::channel::<()>();
+            let beat = location.clone();
+            let heartbeat = std::thread::Builder::new().name("neardup-lock".into()).spawn(move || {
+                while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+                    stopped.recv_timeout(std::time::Duration::from_secs(STORE_HEARTBEAT_SECONDS))
+                {
+                    holder.heartbeat_unix = crate::runner::now_unix();
+                    if let Err(e) = serde_json::to_vec(&holder).map_err(anyhow::Error::from).and_then(|b| beat.put(b.into())) {
+                        tracing::warn!("cannot refresh the lock {}: {e:#}", beat.url);
+                    }
+                }
+            })?;
+            return Ok(StoreLock { location, stop, heartbeat: Some(heartbeat) });
+        }
+        let current: Option<Holder> = location.get().ok().and_then(|b| serde_json::from_slice(&b).ok());
+        let age = current.as_ref().map(|h| crate::runner::now_unix().saturating_sub(h.heartbeat_unix));
+        let stale = age.is_none_or(|a| a > STORE_LOCK_TIMEOUT_SECONDS) || current.as_ref().is_some_and(Holder::is_gone);
+        if stale {
+            tracing::warn!(lock = %location.url, "taking over a stale lock ({})", current.map_or("unreadable".into(), |h| h.to_string()));
+            location.delete()?;
+            continue;
+        }
+        if !wait {
+            return Err(Busy { task: task.to_string(), lock: location.url.clone(), holder: current }.into());
+        }
+        if !waited {
+            let who = current.map_or("another run".into(), |h| h.to_string());
+            tracing::info!(lock = %location.url, "{task} is running in {who}; waiting for it");
+            waited = true;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(5));
     }
 }
 
@@ -239,11 +327,45 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_object_refuses_a_second_taker_until_released_or_stale() {
+        let dir = scratch("store");
+        let url = format!("file://{}", dir.display());
+        let location = crate::store::Location::parse(&url).unwrap().child("_locks/verify.lock");
+        let held = acquire_in_store(location.clone(), "stage verify", false).unwrap();
+        let refused = acquire_in_store(location.clone(), "stage verify", false).unwrap_err();
+        let busy = refused.downcast_ref::<Busy>().expect("a Busy error");
+        assert_eq!(busy.holder.as_ref().map(|h| h.pid), Some(std::process::id()));
+        drop(held);
+        assert!(location.head().unwrap().is_none(), "a released lock leaves no object");
+        // A lock object whose heartbeat is too old is taken over.
+        let old = Holder {
+            host: "elsewhere".into(),
+            pid: 1,
+            started_at_unix: 0,
+            task: "stage verify".into(),
+            heartbeat_unix: crate::runner::now_unix() - STORE_LOCK_TIMEOUT_SECONDS - 1,
+        };
+        location.put(serde_json::to_vec(&old).unwrap().into()).unwrap();
+        drop(acquire_in_store(location.clone(), "stage verify", false).unwrap());
+        // A fresh one of another host is not.
+        let fresh = Holder { heartbeat_unix: crate::runner::now_unix(), ..old };
+        location.put(serde_json::to_vec(&fresh).unwrap().into()).unwrap();
+        assert!(acquire_in_store(location, "stage verify", false).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_lock_file_of_a_process_that_is_gone_is_stale() {
         let dir = scratch("stale");
         let path = dir.join("_locks/tokens.lock");
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let gone = Holder { host: host_name(), pid: u32::MAX - 1, started_at_unix: 0, task: "stage tokens".into() };
+        let gone = Holder {
+            host: host_name(),
+            pid: u32::MAX - 1,
+            started_at_unix: 0,
+            task: "stage tokens".into(),
+            heartbeat_unix: 0,
+        };
         std::fs::write(&path, serde_json::to_string(&gone).unwrap()).unwrap();
         assert_eq!(interrupted_holder(&path), Some(gone));
         // Nobody holds its flock: the next run takes it over.

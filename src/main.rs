@@ -499,6 +499,11 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     let mut outcomes = Vec::new();
     for stage in &selected {
         let writes = stage.outputs(&ctx.config);
+        // The store's lock, beside the cache folder's that run_stage takes.
+        let _store_lock = match &remote {
+            Some(r) => Some(r.lock(stage.name(), shard, args.wait)?),
+            None => None,
+        };
         if let Some(r) = &remote {
             let n = r.pull(&stage.inputs(), stage.name(), &writes, shard)?;
             tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());

@@ -124,6 +124,17 @@ impl RemoteOut {
         Ok(uploaded)
     }
 
+    /// Takes the store's lock of task `shard` of `stage`
+    /// (`_locks/<stage>[.shard-I-of-N].lock`, see [`crate::lock`]): runs of
+    /// one task with different cache folders, or on different machines,
+    /// share only the store.
+    pub fn lock(&self, stage: &str, shard: Shard, wait: bool) -> Result<crate::lock::StoreLock> {
+        let name = runner::manifest_file_name(stage, shard);
+        let location = self.root.child(&format!("{}/{}.lock", crate::lock::LOCK_DIR, name.trim_end_matches(".json")));
+        let task = if shard.is_whole() { format!("stage {stage}") } else { format!("stage {stage} task {shard}") };
+        crate::lock::acquire_in_store(location, &task, wait)
+    }
+
     /// Uploads one file of the cache folder (`report.html`) as it is.
     pub fn push_file(&self, name: &str) -> Result<()> {
         self.root.child(name).upload(&self.cache.join(name))

@@ -132,6 +132,17 @@ impl Location {
         Ok(())
     }
 
+    /// Stores `bytes` as this object unless an object is there already
+    /// (a conditional PUT, atomic in the store): false when there is one.
+    pub fn create(&self, bytes: Bytes) -> Result<bool> {
+        let options = object_store::PutOptions::from(object_store::PutMode::Create);
+        match block_on(self.store.put_opts(&self.path, bytes.into(), options)) {
+            Ok(_) => Ok(true),
+            Err(object_store::Error::AlreadyExists { .. }) => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("cannot create {}", self.url)),
+        }
+    }
+
     /// Uploads a local file as this object: one PUT when small, a multipart
     /// upload (completed only after the last part, so again all or nothing)
     /// when large, never holding more than a few parts in memory.
