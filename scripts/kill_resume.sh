@@ -48,7 +48,7 @@ for i in $(seq 1 "$runs"); do
   sleep "$delay"
   kill -9 "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  interrupted=$("$bin" status --input "$input" --out "$out" 2>/dev/null | awk 'NR > 1 && $2 == "interrupted" {print $1}' | tr '\n' ' ')
+  interrupted=$("$bin" status --input "$input" --out "$out" 2>/dev/null | awk 'NR > 1 && $2 == "interrupted" {print $1}' | tr '\n' ' ' || true)
   "$bin" --quiet run --input "$input" --out "$out" >/dev/null 2>>"$work/run-$i.log" || [ $? -eq 3 ]
   if python3 scripts/compare_tables.py --bin "$bin" "$work/clean" "$out" >"$work/compare-$i.txt" 2>&1; then
     same=$((same + 1))

@@ -17,6 +17,7 @@ pub mod ingest;
 pub mod interrupt;
 pub mod lock;
 pub mod logging;
+pub mod memory;
 pub mod methods;
 pub mod parallelism;
 pub mod progress;

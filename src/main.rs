@@ -105,9 +105,10 @@ struct NightArgs {
     /// verification text kept: `[verify] text`, and `[history]`).
     #[arg(long)]
     config: Option<PathBuf>,
-    /// Memory for matching's SQL (DataFusion), e.g. 2G: sorts and
-    /// aggregations spill to --out's _spill folder beyond it (default: no
-    /// limit; `pipeline run --memory-limit` sets it for `run --history`).
+    /// Memory for matching, e.g. 2G, as `pipeline run --memory-limit`
+    /// (default: 75% of the container's or machine's memory): half of it
+    /// is the SQL engine's pool, beyond which sorts and aggregations spill
+    /// to --out's _spill folder.
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
 }
@@ -168,8 +169,10 @@ struct RunArgs {
     /// honours `taskset` and container CPU limits).
     #[arg(long)]
     threads: Option<usize>,
-    /// Memory for the SQL parts (DataFusion), e.g. 512M or 2G: sorts, aggregations and joins
-    /// spill to DIR/_spill beyond it (default: no limit).
+    /// The run's memory, e.g. 512M or 2G (default: 75% of the container's
+    /// cgroup limit, or of the machine's memory): half of it is the SQL
+    /// engine's pool, beyond which sorts, aggregations and joins spill to
+    /// DIR/_spill (and joins are sort-merge joins, which can spill).
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
     /// Where the SQL stages (boilerplate, stats, candidates, evaluate) run: `embedded`
@@ -426,6 +429,11 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     }
     let threads = neardup::parallelism::configure(args.threads)?;
     tracing::debug!(threads, "threads for rayon, tokio and DataFusion's partitions");
+    let memory_limit = neardup::memory::run_limit(args.memory_limit);
+    match memory_limit {
+        Some((bytes, source)) => tracing::info!(threads, "{}", neardup::memory::describe(bytes, source)),
+        None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
+    }
     let all = stages::all();
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
         all.iter().map(|s| s.as_ref()).collect()
@@ -492,7 +500,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         runtime: neardup::parallelism::runtime()?,
         progress: !quiet && std::io::stderr().is_terminal(),
         engine: args.engine.clone(),
-        memory_limit: args.memory_limit,
+        memory_limit: memory_limit.map(|(bytes, _)| bytes),
         wait_for_lock: args.wait,
     };
     let mut input_errors = Vec::new();
@@ -523,7 +531,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     if let Some((location, crawl)) = &history {
         let _lock = location.lock(args.wait)?;
         let history = location.local()?;
-        let found = history.match_night(&ctx.out, crawl, &ctx.config, ctx.memory_limit, &ctx.runtime)?;
+        let found = history.match_night(&ctx.out, crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         tracing::info!(
             history = %history.root().display(),
             candidates = found.candidates,
@@ -713,7 +721,8 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
             let rt = neardup::parallelism::runtime()?;
-            let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, night.memory_limit, &rt)?;
+            let pool = neardup::memory::run_limit(night.memory_limit).map(|(bytes, _)| neardup::memory::sql_pool_bytes(bytes));
+            let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, pool, &rt)?;
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
                 night.crawl_id, found.candidates, found.repeats, found.clustered

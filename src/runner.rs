@@ -43,8 +43,9 @@ pub struct RunContext {
     /// never what they return, so it is in no fingerprint (a manifest
     /// records it for the record).
     pub engine: crate::sql::Engine,
-    /// Memory cap of the stages' DataFusion sessions (`--memory-limit`):
-    /// like the engine, how queries run, not what they return.
+    /// The run's memory limit (`--memory-limit`, or the default of
+    /// [`crate::memory::run_limit`]); its SQL sessions get a pool of a share
+    /// of it. Like the engine, how queries run, not what they return.
     pub memory_limit: Option<usize>,
     /// When another run holds a task's lock: wait for it (`--wait`)
     /// rather than refuse ([`crate::lock`]).
@@ -55,13 +56,19 @@ impl RunContext {
     /// A DataFusion session over the output folder's tables, in this
     /// process, under the run's memory limit.
     pub async fn session(&self) -> Result<datafusion::prelude::SessionContext> {
-        crate::sql::session_with_memory_limit(&self.out, self.memory_limit).await
+        crate::sql::session_with_memory_limit(&self.out, self.sql_pool()).await
     }
 
     /// The session of a SQL stage: on the run's engine (see
     /// [`crate::sql::sql_stage_session`]).
     pub async fn sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        crate::sql::sql_stage_session(&self.out, &self.engine, self.memory_limit).await
+        crate::sql::sql_stage_session(&self.out, &self.engine, self.sql_pool()).await
+    }
+
+    /// The bytes of the SQL sessions' memory pool: a share of the run's
+    /// limit.
+    pub fn sql_pool(&self) -> Option<usize> {
+        self.memory_limit.map(crate::memory::sql_pool_bytes)
     }
 }
 

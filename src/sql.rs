@@ -6,7 +6,9 @@
 //! `${name}` parameters from the job config, and streams results.
 
 use anyhow::{Context, Result};
+use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
+use std::num::NonZeroUsize;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::path::Path;
 use std::str::FromStr;
@@ -154,8 +156,9 @@ pub async fn session_over(out: &Path) -> Result<SessionContext> {
     session_with_memory_limit(out, None).await
 }
 
-/// [`session_over`] under a memory limit, if any. With a limit, DataFusion
-/// runs under a memory pool of that size (its greedy pool): sorts,
+/// [`session_over`] under a memory pool of `memory_limit` bytes, if any
+/// (a run's pool is a share of its limit: [`crate::memory::sql_pool_bytes`]).
+/// With a pool, DataFusion runs under it (a fair spill pool): sorts,
 /// aggregations and sort-merge joins spill to `out/_spill` when they reach
 /// it, and operators that cannot spill (final merges, the build side of a
 /// hash join) fail with a "resources exhausted" error instead of growing
@@ -180,7 +183,12 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
     if let Some(bytes) = memory_limit {
         let spill = spill_dir_of(out, std::process::id());
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
-        runtime = runtime.with_memory_limit(bytes, 1.0).with_temp_file_path(spill);
+        // A fair pool: each spillable operator (sort, aggregation,
+        // sort-merge join) gets an equal share and spills at it, where the
+        // greedy pool let the first sort take everything and the final
+        // merge beside it fail ("Resources exhausted ... ExternalSorterMerge").
+        let pool = TrackConsumersPool::new(FairSpillPool::new(bytes), NonZeroUsize::new(5).expect("5 > 0"));
+        runtime = runtime.with_memory_pool(Arc::new(pool)).with_temp_file_path(spill);
         // Hash joins cannot spill their build side; sort-merge joins can.
         // Every sort partition reserves memory for its final merge up front
         // (10 MB by default), so the reservation must shrink with the pool

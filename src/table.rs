@@ -28,6 +28,10 @@ use crate::shard::Shard;
 /// Rows per record batch and per Parquet row group flush.
 pub const BATCH_ROWS: usize = 8192;
 
+/// The most bytes a part file's row group takes in memory before it is
+/// written out (besides the 64 Ki rows of [`properties_builder`]).
+const ROW_GROUP_BYTES: usize = 32 << 20;
+
 /// Rows of one table being built, column by column: the generated
 /// `crate::tables::columns::<table>::Rows`, whose fields are the table's
 /// columns as typed builders, named as in its schema file.
@@ -187,6 +191,12 @@ impl PartWriter {
         if batch.num_rows() > 0 {
             self.rows += batch.num_rows() as u64;
             self.writer.write(batch).with_context(|| format!("cannot write {}", self.path.display()))?;
+            // A row group is held in memory until it is written: cut it by
+            // size too, or 64 Ki rows of a wide table (tokens' texts and
+            // word lists) fill hundreds of MB per writer.
+            if self.writer.in_progress_size() >= ROW_GROUP_BYTES {
+                self.writer.flush().with_context(|| format!("cannot write {}", self.path.display()))?;
+            }
         }
         Ok(())
     }

@@ -1,0 +1,134 @@
+//! How much memory a run may use: `--memory-limit`, or a default taken from
+//! the machine or container, so that a user who sets nothing meets a
+//! spilling query engine rather than the OOM killer.
+//!
+//! The limit is the process's budget. DataFusion's memory pool gets a share
+//! of it ([`sql_pool_bytes`]): its operators account for their big buffers
+//! only (sort runs, hash tables, aggregation state), and the Rust parts of a
+//! stage (readers, writers' row groups, verification's texts) live beside
+//! it; the pool is a fair spill pool, so concurrent sorts and aggregations
+//! each get their share and spill instead of one taking it all.
+
+/// Where a run's memory limit came from, for the line printed at start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LimitSource {
+    /// `--memory-limit`.
+    CommandLine,
+    /// The container's cgroup limit (`memory.max`).
+    Cgroup,
+    /// The machine's memory (`MemTotal`).
+    Machine,
+}
+
+/// Share of the container's or machine's memory a run takes by default:
+/// room for the page cache that reading the crawl and the tables needs,
+/// and for other processes.
+const DEFAULT_SHARE: f64 = 0.75;
+
+/// The share of the limit that DataFusion's pool gets (see the module doc).
+const SQL_SHARE: f64 = 0.5;
+
+/// The memory limit of a run: the one given, else [`DEFAULT_SHARE`] of the
+/// cgroup limit or, without one, of the machine's memory; `None` when
+/// neither can be read (not Linux).
+pub fn run_limit(given: Option<usize>) -> Option<(usize, LimitSource)> {
+    if let Some(bytes) = given {
+        return Some((bytes, LimitSource::CommandLine));
+    }
+    let machine = machine_bytes();
+    let cgroup = cgroup_bytes().filter(|&c| machine.is_none_or(|m| c < m));
+    let (bytes, source) = match (cgroup, machine) {
+        (Some(c), _) => (c, LimitSource::Cgroup),
+        (None, Some(m)) => (m, LimitSource::Machine),
+        (None, None) => return None,
+    };
+    Some(((bytes as f64 * DEFAULT_SHARE) as usize, source))
+}
+
+/// The bytes of DataFusion's pool under a run limit of `limit` bytes.
+pub fn sql_pool_bytes(limit: usize) -> usize {
+    (limit as f64 * SQL_SHARE) as usize
+}
+
+/// The line printed at the start of a run: the limit and where it came from.
+pub fn describe(limit: usize, source: LimitSource) -> String {
+    let origin = match source {
+        LimitSource::CommandLine => "--memory-limit".to_string(),
+        LimitSource::Cgroup => format!("{:.0}% of the container's memory.max", DEFAULT_SHARE * 100.0),
+        LimitSource::Machine => format!("{:.0}% of this machine's memory; set --memory-limit to change it", DEFAULT_SHARE * 100.0),
+    };
+    format!(
+        "memory limit {} ({origin}); the SQL engine spills beyond {}",
+        human_bytes(limit),
+        human_bytes(sql_pool_bytes(limit))
+    )
+}
+
+/// `bytes` in binary units, one decimal (`1.5 GiB`).
+pub fn human_bytes(bytes: usize) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = bytes as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < units.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", units[unit])
+}
+
+/// `MemTotal` of `/proc/meminfo`, in bytes.
+fn machine_bytes() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    parse_meminfo_total(&info)
+}
+
+fn parse_meminfo_total(info: &str) -> Option<usize> {
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The memory limit of this process's cgroup: v2's `memory.max` of its own
+/// cgroup (from `/proc/self/cgroup`), else v1's `memory.limit_in_bytes`;
+/// `None` when unlimited or unreadable.
+fn cgroup_bytes() -> Option<usize> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").ok().and_then(|text| {
+        text.lines().find_map(|l| l.strip_prefix("0::").map(|p| p.trim().to_string()))
+    });
+    let mut candidates = Vec::new();
+    if let Some(path) = own {
+        candidates.push(format!("/sys/fs/cgroup{}/memory.max", path.trim_end_matches('/')));
+    }
+    candidates.push("/sys/fs/cgroup/memory.max".into());
+    candidates.push("/sys/fs/cgroup/memory/memory.limit_in_bytes".into());
+    candidates.iter().find_map(|p| parse_cgroup_limit(&std::fs::read_to_string(p).ok()?))
+}
+
+/// A cgroup limit file's value: bytes, or `None` for `max` and for v1's
+/// "unlimited" (a number near the address space).
+fn parse_cgroup_limit(text: &str) -> Option<usize> {
+    let bytes: u64 = text.trim().parse().ok()?;
+    (bytes < 1 << 60).then_some(bytes as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_come_from_the_command_line_cgroup_or_machine() {
+        assert_eq!(run_limit(Some(1 << 30)), Some((1 << 30, LimitSource::CommandLine)));
+        assert_eq!(parse_cgroup_limit("max\n"), None);
+        assert_eq!(parse_cgroup_limit("9223372036854771712\n"), None);
+        assert_eq!(parse_cgroup_limit("2147483648\n"), Some(2 << 30));
+        let info = "MemTotal:       24570040 kB\nMemFree:        1 kB\n";
+        assert_eq!(parse_meminfo_total(info), Some(24_570_040 * 1024));
+        // On Linux a default exists, below the machine's memory.
+        if let Some(machine) = machine_bytes() {
+            let (limit, _) = run_limit(None).unwrap();
+            assert!(limit < machine && limit > 0);
+        }
+        assert_eq!(human_bytes(1536 << 20), "1.5 GiB");
+        assert!(describe(2 << 30, LimitSource::CommandLine).contains("2.0 GiB (--memory-limit)"));
+    }
+}
