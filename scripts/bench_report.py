@@ -8,7 +8,8 @@ RSS), and prints per stage: input MB, documents, wall and CPU seconds,
 documents per second, MB per CPU-second (throughput per core) and peak RSS.
 With several scales it prints, for every stage, the growth of CPU time,
 wall time and peak RSS from one scale to the next, and the exponent
-log(cpu growth) / log(document growth): 1.0 is linear, 2.0 quadratic.
+log(cpu growth) / log(document growth): 1.0 is linear, 2.0 quadratic;
+with three or more scales, the same from the smallest to the largest.
 
 Usage: bench_report.py JSON_OUT SCALE:RUN_DIR:INPUT_BYTES [...]
 """
@@ -86,9 +87,11 @@ def ratio(b, a):
     return b / a if a and b is not None else None
 
 
-def growth(runs):
+def growth(runs, pairs=None):
+    """Growth of every stage between the runs of each pair (default:
+    consecutive scales)."""
     out = []
-    for prev, cur in zip(runs, runs[1:]):
+    for prev, cur in pairs if pairs is not None else zip(runs, runs[1:]):
         doc_factor = ratio(cur["documents"], prev["documents"])
         by_stage = {s["stage"]: s for s in prev["stages"]}
         for s in cur["stages"] + [dict(cur, stage="total")]:
@@ -154,7 +157,15 @@ def main():
                 for g in grow
             ],
         )
-    Path(json_out).write_text(json.dumps({"runs": runs, "growth": grow}, indent=2) + "\n")
+    overall = growth(runs, [(runs[0], runs[-1])]) if len(runs) > 2 else []
+    if overall:
+        print(f"\nexponent from the smallest to the largest scale ({runs[0]['scale']} -> {runs[-1]['scale']})")
+        print_table(
+            ["stage", "docs x", "CPU x", "RSS x", "exponent"],
+            [[g["stage"], fmt(g["document_factor"]), fmt(g["cpu_factor"]), fmt(g["rss_factor"]), fmt(g["exponent"])]
+             for g in overall],
+        )
+    Path(json_out).write_text(json.dumps({"runs": runs, "growth": grow, "overall": overall}, indent=2) + "\n")
     print(f"\nwrote {json_out}")
 
 

@@ -560,9 +560,10 @@ pub struct VerifyConfig {
     /// module's heuristic value.
     pub algorithm: SimilarityAlgorithm,
     /// The most comparisons one document makes when it is placed (with the
-    /// representatives its edges reach, its partners themselves when their
-    /// representative failed, a11's own pairs): the constant that bounds
-    /// verification's work per document, however large a template group.
+    /// representatives its edges reach and its partners outside the
+    /// cluster it joins; a11's own pairs come on top, as they are a11's
+    /// result): the constant that bounds verification's work per
+    /// document, however large a template group.
     pub max_comparisons_per_document: usize,
 }
 

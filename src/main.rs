@@ -171,8 +171,9 @@ struct RunArgs {
     threads: Option<usize>,
     /// The run's memory, e.g. 512M or 2G (default: 75% of the container's
     /// cgroup limit, or of the machine's memory): half of it is the SQL
-    /// engine's pool, beyond which sorts, aggregations and joins spill to
-    /// DIR/_spill (and joins are sort-merge joins, which can spill).
+    /// engine's pool, beyond which sorts and aggregations spill to
+    /// DIR/_spill. Given, it also makes joins sort-merge joins, which spill
+    /// too but cost more CPU.
     #[arg(long, value_parser = neardup::sql::parse_memory_size)]
     memory_limit: Option<usize>,
     /// Where the SQL stages (boilerplate, stats, candidates, evaluate) run: `embedded`
@@ -431,7 +432,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     tracing::debug!(threads, "threads for rayon, tokio and DataFusion's partitions");
     let memory_limit = neardup::memory::run_limit(args.memory_limit);
     match memory_limit {
-        Some((bytes, source)) => tracing::info!(threads, "{}", neardup::memory::describe(bytes, source)),
+        Some(limit) => tracing::info!(threads, "{limit}"),
         None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
     }
     let all = stages::all();
@@ -486,6 +487,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         .map_err(|e| neardup::table::name_the_disk(e.into(), &out))
         .with_context(|| format!("cannot create the output folder {}", out.display()))?;
     neardup::interrupt::watch_output(&out);
+    let _spill = neardup::sql::SpillFolder(out.clone());
     if remote.is_some() && args.engine != neardup::sql::Engine::Embedded {
         tracing::warn!(
             cache = %out.display(),
@@ -500,7 +502,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         runtime: neardup::parallelism::runtime()?,
         progress: !quiet && std::io::stderr().is_terminal(),
         engine: args.engine.clone(),
-        memory_limit: memory_limit.map(|(bytes, _)| bytes),
+        memory_limit,
         wait_for_lock: args.wait,
     };
     let mut input_errors = Vec::new();
@@ -556,8 +558,6 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         tracing::info!(path = %path.display(), "report written");
     }
     log_summary(&ctx, shard, &outcomes);
-    // This process's spill folder, empty once its sessions are gone.
-    let _ = std::fs::remove_dir(neardup::sql::spill_dir_of(&ctx.out, std::process::id()));
     if !input_errors.is_empty() {
         for e in &input_errors {
             tracing::error!("{e}");
@@ -721,7 +721,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
             let rt = neardup::parallelism::runtime()?;
-            let pool = neardup::memory::run_limit(night.memory_limit).map(|(bytes, _)| neardup::memory::sql_pool_bytes(bytes));
+            let pool = neardup::memory::run_limit(night.memory_limit).map(|l| l.sql());
             let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, pool, &rt)?;
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",

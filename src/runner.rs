@@ -46,7 +46,7 @@ pub struct RunContext {
     /// The run's memory limit (`--memory-limit`, or the default of
     /// [`crate::memory::run_limit`]); its SQL sessions get a pool of a share
     /// of it. Like the engine, how queries run, not what they return.
-    pub memory_limit: Option<usize>,
+    pub memory_limit: Option<crate::memory::RunLimit>,
     /// When another run holds a task's lock: wait for it (`--wait`)
     /// rather than refuse ([`crate::lock`]).
     pub wait_for_lock: bool,
@@ -65,10 +65,9 @@ impl RunContext {
         crate::sql::sql_stage_session(&self.out, &self.engine, self.sql_pool()).await
     }
 
-    /// The bytes of the SQL sessions' memory pool: a share of the run's
-    /// limit.
-    pub fn sql_pool(&self) -> Option<usize> {
-        self.memory_limit.map(crate::memory::sql_pool_bytes)
+    /// What the SQL sessions get of the run's limit.
+    pub fn sql_pool(&self) -> Option<crate::memory::SqlMemory> {
+        self.memory_limit.map(|l| l.sql())
     }
 }
 

@@ -28,6 +28,18 @@ pub fn spill_dir_of(out: &Path, pid: u32) -> std::path::PathBuf {
     out.join(SPILL_DIR).join(pid.to_string())
 }
 
+/// Removes this process's spill folder under an output folder when
+/// dropped, however the run ends (its sessions are gone by then), and the
+/// spill folder itself when no other run uses it.
+pub struct SpillFolder(pub std::path::PathBuf);
+
+impl Drop for SpillFolder {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(spill_dir_of(&self.0, std::process::id()));
+        let _ = std::fs::remove_dir(self.0.join(SPILL_DIR));
+    }
+}
+
 /// Parses a memory size as given on the command line: a number of bytes,
 /// optionally with a binary unit `K`, `M`, `G` or `T` (powers of 1024; `KB`,
 /// `KiB` and lowercase are accepted too) and a fractional part (`1.5G`).
@@ -104,9 +116,13 @@ impl std::fmt::Display for Engine {
 /// engine is embedded; otherwise a client of the Ballista scheduler with the
 /// same tables registered by absolute path, whose queries run on the
 /// cluster's executors (the memory limit is then the executors' own).
-pub async fn sql_stage_session(out: &Path, engine: &Engine, memory_limit: Option<usize>) -> Result<SessionContext> {
+pub async fn sql_stage_session(
+    out: &Path,
+    engine: &Engine,
+    memory: Option<crate::memory::SqlMemory>,
+) -> Result<SessionContext> {
     match engine {
-        Engine::Embedded => session_with_memory_limit(out, memory_limit).await,
+        Engine::Embedded => session_with_memory_limit(out, memory).await,
         Engine::Ballista { host, port } => ballista_session(out, host, *port).await,
     }
 }
@@ -156,9 +172,9 @@ pub async fn session_over(out: &Path) -> Result<SessionContext> {
     session_with_memory_limit(out, None).await
 }
 
-/// [`session_over`] under a memory pool of `memory_limit` bytes, if any
-/// (a run's pool is a share of its limit: [`crate::memory::sql_pool_bytes`]).
-/// With a pool, DataFusion runs under it (a fair spill pool): sorts,
+/// [`session_over`] under a memory pool, if any (a share of the run's
+/// limit: [`crate::memory::RunLimit::sql`]). With a pool, DataFusion runs
+/// under it (a fair spill pool): sorts,
 /// aggregations and sort-merge joins spill to `out/_spill` when they reach
 /// it, and operators that cannot spill (final merges, the build side of a
 /// hash join) fail with a "resources exhausted" error instead of growing
@@ -166,7 +182,10 @@ pub async fn session_over(out: &Path) -> Result<SessionContext> {
 /// spilling operators of the same query hold the pool (seen at 8 MB with a
 /// group-by feeding a sort), so limits should leave room: tens of MB per
 /// core.
-pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) -> Result<SessionContext> {
+pub async fn session_with_memory_limit(
+    out: &Path,
+    memory: Option<crate::memory::SqlMemory>,
+) -> Result<SessionContext> {
     let partitions = crate::parallelism::threads();
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)
@@ -180,7 +199,7 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
         // one partition has no use for; off, the plan is sound.
         .set_bool("datafusion.optimizer.repartition_sorts", partitions > 1);
     let mut runtime = RuntimeEnvBuilder::new();
-    if let Some(bytes) = memory_limit {
+    if let Some(crate::memory::SqlMemory { pool_bytes: bytes, sort_merge_joins }) = memory {
         let spill = spill_dir_of(out, std::process::id());
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
         // A fair pool: each spillable operator (sort, aggregation,
@@ -202,7 +221,7 @@ pub async fn session_with_memory_limit(out: &Path, memory_limit: Option<usize>) 
         // pool sorts 19 MB (128 KB reservations did not).
         let reservation = (bytes / (32 * partitions)).max(1 << 20).min(bytes / (4 * partitions)).min(10 << 20);
         config = config
-            .set_bool("datafusion.optimizer.prefer_hash_join", false)
+            .set_bool("datafusion.optimizer.prefer_hash_join", !sort_merge_joins)
             .set_usize("datafusion.execution.sort_spill_reservation_bytes", reservation);
     }
     let runtime = runtime.build_arc()?;
@@ -388,7 +407,8 @@ mod tests {
         let rows = write_table(&out, 300_000);
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async {
-            let limited = session_with_memory_limit(&out, Some(8 << 20)).await.unwrap();
+            let pool = crate::memory::SqlMemory { pool_bytes: 8 << 20, sort_merge_joins: true };
+            let limited = session_with_memory_limit(&out, Some(pool)).await.unwrap();
             // The sort: every row back, in key then payload order.
             let (batches, spilled) = run(&limited, "SELECT key, payload FROM t ORDER BY key, payload").await.unwrap();
             assert!(spilled > 0, "a 19 MB sort under an 8 MB limit must spill");

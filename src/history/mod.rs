@@ -365,7 +365,7 @@ impl History {
     async fn session_over(
         &self,
         out: &Path,
-        memory_limit: Option<usize>,
+        memory_limit: Option<crate::memory::SqlMemory>,
     ) -> Result<datafusion::prelude::SessionContext> {
         let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
         self.register(&session).await?;
@@ -429,7 +429,7 @@ impl History {
         out: &Path,
         crawl: &str,
         config: &Config,
-        memory_limit: Option<usize>,
+        memory_limit: Option<crate::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<NightMatch> {
         check_crawl_id(crawl)?;
@@ -458,7 +458,7 @@ impl History {
         out: &Path,
         earlier: &[CrawlManifest],
         config: &Config,
-        memory_limit: Option<usize>,
+        memory_limit: Option<crate::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         if earlier.is_empty() {
@@ -487,7 +487,7 @@ impl History {
         crawl: &str,
         earlier: &[CrawlManifest],
         config: &Config,
-        memory_limit: Option<usize>,
+        memory_limit: Option<crate::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         let kind = config.verify.text;
@@ -607,7 +607,7 @@ impl History {
         out: &Path,
         crawl: &str,
         config: &Config,
-        memory_limit: Option<usize>,
+        memory_limit: Option<crate::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         runtime.block_on(async {

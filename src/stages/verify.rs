@@ -133,7 +133,8 @@ enum Role {
 /// order; `edges[i]` lists (j, methods) for every edge of document i.
 ///
 /// Document i is compared with the documents placed before it that its
-/// edges lead to, at most `rule.max_comparisons` of them:
+/// edges lead to, at most `rule.max_comparisons` of them besides the own
+/// pairs of step 2, which are always compared:
 /// 1. the representatives of those documents, most methods first (it joins
 ///    the most similar one at or above the threshold);
 /// 2. the own pairs of the methods that include their comparison, not
@@ -161,16 +162,20 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
         }
         let mut reps: Vec<(usize, u64)> = reached.iter().map(|(&r, &m)| (r, m)).collect();
         by_strength(&mut reps);
+        // The bound cuts representatives and partners; a11's own pairs are
+        // its result (the method includes its comparison), so they are all
+        // compared (those not compared as representatives), and they are
+        // bounded by the candidates stage's edges.
+        let mut cut = reps.len() > rule.max_comparisons;
+        reps.truncate(rule.max_comparisons);
         let mut own_pairs: Vec<(usize, u64)> = earlier
             .iter()
-            .filter(|&&(j, methods)| methods & rule.comparing != 0 && !reached.contains_key(&j))
+            .filter(|&&(j, methods)| methods & rule.comparing != 0 && !reps.iter().any(|&(r, _)| r == j))
             .copied()
             .collect();
         by_strength(&mut own_pairs);
         let mut planned: Vec<(usize, u64, Role)> = reps.iter().map(|&(r, m)| (r, m, Role::Representative)).collect();
         planned.extend(own_pairs.iter().map(|&(j, m)| (j, m, Role::OwnPair)));
-        let wanted = planned.len();
-        planned.truncate(rule.max_comparisons);
         let mut results = compare_all(docs[i], docs, &planned, rule);
 
         // The representative it joins: the most similar at or above the
@@ -195,10 +200,9 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
             .copied()
             .collect();
         by_strength(&mut partners);
-        let room = rule.max_comparisons - planned.len();
-        if partners.len() > room || wanted > planned.len() {
-            capped += 1;
-        }
+        let room = rule.max_comparisons.saturating_sub(planned.len());
+        cut |= partners.len() > room;
+        capped += u64::from(cut);
         partners.truncate(room);
         let direct: Vec<(usize, u64, Role)> = partners.iter().map(|&(j, m)| (j, m, Role::Partner)).collect();
         results.extend(compare_all(docs[i], docs, &direct, rule));
@@ -499,6 +503,13 @@ mod tests {
         );
         // Without the comparing mask, 1-2 is compared all the same: 2
         // failed against 1's representative, so 1 is a partner to compare.
+        // Under a bound of one comparison per document, a11's own pairs are
+        // all compared still (evaluate counts on it); 3 keeps only its
+        // strongest representative, 0, and cannot reach 2.
+        let bounded = place(&refs, &edges, Rule { max_comparisons: 1, ..rule(2, 0.8, SimilarityAlgorithm::Exact) });
+        let compared: Vec<(usize, usize)> = bounded.comparisons.iter().map(|c| (c.doc, c.other)).collect();
+        assert_eq!(compared, [(1, 0), (2, 0), (2, 1), (3, 0)]);
+        assert_eq!(bounded.capped, 1);
         let plain = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
         let compared: Vec<(usize, usize)> = plain.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(1, 0), (2, 0), (2, 1), (3, 0), (3, 2)]);
