@@ -54,9 +54,14 @@ pub struct RunContext {
 
 impl RunContext {
     /// A DataFusion session over the output folder's tables, in this
-    /// process, under the run's memory limit.
+    /// process, under the run's memory limit, for the stages written in
+    /// Rust (their joins stay hash joins).
     pub async fn session(&self) -> Result<datafusion::prelude::SessionContext> {
-        crate::sql::session_with_memory_limit(&self.out, self.sql_pool()).await
+        // The Rust stages join big tables only with small id tables
+        // (verify's own documents, evaluate's judged ones): hash joins
+        // build those, where a sort-merge join would sort every text.
+        let memory = self.sql_pool().map(|m| crate::memory::SqlMemory { sort_merge_joins: false, ..m });
+        crate::sql::session_with_memory_limit(&self.out, memory).await
     }
 
     /// The session of a SQL stage: on the run's engine (see
