@@ -29,14 +29,14 @@ static OUTPUT: Mutex<Option<PathBuf>> = Mutex::new(None);
 /// it, and starts the thread that waits for them. Call first in `main`,
 /// before any other thread exists.
 pub fn install() {
-    let mut set = signal_set();
+    let set = signal_set();
     // SAFETY: `set` is an initialized signal set; no other thread exists
     // yet, so the mask is every later thread's.
     unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
     let spawned = std::thread::Builder::new().name("neardup-signals".into()).spawn(move || loop {
         let mut signal = 0;
         // SAFETY: both pointers are valid for the call.
-        if unsafe { libc::sigwait(&mut set, &mut signal) } == 0 {
+        if unsafe { libc::sigwait(&set, &mut signal) } == 0 {
             on_interrupt(signal);
         }
     });

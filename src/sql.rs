@@ -230,6 +230,22 @@ pub async fn session_with_memory_limit(
     Ok(ctx)
 }
 
+/// `session` planning its queries as one partition: for a stage that reads
+/// the whole corpus sorted by doc_id (`blocks` and `tokens` read
+/// `documents`, texts included), so that one sort takes the memory pool's
+/// share. With a partition per core, each sort that fits in its share is
+/// merged in memory, where it cannot spill, and the merge of the
+/// partitions needs memory beside them: under `--memory-limit 2G` that
+/// failed at 100,000 Javadoc pages. One sort either fits or spills, and its
+/// output streams. The stage's own work stays parallel (rayon).
+pub fn one_sorted_stream(session: SessionContext) -> Result<SessionContext> {
+    let mut state = session.state();
+    state.config_mut().options_mut().set("datafusion.execution.target_partitions", "1")?;
+    // One partition has no sorts to split (see session_with_memory_limit).
+    state.config_mut().options_mut().set("datafusion.optimizer.repartition_sorts", "false")?;
+    Ok(SessionContext::new_with_state(state))
+}
+
 /// Tables whose every part file is written in doc_id order (`tokens`: its
 /// stage reads and writes documents in that order). Declared to DataFusion,
 /// so `ORDER BY doc_id` over them is a streaming merge of the files instead

@@ -56,7 +56,7 @@ struct DocBlocks {
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let session = ctx.session().await?;
+    let session = crate::sql::one_sorted_stream(ctx.session().await?)?;
     let own = ctx.shard.doc_predicate("doc_id");
     let mut stream = session
         .sql(&format!("SELECT doc_id, url, text FROM documents WHERE {own} ORDER BY doc_id"))

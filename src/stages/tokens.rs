@@ -58,7 +58,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // page faults, 8% less CPU, peak RSS 913 → 616 MB).
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
-    let session = datafusion::prelude::SessionContext::new_with_state(state);
+    let session = crate::sql::one_sorted_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
     let boilerplate = load_boilerplate(&session).await?;
     let own = ctx.shard.doc_predicate("doc_id");
     let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
