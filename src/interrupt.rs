@@ -129,10 +129,8 @@ mod tests {
         std::fs::write(out.join("_manifests/ingest.json"), "{}").unwrap();
         std::fs::create_dir_all(crate::sql::spill_dir_of(&out, pid)).unwrap();
         remove_temporary_files(&out, pid);
-        let mut left: Vec<String> = std::fs::read_dir(&out)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut left: Vec<String> =
+            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         left.sort();
         // Another process's folder stays; the table moved aside is back.
         assert_eq!(left, [".tmp-tokens-0-of-1-77", "_manifests", "_spill", "stats", "tokens"]);

@@ -214,7 +214,9 @@ pub fn acquire_in_store(location: crate::store::Location, task: &str, wait: bool
                     stopped.recv_timeout(std::time::Duration::from_secs(STORE_HEARTBEAT_SECONDS))
                 {
                     holder.heartbeat_unix = crate::runner::now_unix();
-                    if let Err(e) = serde_json::to_vec(&holder).map_err(anyhow::Error::from).and_then(|b| beat.put(b.into())) {
+                    if let Err(e) =
+                        serde_json::to_vec(&holder).map_err(anyhow::Error::from).and_then(|b| beat.put(b.into()))
+                    {
                         tracing::warn!("cannot refresh the lock {}: {e:#}", beat.url);
                     }
                 }

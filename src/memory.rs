@@ -93,7 +93,9 @@ fn describe(limit: usize, source: LimitSource) -> String {
     let origin = match source {
         LimitSource::CommandLine => "--memory-limit".to_string(),
         LimitSource::Cgroup => format!("{:.0}% of the container's memory.max", DEFAULT_SHARE * 100.0),
-        LimitSource::Machine => format!("{:.0}% of this machine's memory; set --memory-limit to change it", DEFAULT_SHARE * 100.0),
+        LimitSource::Machine => {
+            format!("{:.0}% of this machine's memory; set --memory-limit to change it", DEFAULT_SHARE * 100.0)
+        }
     };
     format!(
         "memory limit {} ({origin}); the SQL engine spills beyond {}",
@@ -130,9 +132,9 @@ fn parse_meminfo_total(info: &str) -> Option<usize> {
 /// cgroup (from `/proc/self/cgroup`), else v1's `memory.limit_in_bytes`;
 /// `None` when unlimited or unreadable.
 fn cgroup_bytes() -> Option<usize> {
-    let own = std::fs::read_to_string("/proc/self/cgroup").ok().and_then(|text| {
-        text.lines().find_map(|l| l.strip_prefix("0::").map(|p| p.trim().to_string()))
-    });
+    let own = std::fs::read_to_string("/proc/self/cgroup")
+        .ok()
+        .and_then(|text| text.lines().find_map(|l| l.strip_prefix("0::").map(|p| p.trim().to_string())));
     let mut candidates = Vec::new();
     if let Some(path) = own {
         candidates.push(format!("/sys/fs/cgroup{}/memory.max", path.trim_end_matches('/')));

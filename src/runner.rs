@@ -493,8 +493,13 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     // Held until the stage's tables and manifest are published: a second
     // run of this task waits or refuses before it even checks whether the
     // stage is up to date.
-    let task = if shard.is_whole() { format!("stage {}", stage.name()) } else { format!("stage {} task {shard}", stage.name()) };
-    let _lock = crate::lock::acquire(&crate::lock::stage_lock_path(&ctx.out, stage.name(), shard), &task, ctx.wait_for_lock)?;
+    let task = if shard.is_whole() {
+        format!("stage {}", stage.name())
+    } else {
+        format!("stage {} task {shard}", stage.name())
+    };
+    let _lock =
+        crate::lock::acquire(&crate::lock::stage_lock_path(&ctx.out, stage.name(), shard), &task, ctx.wait_for_lock)?;
     for table in stage.inputs() {
         let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table) {

@@ -8,8 +8,8 @@
 use anyhow::{Context, Result};
 use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
-use std::num::NonZeroUsize;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
+use std::num::NonZeroUsize;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -182,10 +182,7 @@ pub async fn session_over(out: &Path) -> Result<SessionContext> {
 /// spilling operators of the same query hold the pool (seen at 8 MB with a
 /// group-by feeding a sort), so limits should leave room: tens of MB per
 /// core.
-pub async fn session_with_memory_limit(
-    out: &Path,
-    memory: Option<crate::memory::SqlMemory>,
-) -> Result<SessionContext> {
+pub async fn session_with_memory_limit(out: &Path, memory: Option<crate::memory::SqlMemory>) -> Result<SessionContext> {
     let partitions = crate::parallelism::threads();
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)

@@ -228,10 +228,7 @@ mod s3 {
         {
             Ok(child) => child,
             Err(e) => {
-                assert!(
-                    !common::required("NEARDUP_REQUIRE_S3"),
-                    "NEARDUP_REQUIRE_S3 is set but moto_server: {e}"
-                );
+                assert!(!common::required("NEARDUP_REQUIRE_S3"), "NEARDUP_REQUIRE_S3 is set but moto_server: {e}");
                 eprintln!("skipping the S3 test: cannot start moto_server ({e}); pip install 'moto[server]'");
                 return None;
             }

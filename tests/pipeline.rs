@@ -306,7 +306,10 @@ fn report_of_a_folder_without_tables_says_not_run() {
 fn real_crawl_files_all_stages() {
     let Some(data) = shared_data("warc") else { return };
     let out = temp_dir("real");
-    let status = pipeline().args(["--quiet", "run", "--input", data.to_str().unwrap(), "--out", out.to_str().unwrap()]).status().unwrap();
+    let status = pipeline()
+        .args(["--quiet", "run", "--input", data.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .status()
+        .unwrap();
     // 0, or 3 when a file could not be read at all; never a crash.
     assert!(matches!(status.code(), Some(0) | Some(3)), "{status}");
     check_schemas(&out);

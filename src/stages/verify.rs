@@ -194,11 +194,8 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
         // representative failed, or lost to a more similar one), not
         // compared above: compared directly.
         let compared: Vec<usize> = planned.iter().map(|p| p.0).collect();
-        let mut partners: Vec<(usize, u64)> = earlier
-            .iter()
-            .filter(|&&(j, _)| representative[j] != joined && !compared.contains(&j))
-            .copied()
-            .collect();
+        let mut partners: Vec<(usize, u64)> =
+            earlier.iter().filter(|&&(j, _)| representative[j] != joined && !compared.contains(&j)).copied().collect();
         by_strength(&mut partners);
         let room = rule.max_comparisons.saturating_sub(planned.len());
         cut |= partners.len() > room;
