@@ -90,26 +90,8 @@ fn on_interrupt(signal: i32) {
 /// its spill folder; a table it had moved aside to replace
 /// (`.old-<table>-<pid>`) is put back when the new one is not in place.
 pub fn remove_temporary_files(out: &Path, pid: u32) {
-    let suffix = format!("-{pid}");
-    for dir in [out.to_path_buf(), crate::runner::manifest_dir(out)] {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let path = entry.path();
-            if name.starts_with(".tmp-") && name.ends_with(&suffix) {
-                let _ = std::fs::remove_dir_all(&path);
-            } else if name.starts_with('.') && name.ends_with(&format!(".tmp{suffix}")) {
-                let _ = std::fs::remove_file(&path);
-            } else if let Some(table) = name.strip_prefix(".old-").and_then(|n| n.strip_suffix(&suffix)) {
-                let published = dir.join(table);
-                if published.exists() {
-                    let _ = std::fs::remove_dir_all(&path);
-                } else {
-                    let _ = std::fs::rename(&path, &published);
-                }
-            }
-        }
-    }
+    crate::table::remove_unpublished(out, pid);
+    crate::table::remove_unpublished(&crate::runner::manifest_dir(out), pid);
     let _ = std::fs::remove_dir_all(crate::sql::spill_dir_of(out, pid));
 }
 

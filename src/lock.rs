@@ -119,10 +119,31 @@ impl Drop for TaskLock {
     }
 }
 
+/// The lock of task `shard` of `stage`, relative to its output folder or
+/// store: `_locks/<stage>[.shard-I-of-N].lock`, named like its manifest.
+pub fn stage_lock_name(stage: &str, shard: Shard) -> String {
+    let name = crate::runner::manifest_file_name(stage, shard);
+    format!("{LOCK_DIR}/{}.lock", name.trim_end_matches(".json"))
+}
+
 /// The lock file of task `shard` of `stage` under `out`.
 pub fn stage_lock_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
-    let name = crate::runner::manifest_file_name(stage, shard);
-    out.join(LOCK_DIR).join(format!("{}.lock", name.trim_end_matches(".json")))
+    out.join(stage_lock_name(stage, shard))
+}
+
+/// The task of `stage` whose lock file is `file_name`, if it is one.
+pub fn stage_lock_task(file_name: &str, stage: &str) -> Option<Shard> {
+    crate::runner::manifest_task(&format!("{}.json", file_name.strip_suffix(".lock")?), stage)
+}
+
+/// What a lock of task `shard` of `stage` names in messages: `stage
+/// verify`, `stage verify task 1/4`.
+pub fn stage_task_name(stage: &str, shard: Shard) -> String {
+    if shard.is_whole() {
+        format!("stage {stage}")
+    } else {
+        format!("stage {stage} task {shard}")
+    }
 }
 
 /// Takes the lock file `path` for `task`: at once, or, with `wait`, after

@@ -129,10 +129,8 @@ impl RemoteOut {
     /// one task with different cache folders, or on different machines,
     /// share only the store.
     pub fn lock(&self, stage: &str, shard: Shard, wait: bool) -> Result<crate::lock::StoreLock> {
-        let name = runner::manifest_file_name(stage, shard);
-        let location = self.root.child(&format!("{}/{}.lock", crate::lock::LOCK_DIR, name.trim_end_matches(".json")));
-        let task = if shard.is_whole() { format!("stage {stage}") } else { format!("stage {stage} task {shard}") };
-        crate::lock::acquire_in_store(location, &task, wait)
+        let location = self.root.child(&crate::lock::stage_lock_name(stage, shard));
+        crate::lock::acquire_in_store(location, &crate::lock::stage_task_name(stage, shard), wait)
     }
 
     /// Uploads one file of the cache folder (`report.html`) as it is.

@@ -197,7 +197,7 @@ pub fn manifest_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
 }
 
 /// The task of `stage` whose manifest file is `file_name`, if it is one.
-fn manifest_task(file_name: &str, stage: &str) -> Option<Shard> {
+pub(crate) fn manifest_task(file_name: &str, stage: &str) -> Option<Shard> {
     let rest = file_name.strip_prefix(stage)?;
     if rest == ".json" {
         return Some(Shard::WHOLE);
@@ -493,13 +493,8 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     // Held until the stage's tables and manifest are published: a second
     // run of this task waits or refuses before it even checks whether the
     // stage is up to date.
-    let task = if shard.is_whole() {
-        format!("stage {}", stage.name())
-    } else {
-        format!("stage {} task {shard}", stage.name())
-    };
-    let _lock =
-        crate::lock::acquire(&crate::lock::stage_lock_path(&ctx.out, stage.name(), shard), &task, ctx.wait_for_lock)?;
+    let lock = crate::lock::stage_lock_path(&ctx.out, stage.name(), shard);
+    let _lock = crate::lock::acquire(&lock, &crate::lock::stage_task_name(stage.name(), shard), ctx.wait_for_lock)?;
     for table in stage.inputs() {
         let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table) {

@@ -186,10 +186,7 @@ fn lock_holders(out: &std::path::Path, stage: &str) -> (Option<String>, Option<S
     let mut paths: Vec<_> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            name == format!("{stage}.lock") || name.starts_with(&format!("{stage}.shard-")) && name.ends_with(".lock")
-        })
+        .filter(|p| p.file_name().is_some_and(|n| crate::lock::stage_lock_task(&n.to_string_lossy(), stage).is_some()))
         .collect();
     paths.sort();
     for path in paths {

@@ -344,6 +344,32 @@ pub fn name_the_disk(error: anyhow::Error, out: &Path) -> anyhow::Error {
     }
 }
 
+/// Removes from `dir` what process `pid` was writing there and had not
+/// published, by the names this module gives them: temporary table folders
+/// (`.tmp-<table>-…-<pid>`) and files (`.<name>.tmp-<pid>`); a table it had
+/// moved aside to replace (`.old-<table>-<pid>`) is put back when the new
+/// one is not in place. For a process that cannot unwind (an interruption).
+pub fn remove_unpublished(dir: &Path, pid: u32) {
+    let suffix = format!("-{pid}");
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let path = entry.path();
+        if name.starts_with(".tmp-") && name.ends_with(&suffix) {
+            let _ = std::fs::remove_dir_all(&path);
+        } else if name.starts_with('.') && name.ends_with(&format!(".tmp{suffix}")) {
+            let _ = std::fs::remove_file(&path);
+        } else if let Some(table) = name.strip_prefix(".old-").and_then(|n| n.strip_suffix(&suffix)) {
+            let published = dir.join(table);
+            if published.exists() {
+                let _ = std::fs::remove_dir_all(&path);
+            } else {
+                let _ = std::fs::rename(&path, &published);
+            }
+        }
+    }
+}
+
 /// Writes a whole file by a rename: the content goes to a hidden temporary
 /// file next to `path` first, so a reader or a crash never sees half a file
 /// under the final name (manifests, the report, files pulled from a store).
