@@ -16,7 +16,7 @@
 //! and the next run takes it over and resumes.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock, RwLockReadGuard};
 
 /// Exit code of an interrupted run (128 + SIGINT, as shells report it).
 pub const EXIT_INTERRUPTED: u8 = 130;
@@ -24,6 +24,22 @@ pub const EXIT_INTERRUPTED: u8 = 130;
 /// The output folder of the run, whose temporary files an interruption
 /// removes.
 static OUTPUT: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// True once an interruption has begun its cleanup. Creating or publishing
+/// a temporary file holds this for reading, and the cleanup holds it for
+/// writing: without it a worker thread could create a `.tmp-…` folder
+/// between the cleanup's listing of the output folder and the exit, and
+/// leave it behind.
+static INTERRUPTED: RwLock<bool> = RwLock::new(false);
+
+/// Permission to create or publish a temporary file: held while doing so,
+/// it keeps an interruption's cleanup waiting until the step is done; once
+/// the cleanup has begun, it is refused.
+pub fn unpublished_write() -> anyhow::Result<RwLockReadGuard<'static, bool>> {
+    let guard = INTERRUPTED.read().unwrap_or_else(|e| e.into_inner());
+    anyhow::ensure!(!*guard, "the run is being interrupted");
+    Ok(guard)
+}
 
 /// Blocks SIGINT and SIGTERM in this thread and every thread started after
 /// it, and starts the thread that waits for them. Call first in `main`,
@@ -68,6 +84,9 @@ fn on_interrupt(signal: i32) {
     let name = if signal == libc::SIGTERM { "SIGTERM" } else { "Ctrl-C (SIGINT)" };
     let stage = crate::logging::running_stage();
     let out = OUTPUT.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    // Held until the exit: no temporary file is created after the cleanup.
+    let mut interrupted = INTERRUPTED.write().unwrap_or_else(|e| e.into_inner());
+    *interrupted = true;
     if let Some(out) = &out {
         remove_temporary_files(out, std::process::id());
     }

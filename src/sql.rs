@@ -198,6 +198,7 @@ pub async fn session_with_memory_limit(out: &Path, memory: Option<crate::memory:
     let mut runtime = RuntimeEnvBuilder::new();
     if let Some(crate::memory::SqlMemory { pool_bytes: bytes, sort_merge_joins }) = memory {
         let spill = spill_dir_of(out, std::process::id());
+        let _creating = crate::interrupt::unpublished_write()?;
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
         // A fair pool: each spillable operator (sort, aggregation,
         // sort-merge join) gets an equal share and spills at it, where the

@@ -82,6 +82,7 @@ impl TableDir {
     pub fn create_for(out_dir: &Path, table: &str, shard: Shard) -> Result<TableDir> {
         let final_dir = out_dir.join(table);
         let tmp_dir = out_dir.join(format!(".tmp-{table}-{}-of-{}-{}", shard.index, shard.count, std::process::id()));
+        let _creating = crate::interrupt::unpublished_write()?;
         if tmp_dir.exists() {
             std::fs::remove_dir_all(&tmp_dir)?;
         }
@@ -104,6 +105,7 @@ impl TableDir {
     /// Replaces the previous version of the table (of this task's parts,
     /// for a task of a sharded stage) by this one.
     pub fn commit(mut self) -> Result<()> {
+        let _publishing = crate::interrupt::unpublished_write()?;
         if !self.shard.is_whole() {
             self.publish_shard_parts()?;
             self.committed = true;
@@ -376,6 +378,7 @@ pub fn remove_unpublished(dir: &Path, pid: u32) {
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    let _writing = crate::interrupt::unpublished_write()?;
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot publish {}", path.display()))?;
     Ok(())
