@@ -121,6 +121,16 @@ pub struct IngestConfig {
     /// boundary) and counted in `ingest_files.text_truncated`: every later
     /// stage, verification's LCS above all, pays for text length.
     pub max_text_bytes: u64,
+    /// Only HTTP responses with one of these statuses are content, the
+    /// pages deduplicated; the others (404 pages, redirects, errors) stay in
+    /// `documents` with `not_content` set and are never clustered (their
+    /// bodies are templates: a site's 404 pages are all alike). Empty: every
+    /// status. Records without a status (resource, conversion, corpus
+    /// lines) are content.
+    pub content_statuses: Vec<u16>,
+    /// A page with `<meta http-equiv="refresh">` and at most this many
+    /// words of text is a redirect stub ("Redirecting to …"), not content.
+    pub refresh_stub_max_words: u64,
 }
 
 impl Default for IngestConfig {
@@ -131,6 +141,8 @@ impl Default for IngestConfig {
             max_html_depth: 512,
             max_html_attributes: 256,
             max_text_bytes: 4 << 20,
+            content_statuses: vec![200],
+            refresh_stub_max_words: 50,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! crawl dates; map them to `text` beforehand.
 
 use super::html;
-use super::record::{check_text_length, cut_text, too_deep, Document, Outcome, Reject};
+use super::record::{check_text_length, cut_text, not_content, too_deep, Document, Outcome, Reject};
 use super::source::{RandomAccess, Source};
 use super::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
 use crate::config::IngestConfig;
@@ -472,25 +472,28 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
     if raw_bytes > cfg.max_payload_bytes {
         return fail("too_large", format!("{mime} of {raw_bytes} bytes"));
     }
-    let (mut text, title, flattened) = if mime == "text/html" {
+    let (mut text, title, flattened, links) = if mime == "text/html" {
         match html::extract(&source, cfg) {
-            Ok(ex) => (ex.text, ex.title, ex.flattened),
+            Ok(ex) => (ex.text, ex.title, ex.flattened, ex.links),
             Err(e) => {
                 let (reason, detail) = too_deep(e, cfg);
                 return fail(reason, detail);
             }
         }
     } else {
-        (source.trim().to_string(), String::new(), false)
+        (source.trim().to_string(), String::new(), false, html::PageLinks::default())
     };
     if let Err((reason, detail)) = check_text_length(&text, cfg) {
         return fail(reason, detail);
     }
     let text_truncated = cut_text(&mut text, cfg.max_text_bytes);
+    let url = url.unwrap_or_default();
     Outcome::Document(Document {
+        not_content: not_content(None, links.refresh, &text, cfg),
+        canonical_url: super::canonical::canonical_url(&url, links.canonical.as_deref()),
         doc_id: xxh3_64(format!("{file}\n{id}").as_bytes()),
         record_id: Some(id),
-        url: url.unwrap_or_default(),
+        url,
         warc_file: file.to_string(),
         warc_offset: offset,
         crawl_date: None,

@@ -23,6 +23,7 @@
 //! compares each attribute of a tag with the earlier ones, so tags are cut
 //! after `max_html_attributes` attributes first ([`limit_attributes`]).
 
+pub use super::page_tree::PageLinks;
 use super::page_tree::{PageNode, PageTree, Part};
 use crate::config::IngestConfig;
 use ego_tree::Tree;
@@ -133,6 +134,8 @@ pub struct Extracted {
     /// deeper than `max_html_depth` or attributes beyond
     /// `max_html_attributes` dropped.
     pub flattened: bool,
+    /// What the page says about itself (canonical URL, refresh).
+    pub links: PageLinks,
 }
 
 /// A page whose tree nests deeper than twice `max_html_depth` even after
@@ -216,8 +219,8 @@ pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
     let limited = limit_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
     let cut_attributes = matches!(limited, Cow::Owned(_));
     let html = limited.as_ref();
-    let (tree, flattened) = match parse_bounded(html, max_depth) {
-        Some(tree) => (tree, cut_attributes),
+    let ((tree, links), flattened) = match parse_bounded(html, max_depth) {
+        Some(parsed) => (parsed, cut_attributes),
         None => {
             let limit = max_depth.saturating_mul(2);
             (parse_bounded(&flatten(html, max_depth), limit).ok_or(TooDeep { limit })?, true)
@@ -278,7 +281,7 @@ pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
             }
         }
     }
-    Ok(Extracted { title: collapse(&title.unwrap_or_default()), text: text.text, flattened })
+    Ok(Extracted { title: collapse(&title.unwrap_or_default()), text: text.text, flattened, links })
 }
 
 /// How much of the page the tree builder gets at a time: the depth is
@@ -288,7 +291,7 @@ const FEED_BYTES: usize = 8 << 10;
 
 /// Parses `html` as a document, or `None` as soon as its tree nests deeper
 /// than `max_depth` (the document node is depth 0, `<html>` 1, `<body>` 2).
-fn parse_bounded(html: &str, max_depth: u32) -> Option<Tree<PageNode>> {
+fn parse_bounded(html: &str, max_depth: u32) -> Option<(Tree<PageNode>, PageLinks)> {
     let mut parser = parse_document(PageTree::new(), ParseOpts::default());
     let mut rest = html;
     while !rest.is_empty() {
@@ -303,8 +306,8 @@ fn parse_bounded(html: &str, max_depth: u32) -> Option<Tree<PageNode>> {
         }
         rest = tail;
     }
-    let (tree, deepest) = parser.finish();
-    (deepest <= max_depth).then_some(tree)
+    let (tree, deepest, links) = parser.finish();
+    (deepest <= max_depth).then_some((tree, links))
 }
 
 /// Elements that have no content and never nest.

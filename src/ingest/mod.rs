@@ -9,6 +9,7 @@
 //! Text corpora (JSON Lines, Parquet; [`corpus`]) take the same way out.
 
 pub mod archive;
+pub mod canonical;
 pub mod corpus;
 pub mod html;
 pub mod http;
@@ -52,6 +53,9 @@ pub struct FileSummary {
     /// Documents whose text was cut to `max_text_bytes`; a subset of
     /// `documents`.
     pub text_truncated: u64,
+    /// Documents that are not content ([`record::not_content`]); a subset
+    /// of `documents`.
+    pub not_content: u64,
 }
 
 impl FileSummary {
@@ -69,6 +73,7 @@ impl FileSummary {
             skipped: 0,
             flattened: 0,
             text_truncated: 0,
+            not_content: 0,
         }
     }
 
@@ -80,6 +85,7 @@ impl FileSummary {
                 self.documents += 1;
                 self.flattened += u64::from(d.flattened);
                 self.text_truncated += u64::from(d.text_truncated);
+                self.not_content += u64::from(d.not_content.is_some());
             }
             Outcome::Revisit(_) => self.revisits += 1,
             Outcome::Reject(_) => self.rejects += 1,

@@ -65,18 +65,55 @@ impl PageNode {
     }
 }
 
+/// What the page's `<head>` says about the page itself, read as elements
+/// are created: the URL it declares canonical and whether it redirects.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PageLinks {
+    /// `href` of the first `<link rel="canonical">`, as written.
+    pub canonical: Option<String>,
+    /// A `<meta http-equiv="refresh">` is present: the page sends the
+    /// reader elsewhere (a redirect stub when it has little text).
+    pub refresh: bool,
+}
+
+impl PageLinks {
+    /// Notes what element `name` with `attrs` says about the page.
+    fn note(&mut self, name: &str, attrs: &[Attribute]) {
+        let attr =
+            |wanted: &str| attrs.iter().find(|a| (&*a.name.local).eq_ignore_ascii_case(wanted)).map(|a| &a.value);
+        match name {
+            "link" if self.canonical.is_none() => {
+                let is_canonical = attr("rel")
+                    .is_some_and(|rel| rel.split_ascii_whitespace().any(|r| r.eq_ignore_ascii_case("canonical")));
+                if is_canonical {
+                    self.canonical = attr("href").map(|h| h.trim().to_string()).filter(|h| !h.is_empty());
+                }
+            }
+            "meta" => {
+                self.refresh |= attr("http-equiv").is_some_and(|v| v.trim().eq_ignore_ascii_case("refresh"));
+            }
+            _ => {}
+        }
+    }
+}
+
 /// html5ever's tree sink building a [`Tree`] of [`PageNode`]s and
 /// measuring the deepest node placed. Parse errors are not kept: a hostile
 /// page has one per tag.
 pub struct PageTree {
     tree: RefCell<Tree<PageNode>>,
     deepest: Cell<u32>,
+    links: RefCell<PageLinks>,
 }
 
 impl PageTree {
     /// An empty document.
     pub fn new() -> Self {
-        PageTree { tree: RefCell::new(Tree::new(PageNode::new(Part::Document))), deepest: Cell::new(0) }
+        PageTree {
+            tree: RefCell::new(Tree::new(PageNode::new(Part::Document))),
+            deepest: Cell::new(0),
+            links: RefCell::new(PageLinks::default()),
+        }
     }
 
     /// The depth of the deepest node placed so far.
@@ -117,12 +154,12 @@ fn join_text(node: Option<NodeMut<'_, PageNode>>, text: &str) -> bool {
 const HANDLE: &str = "html5ever passes handles this sink made";
 
 impl TreeSink for PageTree {
-    type Output = (Tree<PageNode>, u32);
+    type Output = (Tree<PageNode>, u32, PageLinks);
     type Handle = NodeId;
     type ElemName<'a> = Ref<'a, QualName>;
 
-    fn finish(self) -> (Tree<PageNode>, u32) {
-        (self.tree.into_inner(), self.deepest.get())
+    fn finish(self) -> (Tree<PageNode>, u32, PageLinks) {
+        (self.tree.into_inner(), self.deepest.get(), self.links.into_inner())
     }
     fn parse_error(&self, _msg: Cow<'static, str>) {}
     fn set_quirks_mode(&self, _mode: QuirksMode) {}
@@ -138,7 +175,8 @@ impl TreeSink for PageTree {
             _ => panic!("html5ever asks element names of elements only"),
         })
     }
-    fn create_element(&self, name: QualName, _attrs: Vec<Attribute>, _flags: ElementFlags) -> NodeId {
+    fn create_element(&self, name: QualName, attrs: Vec<Attribute>, _flags: ElementFlags) -> NodeId {
+        self.links.borrow_mut().note(&name.local, &attrs);
         let template = name.expanded() == expanded_name!(html "template");
         let role = Role::of(&name.local);
         let mut tree = self.tree.borrow_mut();

@@ -74,6 +74,30 @@ pub struct Document {
     pub flattened: bool,
     /// `text` was cut to `max_text_bytes`; counted per file.
     pub text_truncated: bool,
+    /// The URL the page declares canonical (resolved), else its URL
+    /// without fragment and tracking parameters ([`super::canonical`]).
+    pub canonical_url: String,
+    /// Why the document takes no part in deduplication ([`not_content`]);
+    /// `None` for content.
+    pub not_content: Option<String>,
+}
+
+/// Why a page is not content, the pages deduplicated; `None` when it is.
+/// Not content: an HTTP status outside `cfg.content_statuses` (error pages
+/// and redirects are templates, alike across a site), a meta-refresh stub
+/// (`refresh` and at most `cfg.refresh_stub_max_words` words), a text
+/// without a letter or digit (an empty stub).
+pub fn not_content(status: Option<u16>, refresh: bool, text: &str, cfg: &IngestConfig) -> Option<String> {
+    if let Some(status) = status.filter(|s| !cfg.content_statuses.is_empty() && !cfg.content_statuses.contains(s)) {
+        return Some(format!("http status {status}"));
+    }
+    if refresh && text.split_whitespace().count() as u64 <= cfg.refresh_stub_max_words {
+        return Some("meta refresh stub".into());
+    }
+    if !text.chars().any(char::is_alphanumeric) {
+        return Some("empty stub".into());
+    }
+    None
 }
 
 /// A revisit record: the capture repeats an earlier payload.
@@ -172,6 +196,11 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
         Ok(p) => Outcome::Document(Document {
             doc_id,
             record_id: raw.record_id.clone(),
+            not_content: not_content(p.status, p.links.refresh, &p.text, cfg),
+            canonical_url: super::canonical::canonical_url(
+                raw.target_uri.as_deref().unwrap_or_default(),
+                p.links.canonical.as_deref(),
+            ),
             url: raw.target_uri.clone().unwrap_or_default(),
             warc_file: file.to_string(),
             warc_offset: raw.offset,
@@ -220,6 +249,7 @@ struct Page {
     raw_bytes: u64,
     flattened: bool,
     text_truncated: bool,
+    links: html::PageLinks,
 }
 
 type Rejection = (&'static str, String);
@@ -259,6 +289,7 @@ fn text_page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         raw_bytes,
         flattened: false,
         text_truncated,
+        links: html::PageLinks::default(),
     })
 }
 
@@ -332,6 +363,7 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         raw_bytes,
         flattened: ex.flattened,
         text_truncated,
+        links: ex.links,
     })
 }
 
@@ -505,6 +537,35 @@ mod tests {
         assert_eq!((d.title.as_str(), d.text.as_str(), d.charset.as_str()), ("T", "Hello world", "utf-8"));
         assert_eq!(d.crawl_date.as_deref(), Some("2014-01-27T17:12:38Z"));
         assert_eq!(d.raw_bytes, 73);
+    }
+
+    /// Error pages, redirects and stubs stay documents, marked not content;
+    /// the canonical URL comes from the page or from the cleaned URL.
+    #[test]
+    fn what_is_not_content() {
+        let cfg = IngestConfig::default();
+        let document = |block: &[u8]| match process_record(&raw("response", HTTP, block), "f", &cfg) {
+            Outcome::Document(d) => d,
+            other => panic!("not a document: {other:?}"),
+        };
+        let page = document(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>Hello world</p>");
+        assert_eq!((page.not_content, page.canonical_url.as_str()), (None, "http://example.com/"));
+        let missing = document(b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n<p>No such page</p>");
+        assert_eq!(missing.not_content.as_deref(), Some("http status 404"));
+        let stub = document(
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<head><meta http-equiv=\"Refresh\" \
+              content=\"0; url=/new\"><link rel=\"canonical\" href=\"/new\"></head><p>Redirecting to /new</p>",
+        );
+        assert_eq!(stub.not_content.as_deref(), Some("meta refresh stub"));
+        assert_eq!(stub.canonical_url, "http://example.com/new");
+        let empty = document(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>* * *</p>");
+        assert_eq!(empty.not_content.as_deref(), Some("empty stub"));
+        // Every status counts when the list is empty; a long page with a
+        // refresh is content.
+        let any = IngestConfig { content_statuses: vec![], ..IngestConfig::default() };
+        assert_eq!(not_content(Some(404), false, "text", &any), None);
+        let long = vec!["word"; 51].join(" ");
+        assert_eq!(not_content(Some(200), true, &long, &cfg), None);
     }
 
     #[test]

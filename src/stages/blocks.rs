@@ -57,7 +57,9 @@ struct DocBlocks {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = crate::sql::one_sorted_stream(ctx.session().await?)?;
-    let own = ctx.shard.doc_predicate("doc_id");
+    // Only content is deduplicated: records that are not (error pages,
+    // redirects, stubs) stay out of every later stage.
+    let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));
     let mut stream = session
         .sql(&format!("SELECT doc_id, url, text FROM documents WHERE {own} ORDER BY doc_id"))
         .await?

@@ -110,6 +110,7 @@ impl Stage for Ingest {
                         ("skipped", &mut list.skipped, s.skipped),
                         ("flattened", &mut list.flattened, s.flattened),
                         ("text_truncated", &mut list.text_truncated, s.text_truncated),
+                        ("not_content", &mut list.not_content, s.not_content),
                     ] {
                         column.append_value(v);
                         *totals.entry(name).or_default() += v;
@@ -128,6 +129,7 @@ impl Stage for Ingest {
                         &mut list.skipped,
                         &mut list.flattened,
                         &mut list.text_truncated,
+                        &mut list.not_content,
                     ] {
                         column.append_value(0);
                     }
@@ -166,7 +168,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let duplicate_type = if corpus::is_corpus_file(&name) { corpus::record_type(&name) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut repeated_ids = 0u64;
-    let (mut repeated_flattened, mut repeated_truncated) = (0u64, 0u64);
+    let (mut repeated_flattened, mut repeated_truncated, mut repeated_not_content) = (0u64, 0u64, 0u64);
     let read = ingest_file(source, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
@@ -177,6 +179,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
                 repeated_ids += 1;
                 repeated_flattened += u64::from(d.flattened);
                 repeated_truncated += u64::from(d.text_truncated);
+                repeated_not_content += u64::from(d.not_content.is_some());
                 outcome = Outcome::Reject(Reject {
                     warc_file: d.warc_file.clone(),
                     warc_offset: d.warc_offset,
@@ -222,6 +225,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     summary.rejects += repeated_ids;
     summary.flattened -= repeated_flattened;
     summary.text_truncated -= repeated_truncated;
+    summary.not_content -= repeated_not_content;
     writers[0].write_rest(&mut document_rows)?;
     writers[1].write_rest(&mut revisit_rows)?;
     writers[2].write_rest(&mut reject_rows)?;
@@ -245,6 +249,8 @@ fn push_document(b: &mut documents::Rows, d: &Document, file: &str) {
     b.text.append_value(&d.text);
     b.raw_bytes.append_value(d.raw_bytes);
     b.record_id.append_option(d.record_id.as_deref());
+    b.canonical_url.append_value(&d.canonical_url);
+    b.not_content.append_option(d.not_content.as_deref());
 }
 
 fn push_revisit(b: &mut revisits::Rows, r: &Revisit, file: &str) {

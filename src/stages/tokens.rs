@@ -60,7 +60,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
     let session = crate::sql::one_sorted_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
     let boilerplate = load_boilerplate(&session).await?;
-    let own = ctx.shard.doc_predicate("doc_id");
+    // Only content is deduplicated: records that are not (error pages,
+    // redirects, stubs) stay out of every later stage.
+    let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));
     let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
     let progress = crate::progress::counter(ctx.progress, total, "tokens", "docs");
     let mut stream = session
