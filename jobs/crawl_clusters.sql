@@ -4,19 +4,20 @@
 -- `members` (group_no, crawl, doc_id) is registered by the history code:
 -- the night's clusters joined through its verified repeats (a union-find in
 -- Rust, bounded by the night's pages and their repeats). Each member's
--- columns come from the night's `documents` or from `history_documents`,
+-- columns come from the night's `documents` or from `history_documents`
+-- (which keeps no canonical URL: an earlier page counts as at its own),
 -- read only for the crawls ${member_crawls} that hold a member. The first
--- member in the order `${keep_order}` ([history] keep, which always ends
+-- member in the order `${keep_order}` ([dedup] keep, which always ends
 -- with crawl, doc_id) is kept; the others are duplicates, but for
 -- [history] mark = "new-only" (${new_only}), where only the night's pages
 -- (crawl ${night}) are ever marked.
 WITH attributes AS (
-    SELECT m.group_no, m.crawl, m.doc_id, d.url, d.crawl_date, d.http_status,
+    SELECT m.group_no, m.crawl, m.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status,
            CAST(character_length(d.text) AS BIGINT) AS text_chars
     FROM members m JOIN documents d ON d.doc_id = m.doc_id
     WHERE m.crawl = ${night}
     UNION ALL
-    SELECT m.group_no, m.crawl, m.doc_id, h.url, h.crawl_date, h.http_status, h.text_chars
+    SELECT m.group_no, m.crawl, m.doc_id, h.url, h.url AS canonical_url, h.crawl_date, h.http_status, h.text_chars
     FROM members m JOIN history_documents h ON h.doc_id = m.doc_id AND h.crawl = m.crawl
     WHERE m.crawl <> ${night} AND h.crawl IN (${member_crawls})
 ),

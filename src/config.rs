@@ -18,6 +18,7 @@ pub struct Config {
     pub candidates: CandidatesConfig,
     pub verify: VerifyConfig,
     pub evaluate: EvaluateConfig,
+    pub dedup: DedupConfig,
     pub history: HistoryConfig,
 }
 
@@ -27,8 +28,9 @@ impl Config {
     pub fn from_file(path: &Path) -> anyhow::Result<Config> {
         let text =
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
-        let config: Config =
+        let mut config: Config =
             toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        config.move_history_keep().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
         config.validate().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
         Ok(config)
     }
@@ -39,6 +41,31 @@ impl Config {
     /// Every problem is reported at once, each naming its section and
     /// parameter. `pipeline run` calls it again after the command line has
     /// overridden the file.
+    /// `[history] keep` and `keep_order_by` moved to `[dedup]` (one keep
+    /// rule for single runs and the history): an old file's values are
+    /// taken there, with a warning; both sections with different rules are
+    /// an error.
+    fn move_history_keep(&mut self) -> anyhow::Result<()> {
+        let defaults = DedupConfig::default();
+        if let Some(keep) = self.history.keep.take() {
+            anyhow::ensure!(
+                self.dedup.keep == defaults.keep || self.dedup.keep == keep,
+                "[history] keep moved to [dedup] keep; give it there only"
+            );
+            tracing::warn!("[history] keep is now [dedup] keep (used by single runs too); taken from [history]");
+            self.dedup.keep = keep;
+        }
+        if let Some(order) = self.history.keep_order_by.take() {
+            anyhow::ensure!(
+                self.dedup.keep_order_by.is_empty() || self.dedup.keep_order_by == order,
+                "[history] keep_order_by moved to [dedup] keep_order_by; give it there only"
+            );
+            tracing::warn!("[history] keep_order_by is now [dedup] keep_order_by; taken from [history]");
+            self.dedup.keep_order_by = order;
+        }
+        Ok(())
+    }
+
     pub fn validate(&self) -> anyhow::Result<()> {
         let mut problems = Problems::default();
         self.ingest.check(&mut problems);
@@ -47,7 +74,7 @@ impl Config {
         self.candidates.check(&mut problems);
         self.verify.check(&mut problems);
         self.evaluate.check(&mut problems);
-        self.history.check(&mut problems);
+        self.dedup.check(&mut problems);
         anyhow::ensure!(problems.0.is_empty(), "{}", problems.0.join("; "));
         Ok(())
     }
@@ -745,13 +772,12 @@ impl Default for EvaluateConfig {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HistoryConfig {
-    /// Which member of a cluster of the night's pages and the earlier pages
-    /// they repeat is kept (`crawl_clusters.is_kept`).
-    pub keep: KeepRule,
-    /// For `keep = "sql"`: an SQL `ORDER BY` list over the members'
-    /// columns `crawl`, `doc_id`, `url`, `crawl_date`, `http_status` and
-    /// `text_chars`; the first member in that order is kept.
-    pub keep_order_by: String,
+    /// Moved to `[dedup] keep`; an old file's value is taken there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep: Option<KeepRule>,
+    /// Moved to `[dedup] keep_order_by`; an old file's value is taken there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keep_order_by: Option<String>,
     /// Which members of such a cluster may be marked as duplicates.
     pub mark: MarkRule,
     /// Whether a night page that repeats an earlier page is indexed again:
@@ -761,9 +787,33 @@ pub struct HistoryConfig {
     pub index_repeats: bool,
 }
 
-/// The priority that picks the kept member of a cluster spanning crawls.
-/// Every rule ends with the crawl id, then the doc id, so the choice never
-/// depends on sharding or on the order pages were read.
+/// Which copy of a page is kept: the rule that orders verification's
+/// placement in a single run (the first document of a cluster in this order
+/// is its representative, the kept copy, and every other member verified
+/// against it) and picks the kept member of a cluster spanning crawls in
+/// the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DedupConfig {
+    /// The priority that picks the kept copy.
+    pub keep: KeepRule,
+    /// For `keep = "sql"`: an SQL `ORDER BY` list over the members'
+    /// columns `crawl` (the crawl id in the history, the same for every
+    /// document of a single run), `doc_id`, `url`, `canonical_url`,
+    /// `crawl_date`, `http_status` and `text_chars`; the first member in
+    /// that order is kept.
+    pub keep_order_by: String,
+}
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        DedupConfig { keep: KeepRule::CanonicalUrl, keep_order_by: String::new() }
+    }
+}
+
+/// The priority that picks the kept copy. Every rule ends with the crawl
+/// id, then the doc id, so the choice never depends on sharding or on the
+/// order pages were read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum KeepRule {
@@ -778,7 +828,13 @@ pub enum KeepRule {
     Http200,
     /// The shortest URL (the canonical one, usually), then the earliest crawl.
     ShortestUrl,
-    /// `[history] keep_order_by`.
+    /// The copy at its canonical URL (`documents.canonical_url`: declared
+    /// by `<link rel="canonical">`, else the URL without tracking
+    /// parameters and fragment), then as `earliest-crawl`. Pages of earlier
+    /// crawls count as at their canonical URL: the history does not keep
+    /// the declared one.
+    CanonicalUrl,
+    /// `[dedup] keep_order_by`.
     Sql,
 }
 
@@ -793,15 +849,19 @@ pub enum MarkRule {
     NewOnly,
 }
 
-impl HistoryConfig {
-    /// The `ORDER BY` list that ranks a cluster's members, first = kept;
-    /// the crawl id and doc id close every rule.
+impl DedupConfig {
+    /// The `ORDER BY` list that ranks a cluster's members, first = kept,
+    /// over the columns named at [`DedupConfig::keep_order_by`]; the crawl
+    /// id and doc id close every rule.
     pub fn keep_order(&self) -> String {
         let rule = match self.keep {
             KeepRule::EarliestCrawl => "crawl, crawl_date, text_chars DESC",
             KeepRule::LongestText => "text_chars DESC, crawl",
             KeepRule::Http200 => "CASE WHEN http_status = 200 THEN 0 ELSE 1 END, crawl",
             KeepRule::ShortestUrl => "character_length(url), url, crawl",
+            KeepRule::CanonicalUrl => {
+                "CASE WHEN url = canonical_url THEN 0 ELSE 1 END, crawl, crawl_date, text_chars DESC"
+            }
             KeepRule::Sql => self.keep_order_by.as_str(),
         };
         format!("{rule}, crawl, doc_id")
@@ -811,11 +871,11 @@ impl HistoryConfig {
     /// so it may not close the window it is placed in.
     fn check(&self, p: &mut Problems) {
         p.require(self.keep != KeepRule::Sql || !self.keep_order_by.trim().is_empty(), || {
-            "[history] keep = \"sql\" needs keep_order_by, e.g. \"http_status, text_chars DESC\"".to_string()
+            "[dedup] keep = \"sql\" needs keep_order_by, e.g. \"http_status, text_chars DESC\"".to_string()
         });
         p.require(is_one_order_list(&self.keep_order_by), || {
             format!(
-                "[history] keep_order_by = \"{}\": one ORDER BY list, balanced parentheses, no `;`",
+                "[dedup] keep_order_by = \"{}\": one ORDER BY list, balanced parentheses, no `;`",
                 self.keep_order_by
             )
         });
@@ -842,12 +902,7 @@ fn is_one_order_list(order: &str) -> bool {
 
 impl Default for HistoryConfig {
     fn default() -> Self {
-        HistoryConfig {
-            keep: KeepRule::EarliestCrawl,
-            keep_order_by: String::new(),
-            mark: MarkRule::Any,
-            index_repeats: false,
-        }
+        HistoryConfig { keep: None, keep_order_by: None, mark: MarkRule::Any, index_repeats: false }
     }
 }
 
@@ -1027,6 +1082,23 @@ mod tests {
         let c: Config = toml::from_str("[verify]\nalgorithm = \"exact\"\n").unwrap();
         assert_eq!(c.verify.algorithm, SimilarityAlgorithm::Exact);
         assert!(toml::from_str::<Config>("[verify]\nalgorithm = \"perl\"\n").is_err());
+    }
+
+    /// An old file's `[history] keep` still works (taken into `[dedup]`);
+    /// two different rules are refused.
+    #[test]
+    fn history_keep_moved_to_dedup() {
+        let dir = std::env::temp_dir().join(format!("neardup-keep-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("old.toml");
+        std::fs::write(&file, "[history]\nkeep = \"sql\"\nkeep_order_by = \"text_chars DESC\"\n").unwrap();
+        let config = Config::from_file(&file).unwrap();
+        assert_eq!((config.dedup.keep, config.dedup.keep_order_by.as_str()), (KeepRule::Sql, "text_chars DESC"));
+        assert_eq!((config.history.keep, config.history.keep_order_by), (None, None));
+        std::fs::write(&file, "[history]\nkeep = \"longest-text\"\n[dedup]\nkeep = \"shortest-url\"\n").unwrap();
+        let err = Config::from_file(&file).unwrap_err().to_string();
+        assert!(err.contains("[history] keep moved to [dedup] keep"), "{err}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -659,7 +659,7 @@ impl History {
             let params = [
                 ("night", format!("'{crawl}'")),
                 ("member_crawls", sql_list(member_crawls.into_iter())),
-                ("keep_order", config.history.keep_order()),
+                ("keep_order", config.dedup.keep_order()),
                 ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
             ];
             let batch = arrow::record_batch::RecordBatch::try_from_iter([

@@ -8,15 +8,17 @@
 //! 1. The distinct candidate edges (at most `candidates.max_edges_per_document`
 //!    per document and method) split the documents into connected
 //!    components; a component is one unit of work.
-//! 2. Inside a component, documents are taken in the representative order
-//!    (earliest crawl date, unknown dates last; then the longest text; then
-//!    the smallest doc_id). Each document is compared with the
+//! 2. Inside a component, documents are taken in the keep order
+//!    (`[dedup] keep`, `jobs/keep_order.sql`; by default the copy at its
+//!    canonical URL, then the earliest crawl date, the longest text, the
+//!    smallest doc_id). Each document is compared with the
 //!    representatives of the clusters its edges reach among the documents
 //!    already placed, and joins the one it is most similar to at or above
 //!    `verify.threshold`; if none verifies, it starts a cluster of its own.
 //!    So every member is verified against its representative (no chaining
 //!    A~B~C without A~C), and the first document of a cluster in that order
-//!    is its representative.
+//!    is its representative: the copy kept, the one every removed member
+//!    is a duplicate of.
 //! 3. Each comparison is [`crate::verification::compare`]: cheap bounds
 //!    first, then at most one LCS with an early exit (exact, or the Perl
 //!    module's value with `verify.algorithm = "string-similarity"`; the
@@ -44,6 +46,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::config::{Config, SimilarityAlgorithm};
 use crate::runner::{RunContext, Stage, StageReport};
+use crate::sql::substitute;
 use crate::table::TableOutput;
 use crate::tables::columns::{clusters, documents, duplicates};
 use crate::union_find::UnionFind;
@@ -63,7 +66,7 @@ impl Stage for Verify {
         vec!["duplicates", "clusters"]
     }
     fn config_section(&self, config: &Config) -> Value {
-        json!({"verify": config.verify})
+        json!({"verify": config.verify, "dedup": config.dedup})
     }
     fn shardable(&self) -> bool {
         true
@@ -71,13 +74,6 @@ impl Stage for Verify {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
     }
-}
-
-/// The representative order: earliest crawl date (unknown dates last), then
-/// the longest text, then the smallest doc_id.
-fn representative_order(a: &Doc, b: &Doc) -> std::cmp::Ordering {
-    let date = |d: &Doc| (d.crawl_date.is_none(), d.crawl_date.clone());
-    date(a).cmp(&date(b)).then(b.text_chars.cmp(&a.text_chars)).then(a.doc_id.cmp(&b.doc_id))
 }
 
 /// One comparison made: indices into the component's documents (the
@@ -129,7 +125,7 @@ enum Role {
     Partner,
 }
 
-/// Builds the clusters of one component. `docs` are in representative
+/// Builds the clusters of one component. `docs` are in keep
 /// order; `edges[i]` lists (j, methods) for every edge of document i.
 ///
 /// Document i is compared with the documents placed before it that its
@@ -247,18 +243,21 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut texts =
         load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)", ctx.config.verify.text).await?;
     let mut docs: HashMap<u64, Doc> = HashMap::with_capacity(own_count);
-    let sql = "SELECT d.doc_id, d.url, d.crawl_date, CAST(character_length(d.text) AS BIGINT) AS text_chars \
-               FROM documents d JOIN own_docs o ON o.doc_id = d.doc_id";
-    let mut stream = session.sql(sql).await?.execute_stream().await?;
+    // Each document's place in the keep order ([dedup] keep).
+    let mut keep_rank: HashMap<u64, u64> = HashMap::with_capacity(own_count);
+    let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", ctx.config.dedup.keep_order())]);
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let (ids, urls, dates) = (documents::doc_id(&batch)?, documents::url(&batch)?, documents::crawl_date(&batch)?);
         let lens: &arrow::array::Int64Array = crate::tables::column(&batch, "text_chars")?;
+        let ranks: &arrow::array::UInt64Array = crate::tables::column(&batch, "keep_rank")?;
         for i in 0..batch.num_rows() {
             let id = ids.value(i);
             let date = (!dates.is_null(i)).then(|| dates.value(i).to_string());
             let text = texts.remove(&id).unwrap_or_default();
             docs.insert(id, Doc::new(id, urls.value(i).to_string(), date, lens.value(i), text));
+            keep_rank.insert(id, ranks.value(i));
         }
     }
     drop(texts);
@@ -284,7 +283,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         .par_iter()
         .map(|component| {
             let mut members: Vec<&Doc> = component.iter().filter_map(|id| docs.get(id)).collect();
-            members.sort_by(|a, b| representative_order(a, b));
+            members.sort_by_key(|d| keep_rank[&d.doc_id]);
             let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, d)| (d.doc_id, i)).collect();
             let local_edges: Vec<Vec<(usize, u64)>> = members
                 .iter()
@@ -399,6 +398,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow::array::RecordBatch;
 
     fn rule(comparing: u64, threshold: f64, algorithm: SimilarityAlgorithm) -> Rule {
         Rule { threshold, algorithm, comparing, max_comparisons: 64 }
@@ -408,18 +408,52 @@ mod tests {
         Doc::new(id, format!("http://t/{id}"), date.map(String::from), text.chars().count() as i64, text.into())
     }
 
+    /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
+    /// its canonical URL first, or the earliest crawl date (unknown dates
+    /// last), then the longest text, then the smallest doc_id.
     #[test]
-    fn representative_order_is_date_then_length_then_id() {
-        let mut docs = [
-            doc(5, None, "longest text of all"),
-            doc(4, Some("2024-02-01"), "b"),
-            doc(3, Some("2024-01-01"), "short"),
-            doc(2, Some("2024-01-01"), "longer one"),
-            doc(1, Some("2024-01-01"), "longer two"),
-        ];
-        docs.sort_by(representative_order);
-        let ids: Vec<u64> = docs.iter().map(|d| d.doc_id).collect();
-        assert_eq!(ids, [1, 2, 3, 4, 5]);
+    fn keep_order_follows_the_keep_rule() {
+        use crate::config::{DedupConfig, KeepRule};
+        use arrow::array::{ArrayRef, StringArray, UInt16Array, UInt64Array};
+        use std::sync::Arc;
+        let ids = [1u64, 2, 3, 4, 5];
+        let urls = ["http://t/a?utm_source=x", "http://t/a", "http://t/b", "http://t/c", "http://t/d"];
+        let canonical = ["http://t/a", "http://t/a", "http://t/b", "http://t/c", "http://t/d"];
+        let dates = [Some("2024-01-01"), Some("2024-03-01"), Some("2024-01-01"), None, Some("2024-01-01")];
+        let texts = ["longer one", "x", "longer two", "the longest text", "short"];
+        let documents = RecordBatch::try_from_iter([
+            ("doc_id", Arc::new(UInt64Array::from(ids.to_vec())) as ArrayRef),
+            ("url", Arc::new(StringArray::from(urls.to_vec()))),
+            ("canonical_url", Arc::new(StringArray::from(canonical.to_vec()))),
+            ("crawl_date", Arc::new(StringArray::from(dates.to_vec()))),
+            ("http_status", Arc::new(UInt16Array::from(vec![200u16; 5]))),
+            ("text", Arc::new(StringArray::from(texts.to_vec()))),
+        ])
+        .unwrap();
+        let order = |keep: KeepRule| -> Vec<u64> {
+            let session = datafusion::prelude::SessionContext::new();
+            session.register_batch("documents", documents.clone()).unwrap();
+            register_doc_ids(&session, "own_docs", ids.to_vec()).unwrap();
+            let dedup = DedupConfig { keep, ..DedupConfig::default() };
+            let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", dedup.keep_order())]);
+            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+            let batches = runtime.block_on(async { session.sql(&sql).await.unwrap().collect().await.unwrap() });
+            let mut ranked: Vec<(u64, u64)> = batches
+                .iter()
+                .flat_map(|b| {
+                    let ids = documents::doc_id(b).unwrap().clone();
+                    let ranks = crate::tables::column::<UInt64Array>(b, "keep_rank").unwrap().clone();
+                    (0..b.num_rows()).map(move |i| (ranks.value(i), ids.value(i)))
+                })
+                .collect();
+            ranked.sort_unstable();
+            ranked.into_iter().map(|(_, id)| id).collect()
+        };
+        // 1 and 3 tie on date and length: the smaller id first.
+        assert_eq!(order(KeepRule::EarliestCrawl), [1, 3, 5, 2, 4]);
+        // The utm copy 1 goes last, behind its canonical copy 2, though
+        // crawled earlier.
+        assert_eq!(order(KeepRule::CanonicalUrl), [3, 5, 2, 4, 1]);
     }
 
     /// A chain of documents each similar to its neighbours but not to

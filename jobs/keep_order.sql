@@ -1,0 +1,15 @@
+-- The keep order of one verify task's documents ([dedup] keep): placement
+-- takes a component's documents in this order, so the first document of a
+-- cluster is the copy kept and every other member verified against it.
+-- `${keep_order}` ranks over crawl (the same for every document of a single
+-- run), doc_id, url, canonical_url, crawl_date, http_status and text_chars,
+-- and always ends with doc_id: a total order, so a component's documents
+-- keep their relative order whatever else the task holds (any sharding).
+-- Reads `documents` and `own_docs(doc_id)`, the task's documents.
+SELECT doc_id, url, crawl_date, text_chars,
+       ROW_NUMBER() OVER (ORDER BY ${keep_order}) AS keep_rank
+FROM (
+    SELECT d.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status,
+           CAST(character_length(d.text) AS BIGINT) AS text_chars, '' AS crawl
+    FROM documents d JOIN own_docs o ON o.doc_id = d.doc_id
+) members
