@@ -14,7 +14,7 @@ use crate::tables::columns::{boilerplate, clusters, crawl_clusters, documents, d
 /// representative, and every pair that involves it with the methods that
 /// proposed it and the verified similarity.
 pub async fn explain(out: &Path, document: &str) -> Result<String> {
-    for table in ["documents", "clusters", "duplicates", "boilerplate", repeats::TABLE] {
+    for table in ["documents", "clusters", "duplicates", "failed_pairs", "boilerplate", repeats::TABLE] {
         if crate::table::table_exists(out, table) {
             crate::table::check_table_schema(out, table)?;
         }
@@ -74,8 +74,12 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         }
         let pairs = session
             .sql(&format!(
-                "SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ',') AS method_list, similarity, verified \
-                 FROM duplicates WHERE doc_a = {id} OR doc_b = {id} ORDER BY verified DESC, similarity DESC"
+                "SELECT * FROM (\
+                 SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ',') AS method_list, similarity, verified \
+                 FROM duplicates WHERE doc_a = {id} OR doc_b = {id} \
+                 UNION ALL SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ','), CAST(NULL AS DOUBLE), FALSE \
+                 FROM failed_pairs WHERE doc_a = {id} OR doc_b = {id}) \
+                 ORDER BY verified DESC, similarity DESC, doc_a, doc_b"
             ))
             .await?
             .collect()

@@ -54,7 +54,7 @@ impl Stage for Evaluate {
         "evaluate"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents", "tokens", "candidates", "duplicates", "clusters"]
+        vec!["documents", "tokens", "candidates", "duplicates", "failed_pairs", "clusters"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["method_quality", "method_overlap", "gold_pairs", "gold_clusters", "gold_quality"]
@@ -233,7 +233,11 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     let mut edges = CandidateEdges::load(&session).await?;
     // Verdicts `verify` already reached.
     let mut known: HashMap<(u64, u64), bool> = HashMap::new();
-    let mut stream = session.sql("SELECT doc_a, doc_b, verified FROM duplicates").await?.execute_stream().await?;
+    let mut stream = session
+        .sql("SELECT doc_a, doc_b, verified FROM duplicates UNION ALL SELECT doc_a, doc_b, FALSE FROM failed_pairs")
+        .await?
+        .execute_stream()
+        .await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let (a, b, v) = (duplicates::doc_a(&batch)?, duplicates::doc_b(&batch)?, duplicates::verified(&batch)?);

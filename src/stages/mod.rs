@@ -3,6 +3,7 @@
 pub mod blocks;
 pub mod boilerplate;
 pub mod candidates;
+pub mod decide;
 pub mod evaluate;
 pub mod ingest;
 pub mod search;
@@ -25,6 +26,7 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(search::Search),
         Box::new(candidates::Candidates),
         Box::new(verify::Verify),
+        Box::new(decide::Decide),
         Box::new(evaluate::Evaluate),
     ]
 }

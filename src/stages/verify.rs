@@ -31,8 +31,9 @@
 //!    either document. Counted per method as `<method>_comparisons` and
 //!    `<method>_found_pairs` (those that passed).
 //!
-//! `duplicates` gets one row per comparison made, `clusters` one row per
-//! member of a cluster of two or more documents.
+//! `duplicates` gets one row per comparison that verified, `failed_pairs`
+//! one per comparison that failed, `clusters` one row per member of a
+//! cluster of two or more documents.
 //!
 //! A map stage: task I of N (`--shard I/N`) takes the components whose
 //! smallest doc_id is I mod N, and loads the texts of their documents only.
@@ -48,7 +49,7 @@ use crate::config::{Config, SimilarityAlgorithm};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::substitute;
 use crate::table::TableOutput;
-use crate::tables::columns::{clusters, documents, duplicates};
+use crate::tables::columns::{clusters, documents, duplicates, failed_pairs};
 use crate::union_find::UnionFind;
 use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc, Outcome};
 
@@ -63,7 +64,7 @@ impl Stage for Verify {
         vec!["candidates", "documents", "tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["duplicates", "clusters"]
+        vec!["duplicates", "failed_pairs", "clusters"]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify, "dedup": config.dedup})
@@ -320,23 +321,31 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         }
     }
     rows.sort_unstable_by_key(|r| (r.a.doc_id, r.b.doc_id));
-    let mut writer = TableOutput::<duplicates::Rows>::for_shard(&ctx.out, ctx.shard)?;
+    let mut verified = TableOutput::<duplicates::Rows>::for_shard(&ctx.out, ctx.shard)?;
+    let mut failed = TableOutput::<failed_pairs::Rows>::for_shard(&ctx.out, ctx.shard)?;
     for DuplicateRow { a: da, b: db, methods, similarity: sim } in &rows {
-        writer.push(|b| {
-            b.doc_a.append_value(da.doc_id);
-            b.doc_b.append_value(db.doc_id);
-            b.url_a.append_value(&da.url);
-            b.url_b.append_value(&db.url);
-            let list = &mut b.methods;
-            for m in edges.names(*methods) {
-                list.values().append_value(m);
-            }
-            list.append(true);
-            b.similarity.append_option(*sim);
-            b.verified.append_value(sim.is_some());
-        })?;
+        let names: Vec<&str> = edges.names(*methods).collect();
+        match sim {
+            Some(sim) => verified.push(|b| {
+                b.doc_a.append_value(da.doc_id);
+                b.doc_b.append_value(db.doc_id);
+                b.url_a.append_value(&da.url);
+                b.url_b.append_value(&db.url);
+                b.methods.append_value(names.iter().map(Some));
+                b.similarity.append_value(*sim);
+                b.verified.append_value(true);
+            })?,
+            None => failed.push(|b| {
+                b.doc_a.append_value(da.doc_id);
+                b.doc_b.append_value(db.doc_id);
+                b.url_a.append_value(&da.url);
+                b.url_b.append_value(&db.url);
+                b.methods.append_value(names.iter().map(Some));
+            })?,
+        }
     }
-    report.rows.insert(duplicates::TABLE.into(), writer.commit()?);
+    report.rows.insert(duplicates::TABLE.into(), verified.commit()?);
+    report.rows.insert(failed_pairs::TABLE.into(), failed.commit()?);
 
     // clusters: every member of a cluster of two or more, by (cluster, rep first, doc).
     let mut members_rows: Vec<(u64, u64, u64, bool, Option<f64>)> = Vec::new();

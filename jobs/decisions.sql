@@ -1,0 +1,39 @@
+-- One decision per document (table decisions): kept, or removed as a
+-- duplicate of its cluster's kept copy, or not content. Reads `documents`
+-- and `clusters`.
+--
+-- The kept copy of a cluster is its representative: verification placed
+-- the documents in the keep order ([dedup] keep), so the representative is
+-- the first member in that order and every other member verified against
+-- it. A removed member is an exact duplicate when its text (documents.text)
+-- has the same digest as the kept copy's, else a near-duplicate. Documents
+-- that are not content (documents.not_content) were never clustered.
+WITH members AS (
+    SELECT c.doc_id, c.cluster_id, c.cluster_size, c.is_representative,
+           c.similarity_to_representative, md5(d.text) AS digest
+    FROM clusters c
+    JOIN documents d ON d.doc_id = c.doc_id
+),
+placed AS (
+    SELECT m.doc_id, m.cluster_id, m.cluster_size, m.is_representative,
+           m.similarity_to_representative, m.digest = k.digest AS same_text
+    FROM members m
+    JOIN members k ON k.doc_id = m.cluster_id
+)
+SELECT d.doc_id, d.url, d.warc_file, d.warc_offset,
+       ${warc_length} AS warc_length,
+       d.crawl_date, d.http_status,
+       COALESCE(p.is_representative, TRUE) AS is_kept,
+       CASE WHEN NOT p.is_representative THEN p.cluster_id END AS duplicate_of,
+       CASE WHEN NOT p.is_representative THEN p.similarity_to_representative END AS similarity,
+       p.cluster_id, p.cluster_size,
+       CASE WHEN d.not_content IS NOT NULL THEN 'not_content'
+            WHEN p.cluster_id IS NULL THEN 'unique'
+            WHEN p.is_representative THEN 'kept'
+            WHEN p.same_text THEN 'exact_duplicate'
+            ELSE 'near_duplicate'
+       END AS reason,
+       d.not_content AS detail
+FROM documents d
+LEFT JOIN placed p ON p.doc_id = d.doc_id
+ORDER BY d.warc_file, d.warc_offset, d.doc_id
