@@ -163,6 +163,49 @@ fn check_ingest_accounting(out: &Path) {
     assert_eq!(ids.len(), n, "doc_id must be unique in documents");
 }
 
+/// One number from a SQL query over the run's tables (`pipeline query`).
+fn query_number(out: &Path, sql: &str) -> u64 {
+    let o = pipeline().args(["query", "--out", out.to_str().unwrap(), "--format", "csv", sql]).output().unwrap();
+    assert!(o.status.success(), "{sql}: {}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let value = text.lines().nth(1).unwrap_or_else(|| panic!("{sql}: no row in {text:?}"));
+    value.trim().parse().unwrap_or_else(|e| panic!("{sql}: {value:?}: {e}"))
+}
+
+/// The decisions: one per document; a removed document's `duplicate_of`
+/// is a kept document it verified against (a `duplicates` row with its
+/// similarity); nothing that is not content is clustered or removed, and
+/// the reasons add up to the documents. Returns (kept, removed).
+fn check_decisions(out: &Path) -> (u64, u64) {
+    let n = |sql: &str| query_number(out, sql);
+    assert_eq!(n("SELECT COUNT(*) FROM decisions"), n("SELECT COUNT(*) FROM documents"));
+    assert_eq!(n("SELECT COUNT(DISTINCT doc_id) FROM decisions"), n("SELECT COUNT(*) FROM documents"));
+    let removed = n("SELECT COUNT(*) FROM decisions WHERE NOT is_kept");
+    assert_eq!(removed, n("SELECT COUNT(*) FROM decisions WHERE reason IN ('exact_duplicate', 'near_duplicate')"));
+    // Every removed document names a kept one and verified against it.
+    assert_eq!(
+        n("SELECT COUNT(*) FROM decisions r JOIN decisions k ON k.doc_id = r.duplicate_of \
+           JOIN duplicates d ON d.doc_a = LEAST(r.doc_id, k.doc_id) AND d.doc_b = GREATEST(r.doc_id, k.doc_id) \
+           WHERE NOT r.is_kept AND k.is_kept AND k.reason = 'kept' AND d.similarity = r.similarity"),
+        removed
+    );
+    // Not content: never clustered, counted per file as it is in documents.
+    assert_eq!(
+        n("SELECT COUNT(*) FROM clusters c JOIN documents d ON d.doc_id = c.doc_id \
+           WHERE d.not_content IS NOT NULL OR d.http_status <> 200"),
+        0
+    );
+    assert_eq!(
+        n("SELECT COUNT(*) FROM decisions WHERE reason = 'not_content'"),
+        n("SELECT COALESCE(SUM(not_content), 0) FROM ingest_files")
+    );
+    assert_eq!(
+        n("SELECT COUNT(*) FROM decisions WHERE reason = 'not_content'"),
+        n("SELECT COUNT(*) FROM documents WHERE not_content IS NOT NULL")
+    );
+    (n("SELECT COUNT(*) FROM decisions WHERE is_kept"), removed)
+}
+
 /// `df` (written by `jobs/df.sql`) against document and collection
 /// frequencies counted here directly from the `tokens` lists, for every
 /// term; and `corpus_stats` against the same lists.
@@ -229,7 +272,9 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
         "candidates",
         "hot_signatures",
         "duplicates",
+        "failed_pairs",
         "clusters",
+        "decisions",
         "method_quality",
         "method_overlap",
     ] {
@@ -241,6 +286,16 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     }
     check_df_against_tokens(&out1);
     check_planted_pairs(&out1);
+    let (kept, removed) = check_decisions(&out1);
+    assert!(kept > 0 && removed > 0, "kept {kept}, removed {removed}");
+    // The canonical copy is kept, never its newsletter link.
+    assert_eq!(
+        query_number(
+            &out1,
+            "SELECT COUNT(*) FROM decisions WHERE is_kept AND reason = 'kept' AND url LIKE '%utm_source%'"
+        ),
+        0
+    );
     // Every method has a quality row.
     assert_eq!(rows(&out1, "method_quality"), neardup::methods::registry::ids().len());
     // The report is written by `run` and, timings aside, the same for both runs.
@@ -317,6 +372,10 @@ fn real_crawl_files_all_stages() {
     assert!(rows(&out, "documents") > 500);
     assert!(rows(&out, "revisits") > 100);
     assert!(rows(&out, "duplicates") > 0);
+    let (_, removed) = check_decisions(&out);
+    assert!(removed > 0);
+    // The crawl's error pages and redirects are not content.
+    assert!(query_number(&out, "SELECT COUNT(*) FROM documents WHERE not_content LIKE 'http status 404'") > 50);
     check_report(&out);
     let _ = std::fs::remove_dir_all(&out);
 }
