@@ -471,6 +471,9 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         }
         _ => None,
     };
+    if selected.iter().any(|s| s.name() == "ingest") {
+        check_inputs(&inputs)?;
+    }
     let shard = args.shard.unwrap_or(Shard::WHOLE);
     if !shard.is_whole() {
         let map_stages: Vec<&str> = all.iter().filter(|s| s.shardable()).map(|s| s.name()).collect();
@@ -520,6 +523,14 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         }
         let outcome = run_stage(*stage, &all, &ctx, args.force)?;
         outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
+        if let StageOutcome::UpToDate = outcome {
+            // A rerun of a run that could not read some input says so
+            // again (exit 3): an up-to-date stage is no fix.
+            let manifest = neardup::runner::manifest_path(&ctx.out, stage.name(), shard);
+            if let Some(m) = neardup::runner::read_manifest_file(&manifest) {
+                input_errors.extend(m.report.input_errors);
+            }
+        }
         if let StageOutcome::Ran(report) = outcome {
             input_errors.extend(report.input_errors);
             if let Some(r) = &remote {
@@ -547,6 +558,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         tracing::info!(history = %history.root().display(), crawl = %crawl, documents, "crawl appended to the history");
     }
     // The report sums up the whole run, so it follows the last stage.
+    let mut report_path = None;
     if args.stage == "all" || args.stage == "evaluate" {
         if let Some(r) = &remote {
             r.pull_all()?;
@@ -556,8 +568,15 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             r.push_file(neardup::report::REPORT_FILE)?;
         }
         tracing::info!(path = %path.display(), "report written");
+        report_path = Some(match &remote {
+            Some(r) => format!("{}/{}", r.url(), neardup::report::REPORT_FILE),
+            None => path.display().to_string(),
+        });
     }
     log_summary(&ctx, shard, &outcomes);
+    if let Some(line) = outcome_line(&ctx, shard, &outcomes, report_path.as_deref()) {
+        println!("{line}");
+    }
     if !input_errors.is_empty() {
         for e in &input_errors {
             tracing::error!("{e}");
@@ -664,6 +683,60 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
 
 /// One log line per stage of the run: whether it ran or was up to date,
 /// its rows, wall and CPU time (from its manifest).
+/// An input path that is not there, or inputs without one file to read,
+/// is a mistake in the command (exit 2) before any stage runs: ingest would
+/// otherwise run on nothing and the next run would call it up to date.
+fn check_inputs(inputs: &[String]) -> Result<()> {
+    for input in inputs {
+        let looks_like_glob = input.contains(['*', '?', '[']);
+        if !neardup::store::is_url(input) && !looks_like_glob && !Path::new(input).exists() {
+            return Err(UsageError(format!("--input {input}: no such file or folder")).into());
+        }
+    }
+    // Object stores are listed by ingest itself (a listing costs requests).
+    if inputs.iter().all(|i| !neardup::store::is_url(i)) {
+        let (files, problems, _) = neardup::ingest::inputs::expand_inputs(inputs);
+        if files.is_empty() {
+            let why = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
+            return Err(UsageError(format!(
+                "--input {}: no file to read{why}; folders are searched for crawl files (.warc, .arc, .wet, \
+                 optionally .gz) and text corpora (.jsonl, .parquet)",
+                inputs.join(" ")
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The run's outcome in one line for stdout, from the `decide` stage's
+/// counts: what a user runs a dedup tool for. `None` when that stage was
+/// not part of the run.
+fn outcome_line(
+    ctx: &RunContext,
+    shard: Shard,
+    outcomes: &[(&'static str, bool)],
+    report: Option<&str>,
+) -> Option<String> {
+    outcomes.iter().find(|(stage, _)| *stage == "decide")?;
+    let m = neardup::runner::read_manifest_file(&neardup::runner::manifest_path(&ctx.out, "decide", shard))?;
+    let n = |reason: &str| m.report.counters.get(reason).copied().unwrap_or(0);
+    let (kept, unique, exact, near, not_content) =
+        (n("kept"), n("unique"), n("exact_duplicate"), n("near_duplicate"), n("not_content"));
+    let documents = kept + unique + exact + near + not_content;
+    let mut line = format!(
+        "{documents} documents: {} kept, {} removed ({exact} exact and {near} near-duplicates) from {kept} clusters, \
+         {not_content} not content (kept, not deduplicated)",
+        kept + unique + not_content,
+        exact + near,
+    );
+    match report {
+        Some(path) => line.push_str(&format!("; report: {path}")),
+        None => line.push_str(&format!("; decisions: {}", ctx.out.join("decisions").display())),
+    }
+    Some(line)
+}
+
 fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) {
     for &(stage, ran) in outcomes {
         let Some(m) = neardup::runner::read_manifest_file(&neardup::runner::manifest_path(&ctx.out, stage, shard))

@@ -170,3 +170,56 @@ fn query_saves_results_as_parquet_and_csv_files() {
 
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// A missing input path, or inputs without a file to read, is a usage
+/// error before any stage runs (nothing written); a run that could not
+/// read an input ends with exit 3, and so does its rerun, though every
+/// stage is then up to date.
+#[test]
+fn input_mistakes_stop_early_and_exit_3_sticks() {
+    let scratch = temp_dir("inputs");
+    let out = scratch.join("out");
+    let o = out.to_str().unwrap();
+    let missing = scratch.join("no-such-crawl");
+    let run = pipeline().args(["run", "--input", missing.to_str().unwrap(), "--out", o]).output().unwrap();
+    assert_eq!(run.status.code(), Some(2), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no such file or folder"));
+    assert!(!out.exists(), "nothing may be written");
+    let empty = scratch.join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("notes.txt"), "not a crawl").unwrap();
+    let run = pipeline().args(["run", "--input", empty.to_str().unwrap(), "--out", o]).output().unwrap();
+    assert_eq!(run.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no file to read"));
+
+    // Two files that go by the same name: the second is not read (exit 3).
+    let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/sample-crawl.warc.gz");
+    for dir in ["a", "b"] {
+        std::fs::create_dir_all(scratch.join(dir)).unwrap();
+        std::fs::copy(&sample, scratch.join(dir).join("crawl.warc.gz")).unwrap();
+    }
+    let (a, b) = (scratch.join("a"), scratch.join("b"));
+    let args = ["--quiet", "run", "--methods", "a0", "--input", a.to_str().unwrap(), "--input", b.to_str().unwrap()];
+    let first = pipeline().args(args).args(["--out", o]).output().unwrap();
+    assert_eq!(first.status.code(), Some(3), "{}", String::from_utf8_lossy(&first.stderr));
+    let again = pipeline().args(args).args(["--out", o]).output().unwrap();
+    assert_eq!(again.status.code(), Some(3), "{}", String::from_utf8_lossy(&again.stderr));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("goes by the same name"));
+
+    // The outcome on stdout, one line, the same both times; its numbers
+    // add up to the documents.
+    let line = String::from_utf8(first.stdout).unwrap();
+    assert_eq!(line, String::from_utf8(again.stdout).unwrap());
+    assert_eq!(line.lines().count(), 1, "{line}");
+    let numbers: Vec<u64> = line
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| !w.is_empty())
+        .take(6)
+        .map(|w| w.parse().unwrap())
+        .collect();
+    let [documents, kept, removed, exact, near, _clusters] = numbers[..] else { panic!("{line}") };
+    assert!(documents > 0 && removed > 0, "{line}");
+    assert_eq!((kept + removed, exact + near), (documents, removed), "{line}");
+    assert!(line.contains("report: "), "{line}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
