@@ -133,6 +133,8 @@ pub const REPEAT_EXAMPLES: usize = 10;
 /// Everything the page shows.
 #[derive(Debug)]
 pub struct ReportData {
+    /// The deduplication outcome, from `decisions`: what the run decided.
+    pub outcome: Vec<Count>,
     pub summary: Vec<Count>,
     pub quality: Section<Vec<MethodQuality>>,
     pub overlap: Section<Overlap>,
@@ -143,6 +145,20 @@ pub struct ReportData {
     /// merged), `None` when it never finished.
     pub stages: Vec<(&'static str, Option<Manifest>)>,
 }
+
+/// The deduplication outcome: label, table, counting query.
+const OUTCOME: &[(&str, &str, &str)] = &[
+    ("documents", "decisions", "SELECT COUNT(*) FROM decisions"),
+    ("kept", "decisions", "SELECT COUNT(*) FROM decisions WHERE is_kept"),
+    ("removed as exact duplicates", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'exact_duplicate'"),
+    ("removed as near-duplicates", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'near_duplicate'"),
+    ("clusters (one copy kept each)", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'kept'"),
+    (
+        "not content (kept, never deduplicated)",
+        "decisions",
+        "SELECT COUNT(*) FROM decisions WHERE reason = 'not_content'",
+    ),
+];
 
 /// The run summary: label, the table it counts, and the counting query.
 const SUMMARY: &[(&str, &str, &str)] = &[
@@ -164,15 +180,23 @@ const SUMMARY: &[(&str, &str, &str)] = &[
 pub async fn load(out: &Path) -> Result<ReportData> {
     let session = session_over(out).await?;
     let s = &session;
-    let mut summary = Vec::new();
-    for (label, table, sql) in SUMMARY {
-        let value = section(out, &[*table], async move {
-            integers(&rows(s, sql).await?, 0)?.first().copied().flatten().context("a count without a value")
-        })
-        .await;
-        summary.push(Count { label, value });
-    }
+    let counts = |list: &'static [(&'static str, &'static str, &'static str)]| {
+        let mut counted = Vec::new();
+        async move {
+            for (label, table, sql) in list {
+                let value = section(out, &[*table], async move {
+                    integers(&rows(s, sql).await?, 0)?.first().copied().flatten().context("a count without a value")
+                })
+                .await;
+                counted.push(Count { label, value });
+            }
+            counted
+        }
+    };
+    let outcome = counts(OUTCOME).await;
+    let summary = counts(SUMMARY).await;
     Ok(ReportData {
+        outcome,
         summary,
         quality: section(out, &["method_quality"], method_quality(s)).await,
         overlap: section(out, &["method_overlap"], method_overlap(s)).await,
@@ -465,6 +489,8 @@ mod tests {
                 strings(&vec!["en"; n]),
                 strings(&vec!["some text"; n]),
                 Arc::new(UInt64Array::from(vec![100; n])),
+                Arc::new(StringArray::from(vec![None::<&str>; n])),
+                Arc::new(StringArray::from(urls.clone())),
                 Arc::new(StringArray::from(vec![None::<&str>; n])),
             ],
         );

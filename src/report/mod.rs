@@ -62,6 +62,8 @@ pub async fn render(out: &Path) -> Result<String> {
 /// The whole HTML page for `data`.
 pub fn page(data: &ReportData) -> String {
     let mut body = String::new();
+    body.push_str(&section("outcome", "Deduplication outcome", &outcome_html(&data.outcome)));
+    body.push_str(&section("clusters", "Largest clusters", &body_of(&data.clusters, |c| clusters_html(c))));
     body.push_str(&section("summary", "Run summary", &summary_html(&data.summary)));
     let pool = pool_methods(&data.stages);
     body.push_str(&section(
@@ -74,7 +76,6 @@ pub fn page(data: &ReportData) -> String {
         "Overlap between methods",
         &body_of(&data.overlap, |o| overlap_html(o, &data.quality)),
     ));
-    body.push_str(&section("clusters", "Largest clusters", &body_of(&data.clusters, |c| clusters_html(c))));
     body.push_str(&section("rejects", "Reject reasons", &body_of(&data.rejects, |r| rejects_html(r))));
     body.push_str(&section("repeats", "Repeats of earlier crawls", &body_of(&data.repeats, repeats_html)));
     body.push_str(&section("timings", "Stage timings", &timings_html(&data.stages)));
@@ -139,6 +140,18 @@ fn not_run(table: &str) -> String {
 }
 
 /// The run's counts as cards.
+/// The outcome cards and where the full list of decisions is.
+fn outcome_html(counts: &[Count]) -> String {
+    let mut out = summary_html(counts);
+    out.push_str(
+        "<p class=\"note\">One decision per document in table <a href=\"decisions/\">decisions</a> \
+         (kept, or removed as a duplicate of a named kept copy, with the similarity to it). \
+         The deduplicated crawl: <code>pipeline export --format warc</code>; the removed documents: \
+         <code>pipeline query \"SELECT * FROM decisions WHERE NOT is_kept\"</code>.</p>\n",
+    );
+    out
+}
+
 fn summary_html(counts: &[Count]) -> String {
     let mut out = String::from("<div class=\"cards\">\n");
     for count in counts {
@@ -460,6 +473,7 @@ mod tests {
 
     fn sample_data() -> ReportData {
         ReportData {
+            outcome: vec![Count { label: "kept", value: Section::Ready(7) }],
             summary: vec![
                 Count { label: "documents", value: Section::Ready(1234) },
                 Count { label: "revisits", value: Section::NotRun { table: "revisits" } },
@@ -537,13 +551,15 @@ mod tests {
         assert!(html.contains("http://e.example/?a=1&amp;b=&lt;2&gt;"));
         assert!(html.contains("Tom &amp; &quot;Jerry&quot; &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"));
         assert!(html.contains("could not be read: broken &lt;file&gt;"));
-        assert!(!html.contains("src=") && !html.contains("href="));
+        // The one link is the page's own, to the decisions table.
+        assert!(!html.contains("src=") && html.matches("href=").count() == 1);
+        assert!(html.contains("href=\"decisions/\""));
     }
 
     #[test]
     fn every_section_is_there_with_its_numbers() {
         let html = page(&sample_data());
-        for id in ["summary", "quality", "overlap", "clusters", "rejects", "repeats", "timings"] {
+        for id in ["outcome", "clusters", "summary", "quality", "overlap", "rejects", "repeats", "timings"] {
             assert_eq!(html.matches(&format!("<section id=\"{id}\">")).count(), 1, "section {id}");
         }
         assert!(html.contains("<span class=\"value\">1,234</span><span class=\"label\">documents</span>"));
