@@ -11,18 +11,10 @@ mod common;
 use common::{canonical_rows, pipeline, shared_data, table_names, temp_dir};
 
 /// Every stage in order, and whether it is a map stage.
-const STAGES: [(&str, bool); 10] = [
-    ("ingest", true),
-    ("blocks", true),
-    ("boilerplate", false),
-    ("tokens", true),
-    ("stats", false),
-    ("signatures", true),
-    ("search", false),
-    ("candidates", false),
-    ("verify", true),
-    ("evaluate", false),
-];
+/// Every stage in run order, and whether it runs as tasks (a map stage).
+fn stages() -> Vec<(&'static str, bool)> {
+    neardup::stages::all().iter().map(|s| (s.name(), s.shardable())).collect()
+}
 
 const TASKS: u32 = 3;
 
@@ -64,7 +56,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     assert!(whole_code == 0 || whole_code == 3, "{err}");
 
     let sharded = temp_dir("shards-tasks");
-    for (stage, map) in STAGES {
+    for (stage, map) in stages() {
         if !map {
             let (code, err) = run(&sharded, &["--stage", stage]);
             assert_eq!(code, 0, "stage {stage}: {err}");
