@@ -80,7 +80,7 @@ impl PageLinks {
     /// Notes what element `name` with `attrs` says about the page.
     fn note(&mut self, name: &str, attrs: &[Attribute]) {
         let attr =
-            |wanted: &str| attrs.iter().find(|a| (&*a.name.local).eq_ignore_ascii_case(wanted)).map(|a| &a.value);
+            |wanted: &str| attrs.iter().find(|a| str::eq_ignore_ascii_case(&a.name.local, wanted)).map(|a| &a.value);
         match name {
             "link" if self.canonical.is_none() => {
                 let is_canonical = attr("rel")
