@@ -25,7 +25,9 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         Err(_) => format!("url = '{}'", document.replace('\'', "''")),
     };
     let docs = session
-        .sql(&format!("SELECT doc_id, url, crawl_date, title, text FROM documents WHERE {filter} ORDER BY doc_id"))
+        .sql(&format!(
+            "SELECT doc_id, url, crawl_date, title, text, not_content FROM documents WHERE {filter} ORDER BY doc_id"
+        ))
         .await
         .context("reading documents")?
         .collect()
@@ -34,14 +36,19 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     let mut ids = Vec::new();
     for b in &docs {
         let (id, url) = (documents::doc_id(b)?, documents::url(b)?);
-        let (title, body) = (documents::title(b)?, documents::text(b)?);
+        let (title, body, not_content) = (documents::title(b)?, documents::text(b)?, documents::not_content(b)?);
         for i in 0..b.num_rows() {
-            ids.push(id.value(i));
             writeln!(text, "document {} {} ({})", id.value(i), url.value(i), title.value(i))?;
+            if !not_content.is_null(i) {
+                // Never tokenized, compared or clustered: nothing more to say.
+                writeln!(text, "  not content ({}): kept as it is, never deduplicated", not_content.value(i))?;
+                continue;
+            }
+            ids.push(id.value(i));
             text.push_str(&boilerplate_lines(&session, url.value(i), body.value(i)).await?);
         }
     }
-    anyhow::ensure!(!ids.is_empty(), "no document with {filter} in {}", out.display());
+    anyhow::ensure!(!text.is_empty(), "no document with {filter} in {}", out.display());
     for id in ids {
         text.push_str(&earlier_repeats(&session, out, id).await?);
         let cl = session
