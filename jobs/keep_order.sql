@@ -6,7 +6,7 @@
 -- and always ends with doc_id: a total order, so a component's documents
 -- keep their relative order whatever else the task holds (any sharding).
 -- Reads `documents` and `own_docs(doc_id)`, the task's documents.
-SELECT doc_id, url, crawl_date, text_chars,
+SELECT doc_id, url,
        ROW_NUMBER() OVER (ORDER BY ${keep_order}) AS keep_rank
 FROM (
     SELECT d.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status,

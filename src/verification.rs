@@ -103,10 +103,6 @@ impl CandidateEdges {
 pub struct Doc {
     pub doc_id: u64,
     pub url: String,
-    /// ISO 8601 capture date; None sorts last.
-    pub crawl_date: Option<String>,
-    /// Characters of the page text: longer texts are kept first.
-    pub text_chars: i64,
     /// The verification text (see [`load_verification_texts`]).
     text: String,
     /// Characters of `text`, and its characters with their counts, sorted:
@@ -117,7 +113,7 @@ pub struct Doc {
 
 impl Doc {
     /// A document and the inputs of the bounds over its text.
-    pub fn new(doc_id: u64, url: String, crawl_date: Option<String>, text_chars: i64, text: String) -> Doc {
+    pub fn new(doc_id: u64, url: String, text: String) -> Doc {
         let mut all: Vec<char> = text.chars().collect();
         let chars = all.len();
         all.sort_unstable();
@@ -128,7 +124,7 @@ impl Doc {
                 _ => histogram.push((c, 1)),
             }
         }
-        Doc { doc_id, url, crawl_date, text_chars, text, chars, histogram }
+        Doc { doc_id, url, text, chars, histogram }
     }
 }
 
@@ -234,7 +230,7 @@ mod tests {
     use super::*;
 
     fn doc(id: u64, text: &str) -> Doc {
-        Doc::new(id, format!("http://t/{id}"), None, text.chars().count() as i64, text.into())
+        Doc::new(id, format!("http://t/{id}"), text.into())
     }
 
     /// a11 includes its comparison, a0 does not: a11's failed pairs are no

@@ -535,7 +535,7 @@ impl History {
                 .into_iter()
                 .map(|(id, text)| {
                     let url = urls.remove(&id).unwrap_or_default();
-                    (id, Doc::new(id, url, None, 0, text))
+                    (id, Doc::new(id, url, text))
                 })
                 .collect();
             let mut earlier: HashMap<(u64, String), Doc> = HashMap::new();
@@ -558,7 +558,7 @@ impl History {
                     let text = history_documents::verification_text(&batch)?;
                     let crawl: &StringArray = crate::tables::column(&batch, "crawl")?;
                     for i in 0..batch.num_rows() {
-                        let doc = Doc::new(ids.value(i), url.value(i).to_string(), None, 0, text.value(i).to_string());
+                        let doc = Doc::new(ids.value(i), url.value(i).to_string(), text.value(i).to_string());
                         earlier.insert((ids.value(i), crawl.value(i).to_string()), doc);
                     }
                 }

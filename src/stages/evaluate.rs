@@ -284,10 +284,10 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
         load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)", ctx.config.verify.text)
             .await?
             .into_iter()
-            .map(|(id, text)| (id, Doc::new(id, String::new(), None, 0, text)))
+            .map(|(id, text)| (id, Doc::new(id, String::new(), text)))
             .collect();
     let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
-    let empty = Doc::new(0, String::new(), None, 0, String::new());
+    let empty = Doc::new(0, String::new(), String::new());
     let pairs: Vec<JudgedPair> = chosen
         .par_iter()
         .map(|&(_, a, b, methods)| {

@@ -39,7 +39,6 @@
 //! smallest doc_id is I mod N, and loads the texts of their documents only.
 
 use anyhow::Result;
-use arrow::array::Array;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
@@ -250,14 +249,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let (ids, urls, dates) = (documents::doc_id(&batch)?, documents::url(&batch)?, documents::crawl_date(&batch)?);
-        let lens: &arrow::array::Int64Array = crate::tables::column(&batch, "text_chars")?;
+        let (ids, urls) = (documents::doc_id(&batch)?, documents::url(&batch)?);
         let ranks: &arrow::array::UInt64Array = crate::tables::column(&batch, "keep_rank")?;
         for i in 0..batch.num_rows() {
             let id = ids.value(i);
-            let date = (!dates.is_null(i)).then(|| dates.value(i).to_string());
             let text = texts.remove(&id).unwrap_or_default();
-            docs.insert(id, Doc::new(id, urls.value(i).to_string(), date, lens.value(i), text));
+            docs.insert(id, Doc::new(id, urls.value(i).to_string(), text));
             keep_rank.insert(id, ranks.value(i));
         }
     }
@@ -413,8 +410,8 @@ mod tests {
         Rule { threshold, algorithm, comparing, max_comparisons: 64 }
     }
 
-    fn doc(id: u64, date: Option<&str>, text: &str) -> Doc {
-        Doc::new(id, format!("http://t/{id}"), date.map(String::from), text.chars().count() as i64, text.into())
+    fn doc(id: u64, text: &str) -> Doc {
+        Doc::new(id, format!("http://t/{id}"), text.into())
     }
 
     /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
@@ -472,7 +469,7 @@ mod tests {
     #[test]
     fn chained_similarity_does_not_chain_clusters() {
         let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
-        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, None, t)).collect();
+        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, t)).collect();
         let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1, 1-2, 2-3 (all methods bit 0).
         let edges = vec![vec![(1, 1)], vec![(0, 1), (2, 1)], vec![(1, 1), (3, 1)], vec![(2, 1)]];
@@ -497,7 +494,7 @@ mod tests {
         // 0 and 1 are representatives (their texts differ); 2 is in 0's
         // cluster; 3 is proposed with 2 (bit 0) and with 1 (bits 0 and 1).
         let texts = ["aaaaaaaaaa", "bbbbbbbbbb", "aaaaaaaaab", "bbbbbbbbab"];
-        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, None, t)).collect();
+        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, t)).collect();
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(2, 1)], vec![(3, 3)], vec![(0, 1), (3, 1)], vec![(1, 3), (2, 1)]];
         let placed = place(&refs, &edges, rule(0, 0.05, SimilarityAlgorithm::Exact));
@@ -523,7 +520,7 @@ mod tests {
     #[test]
     fn a_comparing_methods_pairs_are_each_compared_once() {
         let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
-        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, None, t)).collect();
+        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, t)).collect();
         let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1 (bit 0), 1-2 (both), 2-3 (bit 0), 0-3 (bit 1).
         let edges = vec![vec![(1, 1), (3, 2)], vec![(0, 1), (2, 3)], vec![(1, 3), (3, 1)], vec![(0, 2), (2, 1)]];
@@ -558,7 +555,7 @@ mod tests {
     /// A document reaching two clusters joins the one it is more similar to.
     #[test]
     fn joins_the_most_similar_representative() {
-        let docs = [doc(1, None, "aaaaaaaaaa"), doc(2, None, "bbbbbbbbbb"), doc(3, None, "bbbbbbbbba")];
+        let docs = [doc(1, "aaaaaaaaaa"), doc(2, "bbbbbbbbbb"), doc(3, "bbbbbbbbba")];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(2, 1)], vec![(2, 2)], vec![(0, 1), (1, 2)]];
         let placed = place(&refs, &edges, rule(0, 0.05, SimilarityAlgorithm::Exact));
@@ -575,7 +572,7 @@ mod tests {
     fn the_configured_algorithm_decides_the_clusters() {
         let (a, b) = crate::similarity::string_similarity::tests::long_pairs().swap_remove(0);
         // Placed second, `a` is compared with `b`: the module's (a, b) order.
-        let docs = [doc(1, None, &b), doc(2, None, &a)];
+        let docs = [doc(1, &b), doc(2, &a)];
         let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(1, 1)], vec![(0, 1)]];
         let exact = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
