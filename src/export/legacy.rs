@@ -324,13 +324,21 @@ pub(super) fn corpus_header(r: &CorpusRecord, length: u64) -> Vec<u8> {
 
 /// What a revisit record says (see [`NEAR_DUPLICATE_PROFILE`]).
 pub(super) struct Revisit<'a> {
+    /// The removed document (its id names the record, [`revisit_id`]).
     pub doc_id: u64,
+    /// Its target URI.
     pub url: &'a str,
+    /// Its capture date, as WARC/1.1 wants it.
     pub date: &'a str,
+    /// `decisions.reason`: `near_duplicate` or `exact_duplicate`.
     pub reason: &'a str,
+    /// The verified similarity to the kept copy.
     pub similarity: Option<f64>,
+    /// The kept copy's target URI,
     pub kept_url: &'a str,
+    /// capture date (as WARC/1.1 wants it; none when unknown)
     pub kept_date: Option<&'a str>,
+    /// and WARC-Record-ID.
     pub kept_id: Option<&'a str>,
 }
 

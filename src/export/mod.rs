@@ -343,6 +343,8 @@ async fn decided_file_names(session: &datafusion::prelude::SessionContext) -> Re
 struct Decision {
     /// The document's record offset in its file.
     offset: u64,
+    /// Its record's length (`decisions.warc_length`).
+    length: Option<u64>,
     /// Its id.
     doc_id: u64,
     /// Its target URI.
@@ -397,8 +399,8 @@ impl<'a> DecisionCursor<'a> {
             )
         } else {
             format!(
-                "SELECT d.warc_file, d.warc_offset, d.doc_id, d.url, d.crawl_date, d.is_kept, d.reason, \
-                 d.similarity FROM decisions d WHERE {own} ORDER BY d.warc_file, d.warc_offset"
+                "SELECT d.warc_file, d.warc_offset, d.warc_length, d.doc_id, d.url, d.crawl_date, d.is_kept, \
+                 d.reason, d.similarity FROM decisions d WHERE {own} ORDER BY d.warc_file, d.warc_offset"
             )
         };
         Ok(DecisionCursor { batches: job.stream(&sql)?, batch: None, row: 0, strays: 0 })
@@ -450,8 +452,15 @@ fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
         }
         _ => None,
     };
+    let length = batch
+        .column_by_name("warc_length")
+        .map(|_| decisions::warc_length(batch))
+        .transpose()?
+        .filter(|l| l.is_valid(i))
+        .map(|l| l.value(i));
     Ok(Decision {
         offset: decisions::warc_offset(batch)?.value(i),
+        length,
         doc_id: decisions::doc_id(batch)?.value(i),
         url: decisions::url(batch)?.value(i).to_string(),
         crawl_date: optional_text("crawl_date")?,

@@ -37,7 +37,7 @@ use super::cdxj::{Entry, Sorter};
 use super::legacy::{self, ArcRecord, CorpusRecord, Revisit};
 use super::output::{Destination, OutputFile};
 use super::{fallback_date, part_name, Decision, DecisionCursor, ExportSummary, Format, Job, RunFile};
-use crate::ingest::archive::{scan_archive_source, ArchiveEvent, Extent, RawRecord, StreamReader};
+use crate::ingest::archive::{scan_archive_range, scan_archive_source, ArchiveEvent, Extent, RawRecord, StreamReader};
 use crate::ingest::corpus;
 use crate::ingest::source::{RandomAccess, ReadSeek, Source};
 
@@ -142,7 +142,7 @@ impl RecordSink for Index<'_> {
 /// returns where it went.
 pub(super) fn export(job: &Job, destination: &Destination, name: &str, summary: &mut ExportSummary) -> Result<String> {
     let file = destination.create(name)?;
-    let ctx = Setup::of(job);
+    let ctx = Setup::of(job)?;
     match job.options.format {
         Format::Cdxj => {
             let warc_name = part_name(Format::Warc, job.options.removed, job.options.shard);
@@ -175,16 +175,31 @@ struct Setup {
     max_block: u64,
     /// The date of converted records that have none (see [`fallback_date`]).
     fallback_date: String,
+    /// The files (paths as the run read them) ingest found to be WARC/1.x
+    /// gzipped per record (`ingest_files`): their documents' records are
+    /// read from the gzip members the tables name ([`records_by_members`]).
+    per_record_warc: HashSet<String>,
 }
 
 impl Setup {
-    fn of(job: &Job) -> Setup {
+    fn of(job: &Job) -> Result<Setup> {
         let manifest = crate::runner::finished_manifest(job.out, "ingest");
         let payload = manifest
             .as_ref()
             .and_then(|m| m.config["max_payload_bytes"].as_u64())
             .unwrap_or_else(|| crate::config::IngestConfig::default().max_payload_bytes);
-        Setup { max_block: crate::ingest::max_block_bytes(payload), fallback_date: fallback_date(job.out) }
+        let mut per_record_warc = HashSet::new();
+        let sql = "SELECT warc_file FROM ingest_files \
+                   WHERE compression = 'gzip_per_record' AND starts_with(format, 'WARC/1.')";
+        for batch in job.runtime.block_on(async { job.session.sql(sql).await?.collect().await })? {
+            let files = crate::tables::columns::ingest_files::warc_file(&batch)?;
+            per_record_warc.extend((0..batch.num_rows()).map(|i| files.value(i).to_string()));
+        }
+        Ok(Setup {
+            max_block: crate::ingest::max_block_bytes(payload),
+            fallback_date: fallback_date(job.out),
+            per_record_warc,
+        })
     }
 }
 
@@ -197,6 +212,7 @@ fn write_records(job: &Job, ctx: &Setup, sink: &mut dyn RecordSink, summary: &mu
     let progress = crate::progress::bar(job.options.progress, total, "export");
     for (file, size) in job.files.iter().zip(sizes) {
         let decisions = cursor.take(&file.name)?;
+        let start = sink.position();
         let written = match &file.source {
             None if removed => revisits(&decisions, ctx, sink, summary),
             None => Err(anyhow::anyhow!("the input file was not located")),
@@ -208,6 +224,11 @@ fn write_records(job: &Job, ctx: &Setup, sink: &mut dyn RecordSink, summary: &mu
         if let Err(e) = written {
             if sink.failed() {
                 return Err(e.context("cannot write the export"));
+            }
+            if sink.position() != start {
+                // The file changed between the two passes, inside a record
+                // already begun: what is written is no longer whole.
+                return Err(e.context(format!("{} changed while it was exported", file.path)));
             }
             tracing::error!("{}: {e:#}", file.path);
             summary.unreadable.push(format!("{}: {e:#}", file.path));
@@ -225,8 +246,8 @@ fn write_records(job: &Job, ctx: &Setup, sink: &mut dyn RecordSink, summary: &mu
     Ok(())
 }
 
-/// Writes `record` (its whole bytes, header included) as one gzip member;
-/// returns where it is.
+/// Writes one record as one gzip member of the WARC, its bytes (header
+/// included) given by `write`; returns where the member is.
 fn write_member(
     sink: &mut dyn RecordSink,
     write: impl FnOnce(&mut dyn Write) -> io::Result<()>,
@@ -425,14 +446,25 @@ fn archive_file(
     summary: &mut ExportSummary,
 ) -> Result<()> {
     let index = sink.indexes();
-    let mut records = Vec::new();
-    let mut unreadable = 0u64;
-    let info = scan_archive_source(source, ctx.max_block, &mut |event| match event {
-        ArchiveEvent::Record(r) => records.push(Record::of(r, index)),
-        ArchiveEvent::Malformed { .. } => unreadable += 1,
-    })
-    .context("cannot read the input file")?;
-    let kind = Kind::of(&info.format);
+    let by_members = if ctx.per_record_warc.contains(&file.path) {
+        records_by_members(source, decisions, ctx.max_block, index).context("cannot read the input file")?
+    } else {
+        None
+    };
+    let (records, unreadable, format) = match by_members {
+        Some((records, unreadable)) => (records, unreadable, "WARC/1.0".to_string()),
+        None => {
+            let mut records = Vec::new();
+            let mut unreadable = 0u64;
+            let info = scan_archive_source(source, ctx.max_block, &mut |event| match event {
+                ArchiveEvent::Record(r) => records.push(Record::of(r, index)),
+                ArchiveEvent::Malformed { .. } => unreadable += 1,
+            })
+            .context("cannot read the input file")?;
+            (records, unreadable, info.format)
+        }
+    };
+    let kind = Kind::of(&format);
     let removed: HashSet<u64> = decisions.iter().filter(|d| !d.kept).map(|d| d.offset).collect();
     let fates = plan(&records, &removed);
     let mut bytes = RecordBytes::new(source);
@@ -454,7 +486,7 @@ fn archive_file(
                     }
                     Kind::Arc => {
                         converted += 1;
-                        convert_arc(record, &info.format, &file.name, ctx, &mut bytes, sink)?
+                        convert_arc(record, &format, &file.name, ctx, &mut bytes, sink)?
                     }
                 };
                 sink.written(entry.as_ref(), offset, length)?;
@@ -466,7 +498,7 @@ fn archive_file(
             file = %file.path,
             damaged,
             unreadable,
-            "records the input has damaged (cut short, or a block shorter than its header says) and unreadable \
+            "records the input has damaged (cut short, or a block shorter or longer than its header says) and unreadable \
              bytes are not written"
         );
     }
@@ -476,6 +508,227 @@ fn archive_file(
     summary.add("damaged_records_left_out", damaged);
     summary.add("unreadable_regions", unreadable);
     Ok(())
+}
+
+/// Trailing blank bytes a record's own gzip member may hold after its
+/// block (its record end, CR LF CR LF, with some leeway for odd writers).
+const MAX_RECORD_END: u32 = 64;
+
+/// The first pass over a WARC/1.x file gzipped per record, without
+/// decompressing the documents' blocks: each document's record is the gzip
+/// member `decisions` names (offset and length), whose header is all that
+/// is read, and its trailer's size tells whether the record is intact; only
+/// the bytes between documents (requests, metadata, warcinfo, records that
+/// are no documents) are scanned. The same records as a scan of the whole
+/// file, at a fraction of the cost: most of a crawl is its documents.
+/// `None` when the decisions do not fit the file as such (a length in the
+/// decompressed stream, a record sharing its member): then the whole file
+/// is scanned.
+fn records_by_members(
+    source: &Source,
+    decisions: &[Decision],
+    max_block: u64,
+    index: bool,
+) -> io::Result<Option<(Vec<Record>, u64)>> {
+    let size = source.size()?;
+    let mut raw = BufReader::with_capacity(64 << 10, source.open()?);
+    let (mut records, mut unreadable, mut at) = (Vec::new(), 0u64, 0u64);
+    let scan = |range: std::ops::Range<u64>, records: &mut Vec<Record>, unreadable: &mut u64| {
+        let mut fits = true;
+        scan_archive_range(source, range.clone(), max_block, &mut |event| match event {
+            ArchiveEvent::Record(mut r) if r.extent.own_member && r.extent.length.is_some() => {
+                r.offset += range.start;
+                records.push(Record::of(r, index));
+            }
+            ArchiveEvent::Record(_) => fits = false,
+            ArchiveEvent::Malformed { .. } => *unreadable += 1,
+        })?;
+        io::Result::Ok(fits)
+    };
+    for d in decisions {
+        let Some(length) = d.length else { return Ok(None) };
+        if d.offset < at || d.offset.saturating_add(length) > size || length < 18 {
+            return Ok(None);
+        }
+        if d.offset > at && !scan(at..d.offset, &mut records, &mut unreadable)? {
+            return Ok(None);
+        }
+        let Some(record) = member_record(&mut raw, d.offset, length, index)? else { return Ok(None) };
+        records.push(record);
+        at = d.offset + length;
+    }
+    if at < size && !scan(at..size, &mut records, &mut unreadable)? {
+        return Ok(None);
+    }
+    Ok(Some((records, unreadable)))
+}
+
+/// The record that is the gzip member `[offset, offset + length)` of the
+/// file, from the start of the member only (its WARC header and, for the
+/// index, its HTTP header; the whole member for an index when the record
+/// carries no payload digest). `None` when it is no WARC/1.x record.
+fn member_record(
+    raw: &mut BufReader<Box<dyn ReadSeek>>,
+    offset: u64,
+    length: u64,
+    index: bool,
+) -> io::Result<Option<Record>> {
+    use std::io::Seek;
+    // A gzip member starts at `offset`, and the next one (or the end of
+    // the file) at `offset + length`; the member's last 4 bytes are its
+    // uncompressed size.
+    let mut bytes = [0u8; 7];
+    raw.seek(io::SeekFrom::Start(offset + length - 4))?;
+    let got = read_up_to(raw, &mut bytes)?;
+    if got < 4 || (got > 4 && !(got == 7 && bytes[4..] == GZIP_MEMBER[..])) {
+        return Ok(None);
+    }
+    let uncompressed = u32::from_le_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]);
+    raw.seek(io::SeekFrom::Start(offset))?;
+    let mut magic = [0u8; 3];
+    if read_up_to(raw, &mut magic)? < 3 || magic != GZIP_MEMBER {
+        return Ok(None);
+    }
+    raw.seek(io::SeekFrom::Start(offset))?;
+    let mut member = flate2::bufread::GzDecoder::new(raw.take(length));
+    let mut head = Vec::new();
+    let mut chunk = [0u8; 4096];
+    // The WARC header, and the HTTP header after it for the index.
+    let (header_len, http_head) = loop {
+        let n = match member.read(&mut chunk) {
+            Ok(n) => n,
+            // Not the member the decisions say: the whole file is scanned.
+            Err(e) if matches!(e.kind(), io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput) => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        head.extend_from_slice(&chunk[..n]);
+        let header_len = header_end(&head, 0);
+        let http_head = header_len.and_then(|h| if index { header_end(&head, h) } else { Some(h) });
+        match (header_len, http_head) {
+            (Some(h), Some(e)) => break (h, e),
+            _ if n == 0 || head.len() > 1 << 20 => return Ok(None),
+            _ => {}
+        }
+    };
+    let Some(fields) = warc_fields(&head[..header_len]) else { return Ok(None) };
+    let field = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
+    let (Some(record_type), Some(block_len)) =
+        (field("warc-type"), field("content-length").and_then(|v| v.parse::<u64>().ok()))
+    else {
+        return Ok(None);
+    };
+    let record_end = uncompressed.wrapping_sub((header_len as u64).wrapping_add(block_len) as u32);
+    let block = &head[header_len..];
+    let http = block.starts_with(b"HTTP/");
+    let uri = |v: String| {
+        let v = v.trim();
+        v.strip_prefix('<').and_then(|v| v.strip_suffix('>')).unwrap_or(v).trim().to_string()
+    };
+    let mut record = Record {
+        offset,
+        // The stream position is not known, and not needed: the record is
+        // read back as its member.
+        extent: Extent {
+            length: Some(length),
+            own_member: true,
+            stream_offset: 0,
+            stream_length: u64::from(uncompressed),
+            intact: record_end <= MAX_RECORD_END,
+        },
+        record_type,
+        record_id: field("warc-record-id"),
+        target_uri: field("warc-target-uri").map(uri),
+        concurrent_to: fields.iter().filter(|(n, _)| n == "warc-concurrent-to").map(|(_, v)| v.clone()).collect(),
+        refers_to: field("warc-refers-to").or_else(|| field("warc-refers-to-target-uri")),
+        block_len,
+        http,
+        entry: None,
+    };
+    if index {
+        let parsed =
+            if http { crate::ingest::http::parse_response(&block[..http_head - header_len]).ok() } else { None };
+        let body_start = parsed.as_ref().map_or(0, |p| p.body_start as u64);
+        let digest = match field("warc-payload-digest") {
+            Some(d) => Some(d),
+            None if record.extent.intact => {
+                // The payload hashed: the member decompressed again, whole.
+                use sha1::Digest;
+                drop(member);
+                raw.seek(io::SeekFrom::Start(offset))?;
+                let mut whole = flate2::bufread::GzDecoder::new(raw.take(length));
+                io::copy(&mut (&mut whole).take(header_len as u64 + body_start), &mut io::sink())?;
+                let mut hasher = sha1::Sha1::new();
+                io::copy(&mut whole.take(block_len.saturating_sub(body_start)), &mut hasher)?;
+                Some(format!("sha1:{}", base32(&hasher.finalize())))
+            }
+            None => None,
+        };
+        record.entry = Some(Entry {
+            record_type: record.record_type.clone(),
+            url: record.target_uri.clone().unwrap_or_default(),
+            date: field("warc-date").unwrap_or_default(),
+            content_type: field("content-type"),
+            http_mime: parsed.as_ref().and_then(|p| p.header("content-type").map(str::to_string)),
+            status: parsed.map(|p| p.status),
+            digest,
+        });
+    }
+    Ok(Some(record))
+}
+
+/// The first bytes of a gzip member (deflate).
+const GZIP_MEMBER: [u8; 3] = [0x1f, 0x8b, 0x08];
+
+/// Reads until `buf` is full or the data ends; returns how many bytes.
+fn read_up_to(r: &mut dyn Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match r.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Where the header that starts at `from` ends: after its blank line (CR
+/// LF or LF line ends); `None` when `bytes` do not hold all of it.
+fn header_end(bytes: &[u8], from: usize) -> Option<usize> {
+    let mut at = from;
+    while at < bytes.len() {
+        let line_end = at + bytes[at..].iter().position(|b| *b == b'\n')?;
+        let line = &bytes[at..line_end];
+        if line.iter().all(|b| *b == b'\r') {
+            return Some(line_end + 1);
+        }
+        at = line_end + 1;
+    }
+    None
+}
+
+/// The fields of a WARC/1.x header (its version line first): names
+/// lowercased, values trimmed, continuation lines joined, as the archive
+/// reader reads them; `None` when it is no WARC/1.x header.
+fn warc_fields(header: &[u8]) -> Option<Vec<(String, String)>> {
+    let text = String::from_utf8_lossy(header);
+    let mut lines = text.split('\n').map(|l| l.trim_end_matches('\r'));
+    if !lines.next()?.starts_with("WARC/1.") {
+        return None;
+    }
+    let mut fields: Vec<(String, String)> = Vec::new();
+    for line in lines {
+        if line.starts_with([' ', '\t']) {
+            if let Some(last) = fields.last_mut() {
+                last.1.push(' ');
+                last.1.push_str(line.trim());
+            }
+        } else if let Some((name, value)) = line.split_once(':') {
+            fields.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+        }
+    }
+    Some(fields)
 }
 
 /// A WARC/1.x record as it is: its own gzip member copied, or its bytes
@@ -876,6 +1129,88 @@ mod tests {
             record(2, "response", "<r2>", "http://a/", &["<q>"]),
         ];
         assert_eq!(plan(&shared, &HashSet::from([2])), [Copied, Copied, Removed]);
+    }
+
+    /// `records` as one file, each record a gzip member of its own.
+    fn per_record_gzip(name: &str, records: &[String]) -> Source {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("neardup-export-warc-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut file = Vec::new();
+        for r in records {
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+            gz.write_all(r.as_bytes()).unwrap();
+            file.extend(gz.finish().unwrap());
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, file).unwrap();
+        Source::File(path)
+    }
+
+    fn warc(rtype: &str, id: &str, extra: &str, block: &str) -> String {
+        format!(
+            "WARC/1.0\r\nWARC-Type: {rtype}\r\nWARC-Record-ID: {id}\r\nWARC-Target-URI: http://e.com/\r\n\
+             WARC-Date: 2020-01-01T00:00:00Z\r\n{extra}Content-Length: {}\r\n\r\n{block}\r\n\r\n",
+            block.len()
+        )
+    }
+
+    #[test]
+    fn reading_documents_from_their_members_finds_what_a_whole_scan_finds() {
+        let page = "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<p>page</p>";
+        let records = [
+            warc("warcinfo", "<w>", "Content-Type: application/warc-fields\r\n", "software: x"),
+            warc("request", "<q>", "WARC-Concurrent-To: <r1>\r\n", "GET / HTTP/1.1\r\n\r\n"),
+            warc("response", "<r1>", "WARC-Payload-Digest: sha1:ABC\r\n", page),
+            warc("metadata", "<m>", "WARC-Concurrent-To: <r1>\r\n", "via: x"),
+            warc("response", "<r2>", "Content-Type: application/http; msgtype=response\r\n", page),
+            warc("revisit", "<v>", "WARC-Refers-To: <r2>\r\n", ""),
+        ];
+        let source = per_record_gzip("members.warc.gz", &records);
+        let mut whole = Vec::new();
+        scan_archive_source(&source, 1 << 20, &mut |e| {
+            if let ArchiveEvent::Record(r) = e {
+                whole.push(Record::of(r, true));
+            }
+        })
+        .unwrap();
+        let decision = |r: &Record| Decision {
+            offset: r.offset,
+            length: r.extent.length,
+            doc_id: 0,
+            url: String::new(),
+            crawl_date: None,
+            kept: true,
+            reason: "unique".into(),
+            similarity: None,
+            kept_copy: None,
+        };
+        let documents = [decision(&whole[2]), decision(&whole[4])];
+        let (fast, unreadable) = records_by_members(&source, &documents, 1 << 20, true).unwrap().expect("fits");
+        assert_eq!(unreadable, 0);
+        let view = |r: &Record| {
+            let x = r.extent;
+            format!(
+                "{} {:?} {} {} {} {:?} {:?} {:?} {:?} {} {} {:?}",
+                r.offset,
+                x.length,
+                x.own_member,
+                x.intact,
+                r.record_type,
+                r.record_id,
+                r.target_uri,
+                r.concurrent_to,
+                r.refers_to,
+                r.block_len,
+                r.http,
+                r.entry
+            )
+        };
+        assert_eq!(fast.iter().map(view).collect::<Vec<_>>(), whole.iter().map(view).collect::<Vec<_>>());
+        assert!(fast[4].entry.as_ref().unwrap().digest.as_deref().is_some_and(|d| d.starts_with("sha1:")));
+        // A length that is not its member's: the whole file is scanned instead.
+        let wrong = [Decision { length: Some(documents[0].length.unwrap() + 3), ..decision(&whole[2]) }];
+        assert!(records_by_members(&source, &wrong, 1 << 20, false).unwrap().is_none());
     }
 
     #[test]

@@ -178,8 +178,66 @@ pub fn scan_archive_source(
     max_block_bytes: u64,
     sink: &mut dyn FnMut(ArchiveEvent),
 ) -> io::Result<ArchiveInfo> {
-    let file_len = source.size()?;
-    let mut raw = RawReader::new(source.open()?);
+    scan_reader(source.open()?, source.size()?, max_block_bytes, sink)
+}
+
+/// [`scan_archive_source`] over the bytes `range` of a file only, as if they
+/// were a file of their own (offsets count from `range.start`): for a reader
+/// that knows where some records are, from a scan before, and reads only
+/// the bytes between them (the export, which knows every document's gzip
+/// member). `range` must start where a record or a gzip member starts.
+pub fn scan_archive_range(
+    source: &Input,
+    range: std::ops::Range<u64>,
+    max_block_bytes: u64,
+    sink: &mut dyn FnMut(ArchiveEvent),
+) -> io::Result<ArchiveInfo> {
+    let mut file = source.open()?;
+    file.seek(SeekFrom::Start(range.start))?;
+    let len = range.end.saturating_sub(range.start);
+    scan_reader(Box::new(Window { inner: file, start: range.start, len, pos: 0 }), len, max_block_bytes, sink)
+}
+
+/// The bytes `[start, start + len)` of a reader, as a reader of their own.
+struct Window {
+    inner: Box<dyn ReadSeek>,
+    start: u64,
+    len: u64,
+    /// Position inside the window.
+    pos: u64,
+}
+
+impl Read for Window {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.len.saturating_sub(self.pos)).unwrap_or(usize::MAX).min(out.len());
+        let n = self.inner.read(&mut out[..room])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Window {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the window"))?;
+        self.inner.seek(SeekFrom::Start(self.start + target))?;
+        self.pos = target;
+        Ok(target)
+    }
+}
+
+/// The scan of a reader of `file_len` bytes (see [`scan_archive_source`]).
+fn scan_reader(
+    file: Box<dyn ReadSeek>,
+    file_len: u64,
+    max_block_bytes: u64,
+    sink: &mut dyn FnMut(ArchiveEvent),
+) -> io::Result<ArchiveInfo> {
+    let mut raw = RawReader::new(file);
     let head = raw.peek(6)?.to_vec();
     if let Some(name) = unsupported_compression(&head) {
         sink(ArchiveEvent::Malformed {
