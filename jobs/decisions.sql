@@ -20,8 +20,7 @@ placed AS (
     FROM members m
     JOIN members k ON k.doc_id = m.cluster_id
 )
-SELECT d.doc_id, d.url, d.warc_file, d.warc_offset,
-       ${warc_length} AS warc_length,
+SELECT d.doc_id, d.url, d.warc_file, d.warc_offset, d.warc_length,
        d.crawl_date, d.http_status,
        COALESCE(p.is_representative, TRUE) AS is_kept,
        CASE WHEN NOT p.is_representative THEN p.cluster_id END AS duplicate_of,

@@ -6,11 +6,13 @@
 //! `README.md`. The map stages (`ingest`, `tokens`,
 //! `signatures`, `verify`) can run as N independent tasks (`shard`). `report`
 //! renders a finished run as one HTML page; `status` tells which stages a
-//! run would redo. Inputs and the output folder
+//! run would redo; `export` writes what a run decided as a deduplicated
+//! crawl or corpus. Inputs and the output folder
 //! may live in an object store (`store`, `remote`).
 
 pub mod config;
 pub mod explain;
+pub mod export;
 pub mod gold;
 pub mod history;
 pub mod ingest;

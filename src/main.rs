@@ -63,6 +63,70 @@ enum Command {
     /// finished run against it, append the run as a crawl, list, drop or
     /// compact crawls.
     History(HistoryArgs),
+    /// Write what a finished run decided: the deduplicated crawl (WARC) or
+    /// corpus (Parquet, JSON Lines) of the kept documents, a CDXJ index of
+    /// the WARC, or with --removed what was removed.
+    #[command(after_help = EXPORT_HELP)]
+    Export(ExportArgs),
+}
+
+/// The formats of `pipeline export`, shown after its options.
+const EXPORT_HELP: &str = "\
+Formats (one file per task in --to: kept.<ext>, removed.<ext>, or kept-I-of-N.<ext> with --shard):
+  parquet, jsonl  one row per kept document (--removed: per removed one): doc_id, url,
+                  crawl_date, cluster_id, duplicates, reason, duplicate_of and similarity
+                  (removed ones), and the visible text in its original case without the
+                  host's boilerplate lines (--keep-boilerplate keeps them)
+  warc            the input crawl minus the removed documents and their request and
+                  metadata records, read again from the input files: WARC/1.x records
+                  byte for byte, ARC, WARC/0.x and corpus records as WARC/1.1 with their
+                  original headers kept; each record one gzip member (kept.warc.gz).
+                  --removed: a revisit record per removed document naming its kept copy,
+                  WARC-Profile https://github.com/neardup/neardup/warc-profile/near-duplicate/1.0
+  cdxj            pywb's CDXJ index of the WARC that --format warc writes with the same
+                  options (SURT key, timestamp, url, mime, status, digest, length,
+                  offset, filename), sorted
+
+Exit codes: 0 written; 1 failed; 2 bad usage (missing table, an input file gone: give
+--input); 3 written, but some input files could not be read (logged).";
+
+#[derive(clap::Args)]
+struct ExportArgs {
+    /// Output folder (or object-store URL) of a finished run: its
+    /// decisions, documents and boilerplate tables are read.
+    #[arg(long, default_value = "out")]
+    out: String,
+    #[command(flatten)]
+    cache: CacheArg,
+    /// Folder (or object-store URL: `s3://bucket/export`, `file:///path`)
+    /// the export is written to; created if missing. Each file appears
+    /// whole or not at all.
+    #[arg(long, value_name = "DIR|URL")]
+    to: String,
+    /// What to write.
+    #[arg(long, value_enum)]
+    format: neardup::export::Format,
+    /// Write the removed documents instead of the kept ones.
+    #[arg(long)]
+    removed: bool,
+    /// parquet and jsonl: keep the host's boilerplate lines in the text.
+    #[arg(long)]
+    keep_boilerplate: bool,
+    /// Export task I of N: the run's input files whose index is I mod N,
+    /// into a part of its own (`kept-I-of-N.warc.gz`).
+    #[arg(long, value_name = "I/N")]
+    shard: Option<Shard>,
+    /// Where the run's input files are now, when they moved since the run
+    /// (files, folders, globs, URLs as `run --input` takes them): each file
+    /// is found by its path relative to the input folder. Default: the
+    /// paths the run read, from its ingest manifest.
+    #[arg(long, num_args = 1..)]
+    input: Vec<String>,
+    /// Memory of the query that streams the decisions, e.g. 2G, as `run
+    /// --memory-limit` (default: 75% of the container's or machine's
+    /// memory); its sorts spill to --out's _spill folder beyond half of it.
+    #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+    memory_limit: Option<usize>,
 }
 
 #[derive(clap::Args)]
@@ -342,6 +406,7 @@ fn main() -> ExitCode {
         Command::Report(args) => report(args).map(|_| ExitCode::SUCCESS),
         Command::Status(args) => status(args),
         Command::History(args) => history(args),
+        Command::Export(args) => export(args, quiet),
     };
     match result {
         Ok(code) => code,
@@ -839,6 +904,44 @@ fn night_settings(night: &NightArgs) -> Result<Config> {
         Some(path) => Ok(Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?),
         None => Ok(Config::default()),
     }
+}
+
+fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
+    use neardup::export::Format;
+    if args.keep_boilerplate && matches!(args.format, Format::Warc | Format::Cdxj) {
+        return Err(UsageError(
+            "--keep-boilerplate is for --format parquet and jsonl (a WARC keeps whole pages)".into(),
+        )
+        .into());
+    }
+    neardup::parallelism::configure(None)?;
+    let (out, remote) = local_out(&args.out, &args.cache, Shard::WHOLE)?;
+    if let Some(r) = &remote {
+        let n = r.pull(&["decisions", "documents", "boilerplate"], "export", &[], Shard::WHOLE)?;
+        tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
+    }
+    if !out.is_dir() {
+        return Err(UsageError(format!("--out {}: no such output folder", args.out)).into());
+    }
+    let _spill = neardup::sql::SpillFolder(out.clone());
+    let options = neardup::export::ExportOptions {
+        out,
+        to: args.to,
+        format: args.format,
+        removed: args.removed,
+        keep_boilerplate: args.keep_boilerplate,
+        shard: args.shard.unwrap_or(Shard::WHOLE),
+        inputs: args.input,
+        memory: neardup::memory::run_limit(args.memory_limit).map(|l| l.sql()),
+        progress: !quiet && std::io::stderr().is_terminal(),
+    };
+    let summary = neardup::export::export(&options, &neardup::parallelism::runtime()?)?;
+    let counts: Vec<String> = summary.counts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("{}\t{}", summary.written, counts.join(" "));
+    if !summary.unreadable.is_empty() {
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {

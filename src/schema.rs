@@ -79,6 +79,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("history_candidates", include_str!("../schemas/history_candidates.json")),
     ("repeats", include_str!("../schemas/repeats.json")),
     ("crawl_clusters", include_str!("../schemas/crawl_clusters.json")),
+    ("export_documents", include_str!("../schemas/export_documents.json")),
 ];
 
 /// Names of all tables with a schema file.

@@ -44,12 +44,14 @@ fuzz_target!(|data: &[u8]| {
         date: Some("2020-01-01T00:00:00Z".into()),
         refers_to: None,
         payload_digest: None,
+        concurrent_to: Vec::new(),
         content_type: Some(content_type.into()),
         warc_truncated: None,
         block: block.to_vec(),
         block_len: block.len() as u64,
         too_large: sel & 1 == 1 && sel & 2 == 2,
         truncated: sel & 8 == 8,
+        extent: Default::default(),
     };
     let _ = process_record(&raw, "fuzz.warc", &common::config());
 });

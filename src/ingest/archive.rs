@@ -69,6 +69,10 @@ pub struct RawRecord {
     pub refers_to: Option<String>,
     /// WARC-Payload-Digest.
     pub payload_digest: Option<String>,
+    /// Every WARC-Concurrent-To (record ids with their angle brackets): the
+    /// records of the same capture (a response and its request, metadata),
+    /// which an export keeps or leaves out together.
+    pub concurrent_to: Vec<String>,
     /// Content-Type of the block (e.g. `application/http; msgtype=response`);
     /// for ARC the MIME type of the header line (the type of the HTTP payload).
     pub content_type: Option<String>,
@@ -84,6 +88,39 @@ pub struct RawRecord {
     pub too_large: bool,
     /// The file (or its gzip stream) ended before the declared block length.
     pub truncated: bool,
+    /// Where the record's bytes are: enough to cut it out of the file again.
+    pub extent: Extent,
+}
+
+/// Where a record's bytes are in its file. A record's bytes run from its
+/// header line to the end of the blank bytes after its block (its trailing
+/// line ends), so the records of a file and the bytes between them that
+/// are no record add up to the whole file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Extent {
+    /// Bytes from [`RawRecord::offset`] to the end of the record, so that
+    /// `[offset, offset + length)` cuts it out as a CDX index does: counted
+    /// in the file when the record is a gzip member of its own
+    /// (per-record gzip; then `own_member`), in the decompressed stream
+    /// otherwise (uncompressed files, whole-file gzip). `None` for a record
+    /// that starts a gzip member but ends inside it, before another record
+    /// (its offset is in the file, its end only in the stream).
+    pub length: Option<u64>,
+    /// The record is one gzip member, and nothing else is in it:
+    /// `[offset, offset + length)` of the file is that member.
+    pub own_member: bool,
+    /// Where the record starts in the decompressed stream ([`StreamReader`]
+    /// reads it; the file itself when uncompressed).
+    pub stream_offset: u64,
+    /// The record's bytes in the decompressed stream.
+    pub stream_length: u64,
+    /// The block has the length its header declares and the next record
+    /// (or the end of the data) follows it: not cut short by the end of
+    /// the data, nor at a record header found inside it, nor followed by
+    /// bytes that start no record (a wrong Content-Length). A record that
+    /// is not intact cannot be copied as it is: its header would announce
+    /// bytes that are not there, or leave out bytes that are.
+    pub intact: bool,
 }
 
 /// What the reader found at one place in the file.
@@ -141,8 +178,66 @@ pub fn scan_archive_source(
     max_block_bytes: u64,
     sink: &mut dyn FnMut(ArchiveEvent),
 ) -> io::Result<ArchiveInfo> {
-    let file_len = source.size()?;
-    let mut raw = RawReader::new(source.open()?);
+    scan_reader(source.open()?, source.size()?, max_block_bytes, sink)
+}
+
+/// [`scan_archive_source`] over the bytes `range` of a file only, as if they
+/// were a file of their own (offsets count from `range.start`): for a reader
+/// that knows where some records are, from a scan before, and reads only
+/// the bytes between them (the export, which knows every document's gzip
+/// member). `range` must start where a record or a gzip member starts.
+pub fn scan_archive_range(
+    source: &Input,
+    range: std::ops::Range<u64>,
+    max_block_bytes: u64,
+    sink: &mut dyn FnMut(ArchiveEvent),
+) -> io::Result<ArchiveInfo> {
+    let mut file = source.open()?;
+    file.seek(SeekFrom::Start(range.start))?;
+    let len = range.end.saturating_sub(range.start);
+    scan_reader(Box::new(Window { inner: file, start: range.start, len, pos: 0 }), len, max_block_bytes, sink)
+}
+
+/// The bytes `[start, start + len)` of a reader, as a reader of their own.
+struct Window {
+    inner: Box<dyn ReadSeek>,
+    start: u64,
+    len: u64,
+    /// Position inside the window.
+    pos: u64,
+}
+
+impl Read for Window {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let room = usize::try_from(self.len.saturating_sub(self.pos)).unwrap_or(usize::MAX).min(out.len());
+        let n = self.inner.read(&mut out[..room])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for Window {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => self.len.checked_add_signed(d),
+        }
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "seek before the start of the window"))?;
+        self.inner.seek(SeekFrom::Start(self.start + target))?;
+        self.pos = target;
+        Ok(target)
+    }
+}
+
+/// The scan of a reader of `file_len` bytes (see [`scan_archive_source`]).
+fn scan_reader(
+    file: Box<dyn ReadSeek>,
+    file_len: u64,
+    max_block_bytes: u64,
+    sink: &mut dyn FnMut(ArchiveEvent),
+) -> io::Result<ArchiveInfo> {
+    let mut raw = RawReader::new(file);
     let head = raw.peek(6)?.to_vec();
     if let Some(name) = unsupported_compression(&head) {
         sink(ArchiveEvent::Malformed {
@@ -180,6 +275,54 @@ pub fn scan_archive_source(
         bytes: parser.s.src.raw_pos(),
         uncompressed_bytes: parser.s.produced,
     })
+}
+
+/// The decompressed bytes of an archive exactly as [`scan_archive_source`]
+/// counts them: gzip members one after the other, corrupt members and
+/// bytes between members that are no gzip data skipped as the scanner
+/// skips them, so that [`Extent::stream_offset`] and
+/// [`Extent::stream_length`] cut a record out of it. An uncompressed file
+/// is read as it is. (`flate2`'s multi-member decoder stops at the first
+/// corrupt member, where the scanner goes on.)
+pub struct StreamReader {
+    src: Source,
+    /// Decompressed bytes read ahead: the source is read in chunks of
+    /// [`CHUNK`] bytes, as the scanner reads it, because where a corrupt
+    /// member breaks off depends on the size of the reads.
+    chunk: Vec<u8>,
+    start: usize,
+    end: usize,
+}
+
+impl StreamReader {
+    /// Opens the decompressed stream of `source`; the compression is told
+    /// by the magic bytes, as the scanner tells it.
+    pub fn open(source: &Input) -> io::Result<StreamReader> {
+        let mut raw = RawReader::new(source.open()?);
+        let gzip = raw.peek(2)?.starts_with(&GZIP_MAGIC);
+        let src = if gzip { Source::Gzip(GzSource::new(raw)) } else { Source::Plain(raw) };
+        Ok(StreamReader { src, chunk: vec![0; CHUNK], start: 0, end: 0 })
+    }
+}
+
+impl Read for StreamReader {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        while self.start == self.end {
+            let produced = match &mut self.src {
+                Source::Plain(r) => return read_retry(r, out),
+                Source::Gzip(g) => g.read(&mut self.chunk)?,
+            };
+            match produced {
+                Produced::Data(n) => (self.start, self.end) = (0, n),
+                Produced::Eof => return Ok(0),
+                Produced::Break { .. } => {}
+            }
+        }
+        let n = out.len().min(self.end - self.start);
+        out[..n].copy_from_slice(&self.chunk[self.start..self.start + n]);
+        self.start += n;
+        Ok(n)
+    }
 }
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
@@ -410,11 +553,14 @@ struct GzSource {
     members: u64,
     /// Members started but not yet claimed by the stream: (compressed start).
     new_member: Option<u64>,
+    /// The compressed end of the member that just ended, not yet claimed
+    /// by the stream.
+    member_end: Option<u64>,
 }
 
 impl GzSource {
     fn new(raw: RawReader) -> GzSource {
-        GzSource { state: GzState::Between(raw), members: 0, new_member: None }
+        GzSource { state: GzState::Between(raw), members: 0, new_member: None, member_end: None }
     }
 
     fn read(&mut self, out: &mut [u8]) -> io::Result<Produced> {
@@ -470,7 +616,10 @@ impl GzSource {
                 }
                 GzState::Member(mut dec, cstart) => match dec.read(out) {
                     Ok(0) => {
-                        self.state = GzState::Between(dec.into_inner());
+                        // The decoder has read the member's trailer and nothing after it.
+                        let raw = dec.into_inner();
+                        self.member_end = Some(raw.pos);
+                        self.state = GzState::Between(raw);
                     }
                     Ok(n) => {
                         self.state = GzState::Member(dec, cstart);
@@ -529,6 +678,8 @@ struct Stream {
     brk: Option<(u64, String)>,
     /// Gzip member starts not yet passed: (uncompressed start, compressed start).
     members: Vec<(u64, u64)>,
+    /// Gzip member ends not yet passed: (uncompressed end, compressed end).
+    member_ends: Vec<(u64, u64)>,
     /// What the source is read into (zeroed once, not per read: a read
     /// that ends at a gzip break produces nothing, and a file can hold a
     /// break every few bytes).
@@ -546,6 +697,7 @@ impl Stream {
             eof: false,
             brk: None,
             members: Vec::new(),
+            member_ends: Vec::new(),
             chunk: vec![0; CHUNK],
         }
     }
@@ -573,6 +725,10 @@ impl Stream {
                 },
                 Source::Gzip(g) => {
                     let p = g.read(&mut self.chunk)?;
+                    // Both before the data this read produced, which is the new member's.
+                    if let Some(c) = g.member_end.take() {
+                        self.member_ends.push((self.produced, c));
+                    }
                     if let Some(c) = g.new_member.take() {
                         self.members.push((self.produced, c));
                     }
@@ -686,14 +842,24 @@ impl Stream {
     }
 
     /// The offset to report for a record starting at uncompressed offset
-    /// `ustart` (see [`RawRecord::offset`]); forgets older member starts.
-    fn offset_of(&mut self, ustart: u64) -> u64 {
+    /// `ustart` (see [`RawRecord::offset`]) and whether a gzip member starts
+    /// there; forgets older member starts.
+    fn offset_of(&mut self, ustart: u64) -> (u64, bool) {
         self.members.retain(|m| m.0 >= ustart);
+        self.member_ends.retain(|m| m.0 >= ustart);
         // The last member starting here: earlier ones produced no data.
         match self.members.iter().rev().find(|m| m.0 == ustart) {
-            Some(&(_, c)) => c,
-            None => ustart,
+            Some(&(_, c)) => (c, true),
+            None => (ustart, false),
         }
+    }
+
+    /// The compressed end of the first gzip member that ends between
+    /// uncompressed offsets `from` and `to` (both included); forgets the
+    /// member ends before `from`.
+    fn member_end_between(&mut self, from: u64, to: u64) -> Option<u64> {
+        self.member_ends.retain(|m| m.0 >= from);
+        self.member_ends.iter().find(|m| m.0 <= to).map(|m| m.1)
     }
 }
 
@@ -832,7 +998,7 @@ impl Parser {
                 }
                 sink(ev);
             } else {
-                let offset = self.s.offset_of(ustart);
+                let (offset, _) = self.s.offset_of(ustart);
                 let skipped = self.skip_to_record_start()?;
                 sink(malformed(offset, "malformed_record", format!("{skipped} bytes that do not start a record")));
             }
@@ -934,7 +1100,7 @@ impl Parser {
     }
 
     fn read_warc(&mut self, ustart: u64) -> io::Result<ArchiveEvent> {
-        let offset = self.s.offset_of(ustart);
+        let (offset, member_start) = self.s.offset_of(ustart);
         let _version = self.s.read_line(MAX_LINE)?;
         let mut headers: Vec<(String, String)> = Vec::new();
         let mut header_bytes = 0usize;
@@ -1007,7 +1173,9 @@ impl Parser {
                 detail: format!("no WARC-Type header (block of {block_len} bytes read past)"),
             });
         }
+        let extent = self.extent(ustart, offset, member_start, !truncated && block_len == len)?;
         let opt = |name: &str| header(&headers, name).map(str::to_string);
+        let concurrent_to = headers.iter().filter(|(n, _)| n == "warc-concurrent-to").map(|(_, v)| v.clone()).collect();
         Ok(ArchiveEvent::Record(RawRecord {
             offset,
             format: ArchiveFormat::Warc,
@@ -1017,13 +1185,44 @@ impl Parser {
             date: opt("warc-date"),
             refers_to: opt("warc-refers-to").or_else(|| opt("warc-refers-to-target-uri")),
             payload_digest: opt("warc-payload-digest"),
+            concurrent_to,
             content_type: opt("content-type"),
             warc_truncated: opt("warc-truncated"),
             too_large: (block.len() as u64) < block_len,
             block,
             block_len,
             truncated,
+            extent,
         }))
+    }
+
+    /// The [`Extent`] of the record that started at uncompressed offset
+    /// `ustart` (reported at `offset`) and whose block was just read: the
+    /// blank bytes after the block (its trailing line ends) are consumed as
+    /// part of it. A record that starts a gzip member and ends where that
+    /// member ends is measured in the file; one cut short by the end of a
+    /// gzip stream runs to the end of the file.
+    fn extent(&mut self, ustart: u64, offset: u64, member_start: bool, intact: bool) -> io::Result<Extent> {
+        let block_end = self.s.upos;
+        self.s.skip_blank()?;
+        let end = self.s.upos;
+        // Bytes after the block that start no record: the block is longer
+        // than its header says.
+        let intact = intact && self.next_is_record_start(0)?;
+        let mut extent =
+            Extent { length: None, own_member: false, stream_offset: ustart, stream_length: end - ustart, intact };
+        if !member_start {
+            extent.length = Some(end - ustart);
+        } else if let Some(member_end) = self.s.member_end_between(block_end, end) {
+            extent.length = Some(member_end - offset);
+            extent.own_member = true;
+        } else if offset == ustart {
+            // The first record of a file: the same offset in both.
+            extent.length = Some(end - ustart);
+        } else if self.s.ensure(1)? == 0 && self.s.eof {
+            extent.length = Some(self.s.src.raw_pos().saturating_sub(offset));
+        }
+        Ok(extent)
     }
 
     /// After a header without usable length: skip to the next record start
@@ -1037,7 +1236,7 @@ impl Parser {
     }
 
     fn read_arc(&mut self, ustart: u64) -> io::Result<ArchiveEvent> {
-        let offset = self.s.offset_of(ustart);
+        let (offset, member_start) = self.s.offset_of(ustart);
         let line = self.s.read_line(MAX_LINE)?;
         let fields: Vec<String> =
             arc_fields(&line).unwrap_or_default().iter().map(|f| String::from_utf8_lossy(f).into_owned()).collect();
@@ -1075,6 +1274,7 @@ impl Parser {
                 self.arc_version = 2;
             }
         }
+        let extent = self.extent(ustart, offset, member_start, !truncated && block_len == len)?;
         Ok(ArchiveEvent::Record(RawRecord {
             offset,
             format: ArchiveFormat::Arc,
@@ -1084,12 +1284,14 @@ impl Parser {
             date,
             refers_to: None,
             payload_digest: None,
+            concurrent_to: Vec::new(),
             content_type: Some(mime),
             warc_truncated: None,
             too_large: (block.len() as u64) < block_len,
             block,
             block_len,
             truncated,
+            extent,
         }))
     }
 }
@@ -1108,7 +1310,7 @@ fn clean_uri(v: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use std::io::{Read, Write};
 
     /// Writes `bytes` to a fresh temporary file and scans it.
     fn scan_bytes(name: &str, bytes: &[u8], max_block: u64) -> (ArchiveInfo, Vec<ArchiveEvent>) {
@@ -1198,6 +1400,133 @@ mod tests {
         assert_eq!(summary(&ev)[1].0, first.len() as u64);
     }
 
+    /// The records of `events` as (offset, length).
+    fn extents(events: &[ArchiveEvent]) -> Vec<(u64, u64)> {
+        events
+            .iter()
+            .map(|e| match e {
+                ArchiveEvent::Record(r) => (r.offset, r.extent.length.expect("every record here has a length")),
+                ArchiveEvent::Malformed { reason, .. } => panic!("unexpected {reason}"),
+            })
+            .collect()
+    }
+
+    fn gunzip(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        flate2::read::MultiGzDecoder::new(data).read_to_end(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn offset_and_length_cut_out_exactly_one_record() {
+        let arc_body = "HTTP/1.0 200 OK\nContent-Type: text/html\n\n<p>x</p>";
+        let warcs = [
+            warc("warcinfo", "x", "software: test"),
+            warc("response", "http://e.com/a", "HTTP/1.1 200 OK\r\n\r\nhi"),
+            // LF-only line ends and extra blank lines after the block count as the record's.
+            "WARC/1.0\nWARC-Type: request\nContent-Length: 3\n\nGET\n\n\n\n".to_string(),
+        ];
+        let arcs = [
+            "filedesc://t.arc 0.0.0.0 20080430204825 text/plain 10\n1 0 Test\n\n".to_string(),
+            format!("http://e.com/a 1.2.3.4 20080430204826 text/html {}\n{arc_body}\n", arc_body.len()),
+            "dns:e.com 1.2.3.4 20080430204827 text/dns 3\nabc\n".to_string(),
+        ];
+        for (kind, records) in [("warc", &warcs), ("arc", &arcs)] {
+            let plain = records.concat();
+            // Plain: the slice of the file is the record.
+            let (_, ev) = scan_bytes(&format!("cut.{kind}"), plain.as_bytes(), 1 << 20);
+            let cut: Vec<&[u8]> =
+                extents(&ev).iter().map(|&(o, l)| &plain.as_bytes()[o as usize..(o + l) as usize]).collect();
+            assert_eq!(cut, records.iter().map(|r| r.as_bytes()).collect::<Vec<_>>(), "{kind} plain");
+            // Per-record gzip: the slice of the file is the record's member.
+            let members: Vec<Vec<u8>> = records.iter().map(|r| gz(r.as_bytes())).collect();
+            let file = members.concat();
+            let (info, ev) = scan_bytes(&format!("cut.{kind}.gz"), &file, 1 << 20);
+            assert_eq!(info.compression, "gzip_per_record");
+            let cut: Vec<&[u8]> = extents(&ev).iter().map(|&(o, l)| &file[o as usize..(o + l) as usize]).collect();
+            assert_eq!(cut, members.iter().map(Vec::as_slice).collect::<Vec<_>>(), "{kind} per-record gzip");
+            // Whole-file gzip: the slice of the decompressed stream is the record.
+            let (info, ev) = scan_bytes(&format!("whole.{kind}.gz"), &gz(plain.as_bytes()), 1 << 20);
+            assert_eq!(info.compression, "gzip_whole_file");
+            let stream = gunzip(&gz(plain.as_bytes()));
+            let cut: Vec<&[u8]> = extents(&ev).iter().map(|&(o, l)| &stream[o as usize..(o + l) as usize]).collect();
+            assert_eq!(cut, records.iter().map(|r| r.as_bytes()).collect::<Vec<_>>(), "{kind} whole-file gzip");
+        }
+    }
+
+    /// The bytes of `data`'s decompressed stream, as [`StreamReader`] gives them.
+    fn stream_of(name: &str, data: &[u8]) -> Vec<u8> {
+        let dir = std::env::temp_dir().join(format!("neardup-archive-stream-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, data).unwrap();
+        let mut out = Vec::new();
+        StreamReader::open(&Input::File(path.clone())).unwrap().read_to_end(&mut out).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        out
+    }
+
+    #[test]
+    fn stream_extents_cut_records_out_of_the_stream_reader_even_after_a_corrupt_member() {
+        let records = [warc("resource", "a", "one"), warc("resource", "b", "two"), warc("resource", "c", "three")];
+        let mut members: Vec<Vec<u8>> = records.iter().map(|r| gz(r.as_bytes())).collect();
+        let n = members[1].len();
+        members[1][n / 2..n - 8].iter_mut().for_each(|x| *x = 0xff);
+        for (name, data) in [
+            ("plain.warc", records.concat().into_bytes()),
+            ("whole.warc.gz", gz(records.concat().as_bytes())),
+            ("corrupt.warc.gz", members.concat()),
+        ] {
+            let (_, ev) = scan_bytes(name, &data, 1 << 20);
+            let stream = stream_of(name, &data);
+            for e in &ev {
+                let ArchiveEvent::Record(r) = e else { continue };
+                let x = r.extent;
+                let cut = &stream[x.stream_offset as usize..(x.stream_offset + x.stream_length) as usize];
+                let i = ["a", "b", "c"].iter().position(|u| r.target_uri.as_deref() == Some(*u)).unwrap();
+                let expected = &records[i];
+                assert_eq!(cut, expected.as_bytes(), "{name}");
+                assert!(x.intact, "{name}");
+                assert_eq!(x.own_member, name == "corrupt.warc.gz", "{name}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_record_sharing_its_member_has_no_length_and_a_cut_member_runs_to_the_end() {
+        let (a, b, c) = (warc("resource", "a", "one"), warc("resource", "b", "two"), warc("resource", "c", "three"));
+        // Member 1 holds a; member 2 holds b and c: b starts a member but ends inside it.
+        let first = gz(a.as_bytes());
+        let file = [first.clone(), gz(format!("{b}{c}").as_bytes())].concat();
+        let (_, ev) = scan_bytes("shared.warc.gz", &file, 1 << 20);
+        let lengths: Vec<Option<u64>> = ev
+            .iter()
+            .map(|e| match e {
+                ArchiveEvent::Record(r) => r.extent.length,
+                ArchiveEvent::Malformed { .. } => panic!("malformed"),
+            })
+            .collect();
+        // c starts inside the member: offset and length in the stream.
+        assert_eq!(lengths, [Some(first.len() as u64), None, Some(c.len() as u64)]);
+        // A last member cut short: the truncated record runs to the end of the file.
+        let last = gz(c.as_bytes());
+        let file = [first.clone(), last[..last.len() - 12].to_vec()].concat();
+        let (_, ev) = scan_bytes("cutmember.warc.gz", &file, 1 << 20);
+        let ArchiveEvent::Record(r) = &ev[1] else { panic!() };
+        assert!(r.truncated);
+        assert_eq!((r.offset, r.extent.length), (first.len() as u64, Some((file.len() - first.len()) as u64)));
+        assert!(!r.extent.intact && !r.extent.own_member);
+    }
+
+    #[test]
+    fn concurrent_records_are_named() {
+        let rec = "WARC/1.0\r\nWARC-Type: request\r\nWARC-Concurrent-To: <urn:uuid:a>\r\n\
+                   WARC-Concurrent-To: <urn:uuid:b>\r\nContent-Length: 0\r\n\r\n\r\n\r\n";
+        let (_, ev) = scan_bytes("conc.warc", rec.as_bytes(), 100);
+        let ArchiveEvent::Record(r) = &ev[0] else { panic!() };
+        assert_eq!(r.concurrent_to, ["<urn:uuid:a>", "<urn:uuid:b>"]);
+    }
+
     #[test]
     fn wrong_content_length_resyncs() {
         // Declared length too long: the block swallows the next record's header,
@@ -1214,6 +1543,12 @@ mod tests {
         let (_, ev) = scan_bytes("short.warc", format!("{bad}{good}").as_bytes(), 1 << 20);
         let kinds: Vec<String> = summary(&ev).into_iter().map(|s| s.1).collect();
         assert_eq!(kinds, ["request", "malformed_record", "response"]);
+        // Followed by bytes that start no record: not intact (a copy would keep the lie).
+        let intact: Vec<bool> = ev
+            .iter()
+            .filter_map(|e| if let ArchiveEvent::Record(r) = e { Some(r.extent.intact) } else { None })
+            .collect();
+        assert_eq!(intact, [false, true]);
         // Missing Content-Length: malformed, then resync.
         let bad = "WARC/1.0\r\nWARC-Type: response\r\n\r\nno length here\r\n";
         let (_, ev) = scan_bytes("nolen.warc", format!("{bad}{good}").as_bytes(), 1 << 20);

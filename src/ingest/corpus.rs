@@ -162,13 +162,7 @@ pub fn ingest_corpus(
         CorpusFormat::Jsonl(compression) => {
             summary.format = "jsonl".into();
             summary.compression = compression.name().into();
-            let raw = source.open()?;
-            let reader: Box<dyn Read> = match compression {
-                Compression::None => Box::new(raw),
-                Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
-                Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw)?),
-            };
-            let mut lines = BufReader::with_capacity(1 << 16, reader);
+            let mut lines = BufReader::with_capacity(1 << 16, jsonl_stream(source, compression)?);
             read_jsonl(&mut lines, compression, file, cfg, &mut |o| emit(o, &mut summary))?;
         }
         CorpusFormat::Parquet => {
@@ -182,6 +176,33 @@ pub fn ingest_corpus(
     Ok(summary)
 }
 
+/// The decompressed bytes of a JSON Lines file.
+fn jsonl_stream(source: &Source, compression: Compression) -> io::Result<Box<dyn Read>> {
+    let raw = source.open()?;
+    Ok(match compression {
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(raw)?),
+    })
+}
+
+/// The decompressed bytes of a JSON Lines corpus file, where its
+/// documents' offsets and lengths count (for a reader that cuts lines out
+/// of it again, the export); `None` for a Parquet corpus, whose documents
+/// are rows, or a name that is no corpus.
+pub fn open_lines(source: &Source) -> io::Result<Option<Box<dyn Read>>> {
+    match corpus_format(&source.name_path()) {
+        Some(CorpusFormat::Jsonl(compression)) => Ok(Some(jsonl_stream(source, compression)?)),
+        _ => Ok(None),
+    }
+}
+
+/// Whether a corpus record's text is its `text` field (else its `html`):
+/// `text` when it has more than whitespace, as ingest decides.
+pub fn text_is_used(text: Option<&str>) -> bool {
+    text.is_some_and(|t| !t.trim().is_empty())
+}
+
 /// Reads JSON Lines in parallel batches. A read error inside the stream (a
 /// damaged or cut compressed file) ends the file with one reject.
 fn read_jsonl(
@@ -193,11 +214,13 @@ fn read_jsonl(
 ) -> io::Result<()> {
     let cap = cfg.max_payload_bytes.saturating_mul(LINE_SIZE_FACTOR).saturating_add(LINE_ALLOWANCE);
     let cap = usize::try_from(cap).unwrap_or(usize::MAX);
-    let mut batch: Vec<(u64, Parsed)> = Vec::new();
+    let mut batch: Vec<(u64, u64, Parsed)> = Vec::new();
     let mut batch_bytes = 0usize;
-    let flush = |batch: &mut Vec<(u64, Parsed)>, emit: &mut dyn FnMut(Outcome)| {
-        let outcomes: Vec<Outcome> =
-            batch.par_drain(..).map(|(offset, parsed)| outcome_of(offset, parsed, file, "line", cfg)).collect();
+    let flush = |batch: &mut Vec<(u64, u64, Parsed)>, emit: &mut dyn FnMut(Outcome)| {
+        let outcomes: Vec<Outcome> = batch
+            .par_drain(..)
+            .map(|(offset, length, parsed)| outcome_of(offset, Some(length), parsed, file, "line", cfg))
+            .collect();
         outcomes.into_iter().for_each(emit);
     };
     let mut offset = 0u64;
@@ -226,7 +249,7 @@ fn read_jsonl(
             batch_bytes += line.len();
             parse_json_line(&line)
         };
-        batch.push((offset, parsed));
+        batch.push((offset, consumed, parsed));
         offset += consumed;
         if batch.len() >= BATCH_RECORDS || batch_bytes >= BATCH_BYTES {
             flush(&mut batch, emit);
@@ -401,7 +424,7 @@ fn read_parquet<R: parquet::file::reader::ChunkReader + 'static>(
             .collect();
         row += batch.num_rows() as u64;
         let outcomes: Vec<Outcome> =
-            parsed.into_par_iter().map(|(offset, p)| outcome_of(offset, p, file, "row", cfg)).collect();
+            parsed.into_par_iter().map(|(offset, p)| outcome_of(offset, None, p, file, "row", cfg)).collect();
         for o in outcomes {
             emit(o, summary);
         }
@@ -449,8 +472,16 @@ fn reject(file: &str, offset: u64, record_type: &str, url: Option<String>, reaso
     })
 }
 
-/// A record's fields → a document, or the reason it is not one.
-fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &IngestConfig) -> Outcome {
+/// A record's fields → a document, or the reason it is not one. `length`:
+/// the bytes of a JSON line, line end included (none for a Parquet row).
+fn outcome_of(
+    offset: u64,
+    length: Option<u64>,
+    parsed: Parsed,
+    file: &str,
+    record_type: &str,
+    cfg: &IngestConfig,
+) -> Outcome {
     let fields = match parsed {
         Ok(f) => f,
         Err((reason, detail)) => return reject(file, offset, record_type, None, reason, detail),
@@ -460,7 +491,7 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
     let Some(id) = fields.id else {
         return fail("missing_id", "no `id` (a non-empty string or a number)".into());
     };
-    let has_text = fields.text.as_deref().is_some_and(|t| !t.trim().is_empty());
+    let has_text = text_is_used(fields.text.as_deref());
     let (source, mime) = match (fields.text, fields.html) {
         (Some(text), _) if has_text => (text, "text/plain"),
         (_, Some(html)) => (html, "text/html"),
@@ -496,6 +527,7 @@ fn outcome_of(offset: u64, parsed: Parsed, file: &str, record_type: &str, cfg: &
         url,
         warc_file: file.to_string(),
         warc_offset: offset,
+        warc_length: length,
         crawl_date: None,
         http_status: None,
         content_type: Some(mime.to_string()),
@@ -595,6 +627,13 @@ mod tests {
         // as duplicate_record_id (it has the same doc_id).
         assert_eq!(doc(&out[9]).doc_id, a.doc_id);
         assert_eq!(doc(&out[9]).warc_offset, 291);
+        // Offset and length cut each document's line (with its line end) out of the file.
+        for (o, line) in [(0, lines[0]), (1, lines[1]), (2, lines[2]), (9, lines[10])] {
+            let d = doc(&out[o]);
+            let (from, length) = (d.warc_offset as usize, d.warc_length.expect("a JSON line has a length") as usize);
+            assert_eq!(content[from..from + length].trim_end_matches('\n'), line);
+        }
+        assert_eq!(a.warc_length, Some(60));
     }
 
     #[test]
@@ -680,6 +719,7 @@ mod tests {
             (Some("10"), "10", xxh3_64(b"t.parquet\n10"))
         );
         assert_eq!((doc(&out[1]).text.as_str(), doc(&out[1]).warc_offset), ("eleven", 1));
+        assert_eq!(doc(&out[1]).warc_length, None, "a row has a number, not bytes");
         assert_eq!(rejected(&out[2]), (2, "missing_id"));
         assert_eq!(rejected(&out[3]), (3, "missing_text"));
     }

@@ -133,7 +133,7 @@ pub fn ingest_file(
             emit(o, summary);
         }
     };
-    let max_block = cfg.max_payload_bytes.saturating_add(HEADER_ALLOWANCE);
+    let max_block = max_block_bytes(cfg.max_payload_bytes);
     let info = scan_archive_source(source, max_block, &mut |ev| {
         if let ArchiveEvent::Record(r) = &ev {
             batch_bytes += r.block.len();
@@ -149,6 +149,14 @@ pub fn ingest_file(
     summary.compression = info.compression;
     summary.bytes = info.bytes;
     Ok(summary)
+}
+
+/// The archive block cap ingest reads with (`max_block_bytes` of
+/// [`scan_archive_source`]) under a payload limit: a reader that must find
+/// the same records at the same offsets (the export) scans with it too, since
+/// the cap decides how a block with a wrong length is resynchronized.
+pub fn max_block_bytes(max_payload_bytes: u64) -> u64 {
+    max_payload_bytes.saturating_add(HEADER_ALLOWANCE)
 }
 
 /// The outcome of one archive event.

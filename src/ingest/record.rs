@@ -51,6 +51,9 @@ pub struct Document {
     pub warc_file: String,
     /// Record offset (see [`RawRecord::offset`]).
     pub warc_offset: u64,
+    /// Record length (see [`super::archive::Extent::length`]; a corpus line:
+    /// its bytes).
+    pub warc_length: Option<u64>,
     /// Capture date, ISO 8601 as in the header (ARC dates converted);
     /// `None` when missing or not a valid date (`null`, day 65, ...).
     pub crawl_date: Option<String>,
@@ -204,6 +207,7 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
             url: raw.target_uri.clone().unwrap_or_default(),
             warc_file: file.to_string(),
             warc_offset: raw.offset,
+            warc_length: raw.extent.length,
             crawl_date: valid_date(raw.date.as_deref()),
             http_status: p.status,
             content_type: p.mime,
@@ -506,12 +510,14 @@ mod tests {
             date: Some("2014-01-27T17:12:38Z".into()),
             refers_to: None,
             payload_digest: None,
+            concurrent_to: Vec::new(),
             content_type: Some(content_type.into()),
             warc_truncated: None,
             block: block.to_vec(),
             block_len: block.len() as u64,
             too_large: false,
             truncated: false,
+            extent: Default::default(),
         }
     }
 

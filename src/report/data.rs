@@ -481,6 +481,7 @@ mod tests {
                 Arc::new(StringArray::from(urls.clone())),
                 strings(&vec!["a.warc.gz"; n]),
                 Arc::new(UInt64Array::from(vec![0; n])),
+                Arc::new(UInt64Array::from(vec![None::<u64>; n])),
                 Arc::new(StringArray::from(vec![None::<&str>; n])),
                 Arc::new(UInt16Array::from(vec![Some(200); n])),
                 Arc::new(StringArray::from(vec![Some("text/html"); n])),

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::sql::{run_into_table, substitute};
+use crate::sql::run_into_table;
 use crate::tables::columns::decisions;
 
 /// The decide stage.
@@ -41,13 +41,10 @@ impl Stage for Decide {
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let sql = substitute(
-        include_str!("../../jobs/decisions.sql"),
-        &[("warc_length", "CAST(NULL AS BIGINT UNSIGNED)".to_string())],
-    );
+    let sql = include_str!("../../jobs/decisions.sql");
     let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
-    report.rows.insert(decisions::TABLE.into(), run_into_table(&session, &ctx.out, decisions::TABLE, &sql).await?);
+    report.rows.insert(decisions::TABLE.into(), run_into_table(&session, &ctx.out, decisions::TABLE, sql).await?);
     // The outcome by reason, for the run's summary line and the report.
     let written = ctx.session().await?;
     let counts = written.sql("SELECT reason, COUNT(*) AS n FROM decisions GROUP BY reason").await?.collect().await?;

@@ -240,6 +240,7 @@ fn push_document(b: &mut documents::Rows, d: &Document, file: &str) {
     b.url.append_value(&d.url);
     b.warc_file.append_value(file);
     b.warc_offset.append_value(d.warc_offset);
+    b.warc_length.append_option(d.warc_length);
     b.crawl_date.append_option(d.crawl_date.as_deref());
     b.http_status.append_option(d.http_status);
     b.content_type.append_option(d.content_type.as_deref());

@@ -20,8 +20,8 @@ use serde_json::Value;
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::TableWriter;
-use crate::tables::columns::{boilerplate, documents, tokens};
-use crate::text::blocks::{Boilerplate, Stripped};
+use crate::tables::columns::{documents, tokens};
+use crate::text::blocks::Stripped;
 use crate::text::{Normalizer, TokenBuffers};
 
 /// The tokens stage.
@@ -59,7 +59,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
     let session = crate::sql::one_sorted_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
-    let boilerplate = load_boilerplate(&session).await?;
+    let boilerplate = crate::tables::boilerplate::load_boilerplate(&session).await?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
     let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));
@@ -106,20 +106,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 
 /// Documents read, tokenized in parallel and written at a time.
 const DOCUMENTS_PER_BATCH: usize = 1024;
-
-/// Reads the `boilerplate` table: the template lines of every host.
-async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<Boilerplate> {
-    let mut boilerplate = Boilerplate::default();
-    let mut stream = session.sql("SELECT host, block_hash FROM boilerplate").await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let (hosts, keys) = (boilerplate::host(&batch)?, boilerplate::block_hash(&batch)?);
-        for i in 0..batch.num_rows() {
-            boilerplate.insert(hosts.value(i), keys.value(i));
-        }
-    }
-    Ok(boilerplate)
-}
 
 fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, stripped: &Stripped) {
     b.doc_id.append_value(doc_id);

@@ -11,6 +11,7 @@
 use anyhow::{Context, Result};
 use arrow::array::{Array, RecordBatch};
 
+pub mod boilerplate;
 pub mod corpus_stats;
 pub mod method_state;
 pub mod tokens;
