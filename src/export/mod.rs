@@ -265,7 +265,12 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
         }
     }
     let session = runtime.block_on(crate::sql::session_with_memory_limit(out, options.memory))?;
-    let session = crate::sql::one_sorted_stream(session)?;
+    // Batches of a thousand rows, as the tokens stage reads texts: a sort
+    // of texts spills batch by batch, and 8,192 texts make one batch larger
+    // than a small pool.
+    let mut state = session.state();
+    state.config_mut().options_mut().set("datafusion.execution.batch_size", "1024")?;
+    let session = crate::sql::one_sorted_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
     let decided = runtime.block_on(decided_file_names(&session))?;
     let mut files = shard_files(run_files(out, &decided)?, options.shard);
     // Only the kept WARC (and its index) is read again from the input files.

@@ -531,7 +531,9 @@ fn records_by_members(
     index: bool,
 ) -> io::Result<Option<(Vec<Record>, u64)>> {
     let size = source.size()?;
-    let mut raw = BufReader::with_capacity(64 << 10, source.open()?);
+    // Unbuffered: a few bytes are read at each end of a member, and its
+    // start decompressed through a small buffer of its own.
+    let mut raw = source.open()?;
     let (mut records, mut unreadable, mut at) = (Vec::new(), 0u64, 0u64);
     let scan = |range: std::ops::Range<u64>, records: &mut Vec<Record>, unreadable: &mut u64| {
         let mut fits = true;
@@ -567,12 +569,7 @@ fn records_by_members(
 /// file, from the start of the member only (its WARC header and, for the
 /// index, its HTTP header; the whole member for an index when the record
 /// carries no payload digest). `None` when it is no WARC/1.x record.
-fn member_record(
-    raw: &mut BufReader<Box<dyn ReadSeek>>,
-    offset: u64,
-    length: u64,
-    index: bool,
-) -> io::Result<Option<Record>> {
+fn member_record(raw: &mut Box<dyn ReadSeek>, offset: u64, length: u64, index: bool) -> io::Result<Option<Record>> {
     use std::io::Seek;
     // A gzip member starts at `offset`, and the next one (or the end of
     // the file) at `offset + length`; the member's last 4 bytes are its
@@ -590,7 +587,7 @@ fn member_record(
         return Ok(None);
     }
     raw.seek(io::SeekFrom::Start(offset))?;
-    let mut member = flate2::bufread::GzDecoder::new(raw.take(length));
+    let mut member = flate2::bufread::GzDecoder::new(BufReader::with_capacity(4096, raw.take(length)));
     let mut head = Vec::new();
     let mut chunk = [0u8; 4096];
     // The WARC header, and the HTTP header after it for the index.
@@ -655,7 +652,7 @@ fn member_record(
                 use sha1::Digest;
                 drop(member);
                 raw.seek(io::SeekFrom::Start(offset))?;
-                let mut whole = flate2::bufread::GzDecoder::new(raw.take(length));
+                let mut whole = flate2::bufread::GzDecoder::new(BufReader::with_capacity(64 << 10, raw.take(length)));
                 io::copy(&mut (&mut whole).take(header_len as u64 + body_start), &mut io::sink())?;
                 let mut hasher = sha1::Sha1::new();
                 io::copy(&mut whole.take(block_len.saturating_sub(body_start)), &mut hasher)?;
