@@ -1434,19 +1434,19 @@ mod tests {
         for (kind, records) in [("warc", &warcs), ("arc", &arcs)] {
             let plain = records.concat();
             // Plain: the slice of the file is the record.
-            let (_, ev) = scan_bytes(&format!("cut.{kind}"), plain.as_bytes(), 1 << 20);
+            let (_, ev) = scan_bytes(&format!("extent.{kind}"), plain.as_bytes(), 1 << 20);
             let cut: Vec<&[u8]> =
                 extents(&ev).iter().map(|&(o, l)| &plain.as_bytes()[o as usize..(o + l) as usize]).collect();
             assert_eq!(cut, records.iter().map(|r| r.as_bytes()).collect::<Vec<_>>(), "{kind} plain");
             // Per-record gzip: the slice of the file is the record's member.
             let members: Vec<Vec<u8>> = records.iter().map(|r| gz(r.as_bytes())).collect();
             let file = members.concat();
-            let (info, ev) = scan_bytes(&format!("cut.{kind}.gz"), &file, 1 << 20);
+            let (info, ev) = scan_bytes(&format!("extent.{kind}.gz"), &file, 1 << 20);
             assert_eq!(info.compression, "gzip_per_record");
             let cut: Vec<&[u8]> = extents(&ev).iter().map(|&(o, l)| &file[o as usize..(o + l) as usize]).collect();
             assert_eq!(cut, members.iter().map(Vec::as_slice).collect::<Vec<_>>(), "{kind} per-record gzip");
             // Whole-file gzip: the slice of the decompressed stream is the record.
-            let (info, ev) = scan_bytes(&format!("whole.{kind}.gz"), &gz(plain.as_bytes()), 1 << 20);
+            let (info, ev) = scan_bytes(&format!("extent-whole.{kind}.gz"), &gz(plain.as_bytes()), 1 << 20);
             assert_eq!(info.compression, "gzip_whole_file");
             let stream = gunzip(&gz(plain.as_bytes()));
             let cut: Vec<&[u8]> = extents(&ev).iter().map(|&(o, l)| &stream[o as usize..(o + l) as usize]).collect();
@@ -1473,9 +1473,9 @@ mod tests {
         let n = members[1].len();
         members[1][n / 2..n - 8].iter_mut().for_each(|x| *x = 0xff);
         for (name, data) in [
-            ("plain.warc", records.concat().into_bytes()),
-            ("whole.warc.gz", gz(records.concat().as_bytes())),
-            ("corrupt.warc.gz", members.concat()),
+            ("stream-plain.warc", records.concat().into_bytes()),
+            ("stream-whole.warc.gz", gz(records.concat().as_bytes())),
+            ("stream-corrupt.warc.gz", members.concat()),
         ] {
             let (_, ev) = scan_bytes(name, &data, 1 << 20);
             let stream = stream_of(name, &data);
@@ -1487,7 +1487,7 @@ mod tests {
                 let expected = &records[i];
                 assert_eq!(cut, expected.as_bytes(), "{name}");
                 assert!(x.intact, "{name}");
-                assert_eq!(x.own_member, name == "corrupt.warc.gz", "{name}");
+                assert_eq!(x.own_member, name == "stream-corrupt.warc.gz", "{name}");
             }
         }
     }
@@ -1498,7 +1498,7 @@ mod tests {
         // Member 1 holds a; member 2 holds b and c: b starts a member but ends inside it.
         let first = gz(a.as_bytes());
         let file = [first.clone(), gz(format!("{b}{c}").as_bytes())].concat();
-        let (_, ev) = scan_bytes("shared.warc.gz", &file, 1 << 20);
+        let (_, ev) = scan_bytes("extent-shared.warc.gz", &file, 1 << 20);
         let lengths: Vec<Option<u64>> = ev
             .iter()
             .map(|e| match e {
@@ -1511,7 +1511,7 @@ mod tests {
         // A last member cut short: the truncated record runs to the end of the file.
         let last = gz(c.as_bytes());
         let file = [first.clone(), last[..last.len() - 12].to_vec()].concat();
-        let (_, ev) = scan_bytes("cutmember.warc.gz", &file, 1 << 20);
+        let (_, ev) = scan_bytes("extent-cutmember.warc.gz", &file, 1 << 20);
         let ArchiveEvent::Record(r) = &ev[1] else { panic!() };
         assert!(r.truncated);
         assert_eq!((r.offset, r.extent.length), (first.len() as u64, Some((file.len() - first.len()) as u64)));
@@ -1522,7 +1522,7 @@ mod tests {
     fn concurrent_records_are_named() {
         let rec = "WARC/1.0\r\nWARC-Type: request\r\nWARC-Concurrent-To: <urn:uuid:a>\r\n\
                    WARC-Concurrent-To: <urn:uuid:b>\r\nContent-Length: 0\r\n\r\n\r\n\r\n";
-        let (_, ev) = scan_bytes("conc.warc", rec.as_bytes(), 100);
+        let (_, ev) = scan_bytes("extent-concurrent.warc", rec.as_bytes(), 100);
         let ArchiveEvent::Record(r) = &ev[0] else { panic!() };
         assert_eq!(r.concurrent_to, ["<urn:uuid:a>", "<urn:uuid:b>"]);
     }
