@@ -9,10 +9,12 @@
 -- has the same digest as the kept copy's, else a near-duplicate. Documents
 -- that are not content (documents.not_content) were never clustered.
 WITH members AS (
+    -- The digest is taken before the join, so that a join that sorts its
+    -- inputs (sort-merge, under --memory-limit) sorts digests, not texts.
     SELECT c.doc_id, c.cluster_id, c.cluster_size, c.is_representative,
-           c.similarity_to_representative, md5(d.text) AS digest
+           c.similarity_to_representative, d.digest
     FROM clusters c
-    JOIN documents d ON d.doc_id = c.doc_id
+    JOIN (SELECT doc_id, md5(text) AS digest FROM documents) d ON d.doc_id = c.doc_id
 ),
 placed AS (
     SELECT m.doc_id, m.cluster_id, m.cluster_size, m.is_representative,
