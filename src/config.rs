@@ -155,6 +155,14 @@ pub struct IngestConfig {
     /// status. Records without a status (resource, conversion, corpus
     /// lines) are content.
     pub content_statuses: Vec<u16>,
+    /// Only HTTP responses and resource records whose declared MIME type
+    /// is one of these are documents; others (images, PDFs, scripts) are
+    /// rejected as `not_html`. HTML and XHTML are parsed as HTML, every
+    /// other listed type is read as plain text (lines kept, charset from
+    /// the header, a BOM or detection). A record without a type, or with a
+    /// generic one (`application/octet-stream`), is a document when its
+    /// body looks like HTML.
+    pub content_types: Vec<String>,
     /// A page with `<meta http-equiv="refresh">` and at most this many
     /// words of text is a redirect stub ("Redirecting to …"), not content.
     pub refresh_stub_max_words: u64,
@@ -169,6 +177,7 @@ impl Default for IngestConfig {
             max_html_attributes: 256,
             max_text_bytes: 4 << 20,
             content_statuses: vec![200],
+            content_types: ["text/html", "application/xhtml+xml", "text/plain"].map(String::from).to_vec(),
             refresh_stub_max_words: 50,
         }
     }
@@ -222,6 +231,14 @@ impl IngestConfig {
         {
             problems.require(value <= MAX_HTML_LIMIT, || {
                 format!("[ingest] {name} = {value} must be at most {MAX_HTML_LIMIT} (the parse costs size × this)")
+            });
+        }
+        problems.require(!self.content_types.is_empty(), || {
+            "[ingest] content_types is empty: no record would be a document (list text/html at least)".to_string()
+        });
+        for t in &self.content_types {
+            problems.require(t.contains('/') && !t.contains(';') && t.trim() == t, || {
+                format!("[ingest] content_types entry {t:?} is not a bare MIME type such as \"text/html\"")
             });
         }
     }
@@ -956,6 +973,11 @@ mod tests {
             ("[ingest]\nmax_payload_bytes = 0", "[ingest] max_payload_bytes = 0 must be at least 1"),
             ("[ingest]\nmax_html_depth = 10001", "[ingest] max_html_depth = 10001 must be at most 10000"),
             ("[ingest]\nmax_html_attributes = 0", "[ingest] max_html_attributes = 0 must be at least 1"),
+            ("[ingest]\ncontent_types = []", "[ingest] content_types is empty"),
+            (
+                "[ingest]\ncontent_types = [\"text/html; charset=utf-8\"]",
+                "[ingest] content_types entry \"text/html; charset=utf-8\" is not a bare MIME type",
+            ),
             ("[ingest]\nmax_html_attributes = 20000", "[ingest] max_html_attributes = 20000 must be at most 10000"),
             ("[boilerplate]\nmin_pages = 1", "[boilerplate] min_pages = 1 must be at least 2"),
             ("[boilerplate]\nmin_share = 5.0", "[boilerplate] min_share = 5 must be between 0 and 1"),

@@ -118,49 +118,54 @@ fn every_file_reads_and_counts_match() {
     // aut/example.warc.gz, WARC/0.17, one gzip member per record. `zcat |
     // grep -c '^WARC-Type: <t>'`: 822 records = 1 warcinfo + 299 response +
     // 261 request + 261 metadata. Python over the HTTP headers of the 299
-    // responses: 140 are text/html, the other 159 are text/dns, text/plain,
-    // images, text/xml, javascript, ... Of the 140 HTML responses, 5 are
-    // `302 Found` with a 0-byte body and one (http://www.hideout.com.br/) is
-    // a meta refresh whose <body> is empty: 6 empty_text, 134 documents.
+    // responses: 140 are text/html, 37 text/plain, the other 122 are
+    // text/dns, images, text/xml, javascript, ... Of the 140 HTML responses,
+    // 5 are `302 Found` with a 0-byte body and one (http://www.hideout.com.br/)
+    // is a meta refresh whose <body> is empty; 2 of the text/plain bodies are
+    // blank (warcio over the 37): 8 empty_text, 134 + 35 documents (32 of the
+    // 35 are robots.txt, not content).
     let f = get("aut/example.warc.gz");
     assert_eq!((f.summary.format.as_str(), f.summary.compression.as_str()), ("WARC/0.17", "gzip_per_record"));
     assert_eq!(f.summary.records, 822);
     assert_eq!(f.skipped(), map(&[("metadata", 261), ("request", 261), ("warcinfo", 1)]));
     assert_eq!(f.summary.documents + f.summary.rejects, 299);
-    assert_eq!(f.summary.documents, 134);
-    assert_eq!(f.reasons(), map(&[("empty_text", 6), ("not_html", 159)]));
+    assert_eq!(f.summary.documents, 169);
+    assert_eq!(f.reasons(), map(&[("empty_text", 8), ("not_html", 122)]));
+    assert_eq!(f.docs().iter().filter(|d| d.not_content.as_deref() == Some("robots.txt")).count(), 32);
     // The hideout record is the gzip member starting at byte 520116 (Python zlib walk).
     let hideout = f.rejects().into_iter().find(|r| r.url.as_deref() == Some("http://www.hideout.com.br/")).unwrap();
     assert_eq!((hideout.warc_offset, hideout.reason.as_str()), (520116, "empty_text"));
 
     // The same crawl as ARC: 300 gzip members, 1 filedesc + 299 records; 140
-    // have ARC MIME type text/html (Python over the header lines).
+    // have ARC MIME type text/html (Python over the header lines), 37 text/plain.
     let f = get("aut/example.arc.gz");
     assert_eq!((f.summary.format.as_str(), f.summary.records), ("ARC/1", 300));
     assert_eq!(f.skipped(), map(&[("filedesc", 1)]));
-    assert_eq!(f.summary.documents, 134);
-    assert_eq!(f.reasons(), map(&[("empty_text", 6), ("not_html", 159)]));
+    assert_eq!(f.summary.documents, 169);
+    assert_eq!(f.reasons(), map(&[("empty_text", 8), ("not_html", 122)]));
     let d = f.docs()[0];
     assert!(d.crawl_date.as_deref().unwrap().starts_with("2008-04-30T"), "{:?}", d.crawl_date);
 
     // aut/badexample.arc.gz (one gzip member, 3151 bytes decompressed): filedesc,
-    // dns (text/dns), robots.txt (text/plain), then three http://www.archive.org/
+    // dns (text/dns), robots.txt (text/plain, a document that is not content), then three http://www.archive.org/
     // records that each declare 680 bytes but hold ~200-280: the first two are
     // cut at the next header line (at 2606 and 2882) and have `Content-Length:
     // 0` bodies; the last one runs past the end of the file.
     let f = get("aut/badexample.arc.gz");
     assert_eq!(f.summary.records, 6);
     assert_eq!(f.skipped(), map(&[("filedesc", 1)]));
-    assert_eq!(f.reasons(), map(&[("empty_text", 2), ("not_html", 2), ("truncated", 1)]));
+    assert_eq!(f.reasons(), map(&[("empty_text", 2), ("not_html", 1), ("truncated", 1)]));
+    assert_eq!(f.docs().iter().map(|d| d.not_content.as_deref()).collect::<Vec<_>>(), [Some("robots.txt")]);
     let offsets: Vec<(u64, &str)> = f.rejects().iter().map(|r| (r.warc_offset, r.reason.as_str())).collect();
     assert!(offsets.contains(&(2606, "empty_text")) && offsets.contains(&(2882, "truncated")), "{offsets:?}");
 
     // ukwa: two crawls of gov.uk. First: 190 records = 65 responses (36 text/html,
-    // all with text) + 62 requests + 62 metadata + warcinfo. Second: 55 revisits
+    // all with text; 3 text/plain: two robots.txt and a blank one, warcio) + 62
+    // requests + 62 metadata + warcinfo. Second: 55 revisits
     // (`grep -c '^WARC-Type: revisit'`) and 10 responses (7 text/html, 3 text/dns).
     let f = get("ukwa/BL-20140325121225068-00000-32090~opera~8443.warc.gz");
-    assert_eq!((f.summary.records, f.summary.documents, f.summary.revisits), (190, 36, 0));
-    assert_eq!(f.reasons(), map(&[("not_html", 29)]));
+    assert_eq!((f.summary.records, f.summary.documents, f.summary.revisits), (190, 38, 0));
+    assert_eq!(f.reasons(), map(&[("empty_text", 1), ("not_html", 26)]));
     let f = get("ukwa/BL-20140325122341434-00000-32090~opera~8443.warc.gz");
     assert_eq!((f.summary.records, f.summary.documents, f.summary.revisits), (190, 7, 55));
     assert_eq!(f.reasons(), map(&[("not_html", 3)]));
@@ -173,23 +178,24 @@ fn every_file_reads_and_counts_match() {
 
     // The "truncated" blackbook files are cut at record boundaries: every
     // declared length fits (Python walk), so nothing is rejected as truncated.
-    // ARC: filedesc, dns, robots.txt, 2 text/html, jpeg, gif, png, text/xml.
+    // ARC: filedesc, dns, robots.txt, 2 text/html, jpeg, gif, png, text/xml
+    // (documents: robots.txt, not content, and the 2 HTML pages).
     // WARC/0.17: warcinfo + 8 responses (same 8 payloads) + 7 requests + 7 metadata.
     for name in [
         "ukwa/IAH-20080430204825-00000-blackbook-truncated.arc",
         "ukwa/IAH-20080430204825-00000-blackbook-truncated.arc.gz",
     ] {
         let f = get(name);
-        assert_eq!((f.summary.records, f.summary.documents, f.summary.skipped), (9, 2, 1), "{name}");
-        assert_eq!(f.reasons(), map(&[("not_html", 6)]), "{name}");
+        assert_eq!((f.summary.records, f.summary.documents, f.summary.skipped), (9, 3, 1), "{name}");
+        assert_eq!(f.reasons(), map(&[("not_html", 5)]), "{name}");
     }
     for name in [
         "ukwa/IAH-20080430204825-00000-blackbook-truncated.warc",
         "ukwa/IAH-20080430204825-00000-blackbook-truncated.warc.gz",
     ] {
         let f = get(name);
-        assert_eq!((f.summary.records, f.summary.documents, f.summary.skipped), (23, 2, 15), "{name}");
-        assert_eq!(f.reasons(), map(&[("not_html", 6)]), "{name}");
+        assert_eq!((f.summary.records, f.summary.documents, f.summary.skipped), (23, 3, 15), "{name}");
+        assert_eq!(f.reasons(), map(&[("not_html", 5)]), "{name}");
     }
 
     // Brotli, gzip and no transfer compression: the same simple page.
@@ -197,8 +203,10 @@ fn every_file_reads_and_counts_match() {
         for ext in ["warc", "warc.gz"] {
             let name = format!("ukwa/transfer_compression_{enc}.{ext}");
             let f = get(&name);
-            let docs = f.docs();
+            // wget's arguments, a text/plain resource record, are the other document.
+            let docs: Vec<_> = f.docs().into_iter().filter(|d| d.not_content.is_none()).collect();
             assert_eq!(docs.len(), 1, "{name}");
+            assert_eq!(f.docs().len(), 2, "{name}");
             assert_eq!(docs[0].title, "Simple page", "{name}");
             assert_eq!(
                 docs[0].text,
@@ -237,11 +245,11 @@ fn every_file_reads_and_counts_match() {
     }
 
     // bad.arc: filedesc with length -1, a record with length -1, a good
-    // 1-byte text/plain record, a record with length "abc".
+    // 1-byte text/plain record (a line feed: empty_text), a record with length "abc".
     for name in ["pywb/warcs/bad.arc", "warcio/bad.arc"] {
         let f = get(name);
         assert_eq!(f.summary.records, 4, "{name}");
-        assert_eq!(f.reasons(), map(&[("malformed_record", 3), ("not_html", 1)]), "{name}");
+        assert_eq!(f.reasons(), map(&[("empty_text", 1), ("malformed_record", 3)]), "{name}");
     }
 
     // copycat: Wayback snapshots without HTTP headers (block Content-Type
@@ -249,9 +257,14 @@ fn every_file_reads_and_counts_match() {
     let f = get("copycat/snapshot-wayback-topic-02.warc.gz");
     assert_eq!((f.summary.records, f.summary.documents), (129, 128));
     assert!(f.docs().iter().all(|d| d.crawl_date.is_none() && d.http_status.is_none()));
-    // 238 CDX listings (text/plain).
+    // 238 responses: 232 CDX listings (`grep -c 'Content-Type: text/plain'`),
+    // documents read as plain text, and 6 without a Content-Type whose body
+    // does not look like HTML.
     let f = get("copycat/topic-1--20201003083220753-00000.warc.gz");
-    assert_eq!(f.reasons(), map(&[("not_html", 238)]));
+    assert_eq!(f.summary.documents, 232);
+    assert_eq!(f.reasons(), map(&[("not_html", 6)]));
+    assert!(f.docs()[0].text.starts_with("com,tnr,blogs)/tnr/blogs/the_plank/archive/2009/01/07/"));
+    assert_eq!(f.docs()[0].text.lines().count(), 3);
     // Common Crawl 2008 ARCs: 146 and 9 records (Python walk of the header lines).
     assert_eq!(get("copycat/small-sample-1213893279526_0.arc").summary.records, 146);
     assert_eq!(get("copycat/small-sample-1262850551027_8.arc").summary.documents, 8);

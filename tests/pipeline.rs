@@ -125,8 +125,10 @@ fn check_report(out: &Path) -> String {
     for method in neardup::methods::registry::ids() {
         assert!(html.contains(&format!("<tr><td>{method}</td>")), "method {method} missing from the report");
     }
-    let documents =
-        format!(r#"<span class="value">{}</span><span class="label">documents</span>"#, rows(out, "documents"));
+    let documents = format!(
+        r#"<span class="value">{}</span><span class="label">documents</span>"#,
+        grouped(rows(out, "documents"))
+    );
     assert!(html.contains(&documents), "{documents}");
     // The one link is to the decisions table beside the page; nothing is
     // loaded.
@@ -136,6 +138,19 @@ fn check_report(out: &Path) -> String {
         assert!(!lower.contains(attribute), "report uses {attribute}");
     }
     html
+}
+
+/// `n` as the report shows it: 1153 → `1,153`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The ingest accounting: per file, records = documents + revisits +

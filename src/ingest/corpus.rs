@@ -520,7 +520,7 @@ fn outcome_of(
     let text_truncated = cut_text(&mut text, cfg.max_text_bytes);
     let url = url.unwrap_or_default();
     Outcome::Document(Document {
-        not_content: not_content(None, links.refresh, &text, cfg),
+        not_content: not_content(&url, None, links.refresh, &text, cfg),
         canonical_url: super::canonical::canonical_url(&url, links.canonical.as_deref()),
         doc_id: xxh3_64(format!("{file}\n{id}").as_bytes()),
         record_id: Some(id),

@@ -89,10 +89,19 @@ pub struct Document {
 /// Not content: an HTTP status outside `cfg.content_statuses` (error pages
 /// and redirects are templates, alike across a site), a meta-refresh stub
 /// (`refresh` and at most `cfg.refresh_stub_max_words` words), a text
-/// without a letter or digit (an empty stub).
-pub fn not_content(status: Option<u16>, refresh: bool, text: &str, cfg: &IngestConfig) -> Option<String> {
+/// without a letter or digit (an empty stub), a site's `/robots.txt`
+/// (plain text, but crawler instructions: the many identical ones of
+/// different sites are no duplicates an archive may drop) and the crawler's
+/// own `metadata:` resources (wget stores its arguments and log as such).
+pub fn not_content(url: &str, status: Option<u16>, refresh: bool, text: &str, cfg: &IngestConfig) -> Option<String> {
     if let Some(status) = status.filter(|s| !cfg.content_statuses.is_empty() && !cfg.content_statuses.contains(s)) {
         return Some(format!("http status {status}"));
+    }
+    if is_robots_txt(url) {
+        return Some("robots.txt".into());
+    }
+    if url.get(..9).is_some_and(|scheme| scheme.eq_ignore_ascii_case("metadata:")) {
+        return Some("crawler metadata".into());
     }
     if refresh && text.split_whitespace().count() as u64 <= cfg.refresh_stub_max_words {
         return Some("meta refresh stub".into());
@@ -101,6 +110,16 @@ pub fn not_content(status: Option<u16>, refresh: bool, text: &str, cfg: &IngestC
         return Some("empty stub".into());
     }
     None
+}
+
+/// Is `url`'s path `/robots.txt` (any case, any query)?
+fn is_robots_txt(url: &str) -> bool {
+    let Some((_, after_scheme)) = url.split_once("://") else {
+        return false;
+    };
+    let path = after_scheme.find('/').map_or("", |i| &after_scheme[i..]);
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    path.eq_ignore_ascii_case("/robots.txt")
 }
 
 /// A revisit record: the capture repeats an earlier payload.
@@ -199,7 +218,13 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
         Ok(p) => Outcome::Document(Document {
             doc_id,
             record_id: raw.record_id.clone(),
-            not_content: not_content(p.status, p.links.refresh, &p.text, cfg),
+            not_content: not_content(
+                raw.target_uri.as_deref().unwrap_or_default(),
+                p.status,
+                p.links.refresh,
+                &p.text,
+                cfg,
+            ),
             canonical_url: super::canonical::canonical_url(
                 raw.target_uri.as_deref().unwrap_or_default(),
                 p.links.canonical.as_deref(),
@@ -323,9 +348,10 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     }
     let (mime, header_charset) = split_content_type(content_type.as_deref());
     let explicit = !GENERIC_TYPES.contains(&mime.as_str());
-    if explicit && !HTML_TYPES.contains(&mime.as_str()) {
-        return Err(("not_html", format!("content type {mime}")));
+    if explicit && !cfg.content_types.iter().any(|t| t.eq_ignore_ascii_case(&mime)) {
+        return Err(("not_html", format!("content type {mime} is not in [ingest] content_types")));
     }
+    let plain = explicit && !HTML_TYPES.contains(&mime.as_str());
     let dechunked;
     let mut payload = body;
     if transfer_enc.as_deref().is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
@@ -354,7 +380,11 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     }
     let (enc, _) = html::decide_charset(payload, header_charset.as_deref());
     let text = html::decode(payload, enc);
-    let mut ex = html::extract(&text, cfg).map_err(|e| too_deep(e, cfg))?;
+    let mut ex = if plain {
+        html::Extracted { text: plain_lines(&text), ..html::Extracted::default() }
+    } else {
+        html::extract(&text, cfg).map_err(|e| too_deep(e, cfg))?
+    };
     check_text_length(&ex.text, cfg)?;
     let text_truncated = cut_text(&mut ex.text, cfg.max_text_bytes);
     Ok(Page {
@@ -369,6 +399,29 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         text_truncated,
         links: ex.links,
     })
+}
+
+/// A plain-text body as document text, shaped like the text of an HTML
+/// page: one line per non-blank line, its whitespace runs made one space,
+/// so boilerplate finds a site's repeated lines in both alike.
+fn plain_lines(body: &str) -> String {
+    let mut text = String::with_capacity(body.len());
+    for line in body.lines() {
+        let mut words = line.split_whitespace().peekable();
+        if words.peek().is_none() {
+            continue;
+        }
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        for (i, w) in words.enumerate() {
+            if i > 0 {
+                text.push(' ');
+            }
+            text.push_str(w);
+        }
+    }
+    text
 }
 
 /// The rejection of a page whose tree stays too deep after flattening.
@@ -569,9 +622,17 @@ mod tests {
         // Every status counts when the list is empty; a long page with a
         // refresh is content.
         let any = IngestConfig { content_statuses: vec![], ..IngestConfig::default() };
-        assert_eq!(not_content(Some(404), false, "text", &any), None);
+        assert_eq!(not_content("http://a/", Some(404), false, "text", &any), None);
         let long = vec!["word"; 51].join(" ");
-        assert_eq!(not_content(Some(200), true, &long, &cfg), None);
+        assert_eq!(not_content("http://a/", Some(200), true, &long, &cfg), None);
+        // A site's robots.txt is not content; a file of that name elsewhere is.
+        for url in ["http://a.org/robots.txt", "https://A.ORG/Robots.TXT?x=1", "dns:x/robots.txt"] {
+            let want = (!url.starts_with("dns")).then(|| "robots.txt".to_string());
+            assert_eq!(not_content(url, Some(200), false, "User-agent: *", &cfg), want, "{url}");
+        }
+        assert_eq!(not_content("http://a.org/docs/robots.txt", None, false, "text", &cfg), None);
+        let wget = "metadata://gnu.org/software/wget/warc/wget_arguments.txt";
+        assert_eq!(not_content(wget, None, false, "\"--delete-after\"", &cfg).as_deref(), Some("crawler metadata"));
     }
 
     #[test]
@@ -703,6 +764,34 @@ mod tests {
         let mut cut = raw("conversion", "text/plain", b"some text");
         cut.truncated = true;
         assert_eq!(reject_reason(process_record(&cut, "x", &cfg)), "truncated");
+    }
+
+    /// An HTTP text/plain response is a document read as text: its lines
+    /// kept (blank ones dropped, spaces collapsed), its charset from the
+    /// header, markup-looking text left as it is; without text/plain in
+    /// `content_types` it is a reject.
+    #[test]
+    fn plain_text_response_is_read_as_text() {
+        let cfg = IngestConfig::default();
+        let block = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=windows-1251\r\n\r\n\
+                     User-agent: *\r\n\r\n  Disallow:   /private <b>\r\n\u{f2}\n"
+            .chars()
+            .map(|c| if c == '\u{f2}' { 0xf2 } else { c as u8 })
+            .collect::<Vec<u8>>();
+        let Outcome::Document(d) = process_record(&raw("response", HTTP, &block), "f", &cfg) else {
+            panic!("not a document")
+        };
+        assert_eq!(d.text, "User-agent: *\nDisallow: /private <b>\nт");
+        assert_eq!(
+            (d.content_type.as_deref(), d.charset.as_str(), d.title.as_str()),
+            (Some("text/plain"), "windows-1251", "")
+        );
+        assert_eq!((d.http_status, d.not_content), (Some(200), None));
+        let html_only = IngestConfig { content_types: vec!["text/html".into()], ..IngestConfig::default() };
+        assert_eq!(reject_reason(process_record(&raw("response", HTTP, &block), "f", &html_only)), "not_html");
+        // The type's case does not matter.
+        let upper = b"HTTP/1.1 200 OK\r\nContent-Type: Text/Plain\r\n\r\nhello";
+        assert!(matches!(process_record(&raw("response", HTTP, upper), "f", &cfg), Outcome::Document(_)));
     }
 
     #[test]
