@@ -917,7 +917,8 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
     neardup::parallelism::configure(None)?;
     let (out, remote) = local_out(&args.out, &args.cache, Shard::WHOLE)?;
     if let Some(r) = &remote {
-        let n = r.pull(&["decisions", "documents", "boilerplate"], "export", &[], Shard::WHOLE)?;
+        // ingest_files tells the WARC formats which inputs are gzipped per record.
+        let n = r.pull(&["decisions", "documents", "boilerplate", "ingest_files"], "export", &[], Shard::WHOLE)?;
         tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
     }
     if !out.is_dir() {

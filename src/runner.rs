@@ -163,6 +163,11 @@ pub struct Manifest {
     /// record: readers take these objects and no others.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub objects: BTreeMap<String, Vec<String>>,
+    /// The folder the stage ran in: the input paths of `external_inputs`
+    /// are as the user gave them, relative to it (`pipeline export` reads
+    /// the inputs again from wherever it runs). Not part of the fingerprint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub working_dir: Option<String>,
 }
 
 /// Name of the folder of the manifests inside an output folder (or store).
@@ -551,6 +556,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         wall_seconds: t0.elapsed().as_secs_f64(),
         cpu_seconds: process_cpu_seconds() - cpu_before,
         objects: BTreeMap::new(),
+        working_dir: std::env::current_dir().ok().map(|d| d.display().to_string()),
     };
     write_manifest(&manifest_path(&ctx.out, stage.name(), shard), &manifest)
         .map_err(|e| crate::table::name_the_disk(e, &ctx.out))

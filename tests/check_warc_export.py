@@ -2,7 +2,7 @@
 """Reads a `pipeline export --format warc` file record by record with
 warcio, as another tool would, and compares it with the input crawl.
 
-    check_warc_export.py EXPORT.warc.gz [--inputs FILE...] [--profile URI] [--cdxj INDEX]
+    check_warc_export.py EXPORT.warc.gz [--inputs FILE...] [--profile URI [--kept KEPT]] [--cdxj INDEX]
 
 Checks, failing with a message (exit 1) at the first problem:
 - every record of the export is one gzip member, and warcio reads it;
@@ -13,6 +13,8 @@ Checks, failing with a message (exit 1) at the first problem:
   what it was (WARC-Source-Format);
 - with --profile, every record is a revisit under that profile, naming its
   kept copy (WARC-Refers-To-Target-URI, a W3C date in WARC-Refers-To-Date);
+  with --kept KEPT.warc.gz too, its WARC-Refers-To is the id of a record of
+  the kept export with that URI, and WARC-Refers-To-Date that record's date;
 - with --cdxj, the index is sorted, names this file, and has one line per
   response, revisit, resource and metadata record (pywb's default), whose
   offset and length are that record's gzip member and whose url and
@@ -88,8 +90,15 @@ def main():
     ap.add_argument("export")
     ap.add_argument("--inputs", nargs="*", default=[])
     ap.add_argument("--profile")
+    ap.add_argument("--kept")
     ap.add_argument("--cdxj")
     args = ap.parse_args()
+
+    kept = {}
+    if args.kept:
+        for record in ArchiveIterator(open(args.kept, "rb"), check_digests=False):
+            h = record.rec_headers
+            kept[h.get_header("WARC-Record-ID")] = (h.get_header("WARC-Target-URI"), h.get_header("WARC-Date"))
 
     originals = {}
     unreadable = []
@@ -145,8 +154,16 @@ def main():
             if not headers.get_header("WARC-Refers-To-Target-URI"):
                 fail(f"revisit {rid} names no kept copy")
             kept_date = headers.get_header("WARC-Refers-To-Date")
-            if kept_date is not None and not W3C.match(kept_date):
+            if kept_date is None or not W3C.match(kept_date):
                 fail(f"revisit {rid}: WARC-Refers-To-Date {kept_date} is no W3C date")
+            if args.kept:
+                refers_to = headers.get_header("WARC-Refers-To")
+                if refers_to not in kept:
+                    fail(f"revisit {rid}: WARC-Refers-To {refers_to} is no record of {args.kept}")
+                kept_uri, kept_record_date = kept[refers_to]
+                if (kept_uri, kept_record_date) != (headers.get_header("WARC-Refers-To-Target-URI"), kept_date):
+                    fail(f"revisit {rid} names {refers_to} as {headers.get_header('WARC-Refers-To-Target-URI')} "
+                         f"at {kept_date}, but that record is {kept_uri} at {kept_record_date}")
             if record.length != 0:
                 fail(f"revisit {rid} has a block")
     if args.cdxj:

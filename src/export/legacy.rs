@@ -336,8 +336,9 @@ pub(super) struct Revisit<'a> {
     pub similarity: Option<f64>,
     /// The kept copy's target URI,
     pub kept_url: &'a str,
-    /// capture date (as WARC/1.1 wants it; none when unknown)
-    pub kept_date: Option<&'a str>,
+    /// capture date (as WARC/1.1 wants it: the fallback date its
+    /// conversion wrote when it had none)
+    pub kept_date: &'a str,
     /// and WARC-Record-ID.
     pub kept_id: Option<&'a str>,
 }
@@ -351,9 +352,7 @@ pub(super) fn revisit_record(r: &Revisit) -> Vec<u8> {
     h.field("WARC-Target-URI", &clean_uri(r.url));
     h.field("WARC-Profile", NEAR_DUPLICATE_PROFILE);
     h.field("WARC-Refers-To-Target-URI", &clean_uri(r.kept_url));
-    if let Some(date) = r.kept_date {
-        h.field("WARC-Refers-To-Date", date);
-    }
+    h.field("WARC-Refers-To-Date", r.kept_date);
     if let Some(id) = r.kept_id {
         h.field("WARC-Refers-To", id);
     }
@@ -453,7 +452,7 @@ mod tests {
             reason: "near_duplicate",
             similarity: Some(0.93456),
             kept_url: "http://e.com/b",
-            kept_date: Some("2020-01-01T00:00:00Z"),
+            kept_date: "2020-01-01T00:00:00Z",
             kept_id: Some("<urn:uuid:k>"),
         };
         let text = String::from_utf8(revisit_record(&r)).unwrap();

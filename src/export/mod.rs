@@ -37,7 +37,7 @@ mod warc;
 use anyhow::Result;
 use arrow::array::{Array, RecordBatch};
 use futures::StreamExt;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use crate::ingest::inputs::expand_inputs;
@@ -129,6 +129,9 @@ struct RunFile {
     /// Where to read it now; `None` until [`locate`] finds it (the
     /// formats that read no input file never do).
     source: Option<Source>,
+    /// What identified the file when the run read it
+    /// ([`Source::version`]): size and modification time, or ETag.
+    version: serde_json::Value,
 }
 
 /// The input files of the run in `out`, in its ingest manifest's order.
@@ -143,15 +146,25 @@ fn run_files(out: &Path, decided_names: &[String]) -> Result<Vec<RunFile>> {
         ))
     })?;
     let listed = manifest.external_inputs["files"].as_array().cloned().unwrap_or_default();
+    let decided: HashSet<&str> = decided_names.iter().map(String::as_str).collect();
     let mut files = Vec::new();
     for entry in &listed {
         let (Some(path), Some(label)) = (entry["path"].as_str(), entry["label"].as_str()) else { continue };
-        let name = if decided_names.iter().any(|n| n == label) && !decided_names.iter().any(|n| n == path) {
-            label.to_string()
-        } else {
-            path.to_string()
+        let name = if decided.contains(label) && !decided.contains(path) { label } else { path };
+        // A relative path is relative to where the run ran.
+        let at = match &manifest.working_dir {
+            Some(dir) if !crate::store::is_url(path) && Path::new(path).is_relative() => {
+                Path::new(dir).join(path).display().to_string()
+            }
+            _ => path.to_string(),
         };
-        files.push(RunFile { name, path: path.to_string(), label: label.to_string(), source: None });
+        files.push(RunFile {
+            name: name.to_string(),
+            path: at,
+            label: label.to_string(),
+            source: None,
+            version: entry["version"].clone(),
+        });
     }
     Ok(files)
 }
@@ -171,16 +184,31 @@ fn locate(files: &mut [RunFile], inputs: &[String]) -> Result<()> {
     };
     let mut gone = Vec::new();
     for file in files.iter_mut() {
-        if inputs.is_empty() {
+        let found = if inputs.is_empty() {
             match source_at(&file.path) {
-                Ok(Some(source)) => file.source = Some(source),
-                Ok(None) => gone.push(format!("{} (gone)", file.path)),
-                Err(e) => gone.push(format!("{} ({e:#})", file.path)),
+                Ok(Some(source)) => Some(source),
+                Ok(None) => {
+                    gone.push(format!("{} (gone)", absolute(&file.path)));
+                    None
+                }
+                Err(e) => {
+                    gone.push(format!("{} ({e:#})", absolute(&file.path)));
+                    None
+                }
             }
         } else {
-            match moved.get(&file.label) {
-                Some(source) => file.source = Some(source.clone()),
-                None => gone.push(format!("{} (not under --input {})", file.label, inputs.join(" "))),
+            let found = moved.get(&file.label).cloned();
+            if found.is_none() {
+                gone.push(format!("{} (not under --input {})", file.label, inputs.join(" ")));
+            }
+            found
+        };
+        if let Some(source) = found {
+            // Offsets into a file that changed since the run point at other
+            // records: the removed documents would be written again.
+            match changed_since_run(&file.version, &source.version(), inputs.is_empty()) {
+                Some(why) => gone.push(format!("{} (changed since the run: {why})", absolute(&source.name()))),
+                None => file.source = Some(source),
             }
         }
     }
@@ -194,6 +222,33 @@ fn locate(files: &mut [RunFile], inputs: &[String]) -> Result<()> {
         .into());
     }
     Ok(())
+}
+
+/// `path` made absolute, for messages: a run's relative paths are
+/// relative to where it ran, which may not be where the export runs.
+fn absolute(path: &str) -> String {
+    if crate::store::is_url(path) {
+        return path.to_string();
+    }
+    std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string())
+}
+
+/// How the file a run read (`then`, its [`Source::version`]) differs from
+/// the one found now, or `None` when it is the same: the size (and ETag of
+/// an object) always, the modification time only where the run read it
+/// (a copy elsewhere has a time of its own).
+fn changed_since_run(then: &serde_json::Value, now: &serde_json::Value, same_place: bool) -> Option<String> {
+    let differs = |key: &str| then.get(key).is_some_and(|a| !a.is_null() && now.get(key).is_some_and(|b| a != b));
+    if differs("size") {
+        return Some(format!("{} bytes then, {} now", then["size"], now["size"]));
+    }
+    if differs("e_tag") {
+        return Some(format!("ETag {} then, {} now", then["e_tag"], now["e_tag"]));
+    }
+    if same_place && (differs("mtime_ns") || differs("last_modified")) {
+        return Some("same size, modified since".into());
+    }
+    None
 }
 
 /// The input file at `path` as a run named it (a path relative to where it
@@ -253,6 +308,9 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
     let text_rows = matches!(options.format, Format::Parquet | Format::Jsonl);
     if text_rows && !options.keep_boilerplate {
         needed.push(crate::tables::columns::boilerplate::TABLE);
+    }
+    if !text_rows {
+        needed.push(crate::tables::columns::ingest_files::TABLE);
     }
     for table in needed {
         if !crate::table::table_exists(out, table) {
@@ -488,6 +546,22 @@ fn fallback_date(out: &Path) -> String {
 mod tests {
     use super::*;
 
+    /// Size and ETag must match wherever the file is found now; the
+    /// modification time only where the run read it.
+    #[test]
+    fn what_counts_as_an_input_changed_since_the_run() {
+        let then = serde_json::json!({"size": 10, "mtime_ns": 5});
+        assert_eq!(changed_since_run(&then, &serde_json::json!({"size": 10, "mtime_ns": 5}), true), None);
+        assert_eq!(changed_since_run(&then, &serde_json::json!({"size": 10, "mtime_ns": 6}), false), None);
+        assert!(changed_since_run(&then, &serde_json::json!({"size": 10, "mtime_ns": 6}), true).is_some());
+        let grown = changed_since_run(&then, &serde_json::json!({"size": 11, "mtime_ns": 5}), false);
+        assert_eq!(grown.as_deref(), Some("10 bytes then, 11 now"));
+        let object = serde_json::json!({"size": 10, "e_tag": "\"a\""});
+        assert!(changed_since_run(&object, &serde_json::json!({"size": 10, "e_tag": "\"b\""}), false).is_some());
+        // A manifest without versions (older runs) refuses nothing.
+        assert_eq!(changed_since_run(&serde_json::Value::Null, &then, true), None);
+    }
+
     #[test]
     fn parts_are_named_by_kind_task_and_format() {
         assert_eq!(part_name(Format::Warc, false, Shard::WHOLE), "kept.warc.gz");
@@ -499,7 +573,13 @@ mod tests {
     fn a_shard_takes_every_nth_file_of_the_listing_in_name_order() {
         let files: Vec<RunFile> = ["c", "a", "d", "b", "e"]
             .iter()
-            .map(|n| RunFile { name: n.to_string(), path: n.to_string(), label: n.to_string(), source: None })
+            .map(|n| RunFile {
+                name: n.to_string(),
+                path: n.to_string(),
+                label: n.to_string(),
+                source: None,
+                version: serde_json::Value::Null,
+            })
             .collect();
         let names = |s: Shard| shard_files(files.clone(), s).into_iter().map(|f| f.name).collect::<Vec<_>>();
         assert_eq!(names(Shard { index: 0, count: 2 }), ["c", "d", "e"]);
@@ -508,7 +588,13 @@ mod tests {
         let two = shard_files(files, Shard { index: 1, count: 2 });
         assert_eq!(files_predicate("f", &two, Shard { index: 1, count: 2 }), "f IN ('a', 'b')");
         assert_eq!(files_predicate("f", &two, Shard::WHOLE), "TRUE");
-        let odd = [RunFile { name: "it's".into(), path: "x".into(), label: "x".into(), source: None }];
+        let odd = [RunFile {
+            name: "it's".into(),
+            path: "x".into(),
+            label: "x".into(),
+            source: None,
+            version: serde_json::Value::Null,
+        }];
         assert_eq!(files_predicate("f", &odd, Shard { index: 0, count: 3 }), "f IN ('it''s')");
     }
 }

@@ -271,6 +271,10 @@ struct Record {
     refers_to: Option<String>,
     /// Block bytes present in the file.
     block_len: u64,
+    /// Its own gzip member ends the record with exactly CR LF CR LF, so
+    /// the member is copied as it is; otherwise (or unknown: false) the
+    /// record is written again with that end.
+    member_ends_well: bool,
     /// The block is an HTTP message (ARC conversions need to know).
     http: bool,
     /// What the index says of it (only for `--format cdxj`).
@@ -290,6 +294,9 @@ impl Record {
             concurrent_to: r.concurrent_to,
             refers_to: r.refers_to,
             block_len: r.block_len,
+            // The scan checked that only blank bytes follow the block; the
+            // members it found are copied as they are.
+            member_ends_well: r.extent.own_member,
             http,
             entry,
         }
@@ -446,7 +453,7 @@ fn archive_file(
     summary: &mut ExportSummary,
 ) -> Result<()> {
     let index = sink.indexes();
-    let by_members = if ctx.per_record_warc.contains(&file.path) {
+    let by_members = if ctx.per_record_warc.contains(&file.name) {
         records_by_members(source, decisions, ctx.max_block, index).context("cannot read the input file")?
     } else {
         None
@@ -464,6 +471,18 @@ fn archive_file(
             (records, unreadable, info.format)
         }
     };
+    // Every document the run found must be a record here, where the run
+    // found it; otherwise the file is not the one the run read, and
+    // copying it would bring removed documents back.
+    let offsets: HashSet<u64> = records.iter().map(|r| r.offset).collect();
+    let astray = decisions.iter().filter(|d| !offsets.contains(&d.offset)).count();
+    if astray > 0 {
+        anyhow::bail!(
+            "{astray} of its {} documents are not at the offsets where the run found them: the file changed since the \
+             run (run the pipeline on it again), so nothing of it was written",
+            decisions.len()
+        );
+    }
     let kind = Kind::of(&format);
     let removed: HashSet<u64> = decisions.iter().filter(|d| !d.kept).map(|d| d.offset).collect();
     let fates = plan(&records, &removed);
@@ -507,6 +526,11 @@ fn archive_file(
     summary.add("records_converted", converted);
     summary.add("damaged_records_left_out", damaged);
     summary.add("unreadable_regions", unreadable);
+    if records.is_empty() && unreadable > 0 {
+        // Nothing of the file could be read (a compression the reader does
+        // not know, say): the export lacks it, which the exit code says.
+        summary.unreadable.push(format!("{}: no record could be read", file.path));
+    }
     Ok(())
 }
 
@@ -638,6 +662,7 @@ fn member_record(raw: &mut Box<dyn ReadSeek>, offset: u64, length: u64, index: b
         concurrent_to: fields.iter().filter(|(n, _)| n == "warc-concurrent-to").map(|(_, v)| v.clone()).collect(),
         refers_to: field("warc-refers-to").or_else(|| field("warc-refers-to-target-uri")),
         block_len,
+        member_ends_well: record_end == 4,
         http,
         entry: None,
     };
@@ -735,14 +760,16 @@ fn copy_record(
     bytes: &mut RecordBytes,
     sink: &mut dyn RecordSink,
 ) -> Result<(u64, u64, Option<Entry>)> {
-    let length = record.extent.length.filter(|_| record.extent.own_member);
+    let length = record.extent.length.filter(|_| record.extent.own_member && record.member_ends_well);
     let (offset, length) = match length {
         Some(length) => {
             let start = sink.position();
             bytes.copy_member(record.offset, length, sink.warc())?;
             (start, length)
         }
-        None => write_member(sink, |out| bytes.with_record(record, |r| io::copy(r, out).map(|_| ())))?,
+        None => {
+            write_member(sink, |out| bytes.with_record(record, |r| copy_with_record_end(r, record.block_len, out)))?
+        }
     };
     Ok((offset, length, record.entry.clone()))
 }
@@ -830,6 +857,29 @@ fn read_line(r: &mut dyn BufRead) -> io::Result<String> {
         line.pop();
     }
     Ok(String::from_utf8_lossy(&line).into_owned())
+}
+
+/// Copies a WARC record's header and block as they are and ends it with
+/// CR LF CR LF, whatever bytes the input had there (some writers leave NUL
+/// bytes or spaces, or nothing at the end of the file): a reader that
+/// meets other bytes after the block takes them for a wrong Content-Length.
+fn copy_with_record_end(r: &mut dyn BufRead, block_len: u64, out: &mut dyn Write) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if r.read_until(b'\n', &mut line)? == 0 {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the record header ends early: the input changed",
+            ));
+        }
+        out.write_all(&line)?;
+        if line == b"\r\n" || line == b"\n" {
+            break;
+        }
+    }
+    copy_exactly(r, out, block_len)?;
+    out.write_all(b"\r\n\r\n")
 }
 
 /// Copies exactly `n` bytes.
@@ -952,7 +1002,10 @@ fn corpus_file(
             let mut position = 0u64;
             let mut line = Vec::new();
             for d in kept {
-                let skipped = io::copy(&mut (&mut lines).take(d.offset - position), &mut io::sink())?;
+                let Some(gap) = d.offset.checked_sub(position) else {
+                    anyhow::bail!("two documents share the line at {}: the corpus changed since the run", d.offset);
+                };
+                let skipped = io::copy(&mut (&mut lines).take(gap), &mut io::sink())?;
                 position += skipped;
                 line.clear();
                 position += lines.read_until(b'\n', &mut line)? as u64;
@@ -1043,16 +1096,18 @@ fn revisits(decisions: &[Decision], ctx: &Setup, sink: &mut dyn RecordSink, summ
             summary.add("removed_without_kept_copy", 1);
             continue;
         };
-        // A WARC record keeps its id; an ARC record or corpus line gets
-        // the id its conversion gets.
+        // A WARC record (any version) keeps its id, whatever its shape; an
+        // ARC record (no id) or a corpus line gets the id its conversion
+        // gets.
         let kept_id = match &kept.record_id {
-            Some(id) if id.starts_with('<') && !corpus::is_corpus_file(std::path::Path::new(&kept.warc_file)) => {
-                id.clone()
-            }
+            Some(id) if !corpus::is_corpus_file(std::path::Path::new(&kept.warc_file)) => id.clone(),
             _ => legacy::record_id(&kept.warc_file, kept.warc_offset),
         };
         let date = d.crawl_date.as_deref().and_then(legacy::w3c_utc).unwrap_or_else(|| ctx.fallback_date.clone());
-        let kept_date = kept.crawl_date.as_deref().and_then(legacy::w3c_utc);
+        // A kept copy without a valid date was written with the fallback
+        // date, as this revisit is.
+        let kept_date =
+            kept.crawl_date.as_deref().and_then(legacy::w3c_utc).unwrap_or_else(|| ctx.fallback_date.clone());
         let record = legacy::revisit_record(&Revisit {
             doc_id: d.doc_id,
             url: &d.url,
@@ -1060,7 +1115,7 @@ fn revisits(decisions: &[Decision], ctx: &Setup, sink: &mut dyn RecordSink, summ
             reason: &d.reason,
             similarity: d.similarity,
             kept_url: &kept.url,
-            kept_date: kept_date.as_deref(),
+            kept_date: &kept_date,
             kept_id: Some(&kept_id),
         });
         let (offset, length) = write_member(sink, |out| out.write_all(&record))?;
@@ -1085,9 +1140,26 @@ mod tests {
             concurrent_to: concurrent.iter().map(|s| s.to_string()).collect(),
             refers_to: None,
             block_len: 0,
+            member_ends_well: false,
             http: false,
             entry: None,
         }
+    }
+
+    /// Header and block as they are, then exactly CR LF CR LF: NUL bytes
+    /// after the block, or no end at all, are not copied.
+    #[test]
+    fn a_rewritten_record_ends_with_crlf_crlf() {
+        for input in [
+            &b"WARC/1.0\r\nContent-Length: 3\r\n\r\nabc\x00\x00\r\n\r\n"[..],
+            b"WARC/1.0\r\nContent-Length: 3\r\n\r\nabc",
+        ] {
+            let mut out = Vec::new();
+            copy_with_record_end(&mut &input[..], 3, &mut out).unwrap();
+            assert_eq!(out, b"WARC/1.0\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n");
+        }
+        let mut out = Vec::new();
+        assert!(copy_with_record_end(&mut &b"WARC/1.0\r\nContent-Length: 3\r\n\r\nab"[..], 3, &mut out).is_err());
     }
 
     #[test]
