@@ -30,7 +30,7 @@ pub const BATCH_ROWS: usize = 8192;
 
 /// The most bytes a part file's row group takes in memory before it is
 /// written out (besides the 64 Ki rows of [`properties_builder`]).
-const ROW_GROUP_BYTES: usize = 32 << 20;
+pub const ROW_GROUP_BYTES: usize = 32 << 20;
 
 /// Rows of one table being built, column by column: the generated
 /// `crate::tables::columns::<table>::Rows`, whose fields are the table's

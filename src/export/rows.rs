@@ -34,6 +34,11 @@ struct ParquetRows(ArrowWriter<OutputFile>);
 impl RowWriter for ParquetRows {
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.0.write(batch)?;
+        // 64 Ki texts are a row group of gigabytes on a crawl of long
+        // pages: cut it by size too, as the pipeline's tables are.
+        if self.0.in_progress_size() >= crate::table::ROW_GROUP_BYTES {
+            self.0.flush()?;
+        }
         Ok(())
     }
     fn finish(self: Box<Self>) -> Result<OutputFile> {

@@ -115,6 +115,9 @@ struct Index<'a> {
     /// The date of records whose WARC-Date is none (see [`fallback_date`]).
     fallback_date: String,
     destination: &'a Destination,
+    /// Writing a sorted run of index lines failed (a full disk): the
+    /// export's fault, not the input's.
+    lines_failed: bool,
 }
 
 impl RecordSink for Index<'_> {
@@ -125,14 +128,16 @@ impl RecordSink for Index<'_> {
         self.warc.bytes
     }
     fn failed(&self) -> bool {
-        self.warc.failed
+        self.warc.failed || self.lines_failed
     }
     fn indexes(&self) -> bool {
         true
     }
     fn written(&mut self, entry: Option<&Entry>, offset: u64, length: u64) -> Result<()> {
         if let Some(line) = entry.and_then(|e| e.line(offset, length, &self.warc_name, &self.fallback_date)) {
-            self.lines.push(line, self.destination)?;
+            let pushed = self.lines.push(line, self.destination);
+            self.lines_failed |= pushed.is_err();
+            pushed?;
         }
         Ok(())
     }
@@ -152,6 +157,7 @@ pub(super) fn export(job: &Job, destination: &Destination, name: &str, summary: 
                 warc_name,
                 fallback_date: ctx.fallback_date.clone(),
                 destination,
+                lines_failed: false,
             };
             write_records(job, &ctx, &mut index, summary)?;
             summary.add("warc_bytes", index.warc.bytes);
@@ -624,7 +630,17 @@ fn member_record(raw: &mut Box<dyn ReadSeek>, offset: u64, length: u64, index: b
         };
         head.extend_from_slice(&chunk[..n]);
         let header_len = header_end(&head, 0);
-        let http_head = header_len.and_then(|h| if index { header_end(&head, h) } else { Some(h) });
+        // Only an HTTP block has a header of its own to find (a resource's
+        // block may be megabytes without one).
+        let http_head = header_len.and_then(|h| {
+            let block = &head[h..];
+            let may_be_http = b"HTTP/".starts_with(&block[..block.len().min(5)]);
+            if index && may_be_http && n > 0 {
+                header_end(&head, h)
+            } else {
+                Some(h)
+            }
+        });
         match (header_len, http_head) {
             (Some(h), Some(e)) => break (h, e),
             _ if n == 0 || head.len() > 1 << 20 => return Ok(None),
