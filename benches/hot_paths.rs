@@ -23,7 +23,7 @@ use neardup::config::{Config, IngestConfig, MethodsConfig};
 use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
 use neardup::ingest::record::{process_record, sniff_html};
 use neardup::ingest::{html, http};
-use neardup::methods::registry::{build_signers, StateSource};
+use neardup::methods::registry::{build_signers, InMemory, StateSource};
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
@@ -223,8 +223,12 @@ fn minhash_sketch(bencher: Bencher) {
 #[divan::bench(args = ["a0", "a1", "a2", "a3", "a10", "a4", "a5", "imatch", "a7", "a9", "a6", "a8"])]
 fn signature_method(bencher: Bencher, id: &str) {
     let mut docs = sample_views();
-    let methods =
-        build_signers(&[id.to_string()], &MethodsConfig::default(), &SAMPLE_STATS, StateSource::Corpus(&docs));
+    let methods = build_signers(
+        &[id.to_string()],
+        &MethodsConfig::default(),
+        &SAMPLE_STATS,
+        StateSource::Corpus(&InMemory(&docs)),
+    );
     // The stage looks the terms up once per chunk, outside the methods.
     let ids = TermIds::of(&docs, &SAMPLE_STATS.terms);
     ids.attach(&mut docs);

@@ -46,6 +46,7 @@
 //! document when it would fall below `descr_min_bits`. With
 //! `descr_min_bits = 1` this is the plain set cover of the spec.
 
+use super::registry::DocPasses;
 use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, StateRow};
 use crate::config::MethodsConfig;
 use foldhash::HashMap;
@@ -130,13 +131,13 @@ impl Histogram {
 
 /// Calls `f(candidate, document index, tf/tf_max)` for every candidate term
 /// of every document, documents in order.
-fn for_each_ratio(docs: &[DocView<'_>], index: &HashMap<&str, usize>, mut f: impl FnMut(usize, u32, f64)) {
-    for (d, doc) in docs.iter().enumerate() {
+fn for_each_ratio(docs: &[DocView<'_>], first: u32, index: &HashMap<&str, usize>, mut f: impl FnMut(usize, u32, f64)) {
+    for (d, doc) in (first..).zip(docs) {
         let tf = term_frequencies(doc.terms);
         let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
         for (term, n) in tf {
             if let Some(&c) = index.get(term) {
-                f(c, d as u32, n as f64 / tf_max);
+                f(c, d, n as f64 / tf_max);
             }
         }
     }
@@ -267,7 +268,7 @@ impl DescrWords {
     /// Chooses the words and thresholds (module doc) from `stats` (N, df)
     /// and two passes over `docs` (the relative frequencies); `docs` should
     /// be the corpus `stats` was computed from.
-    pub fn build(cfg: &MethodsConfig, stats: &CorpusStats, docs: &[DocView<'_>]) -> Self {
+    pub fn build(cfg: &MethodsConfig, stats: &CorpusStats, docs: &dyn DocPasses) -> Self {
         let grid = grid(cfg.descr_grid_step);
         let max_df = stats.n_docs as f64 * cfg.descr_max_df_fraction;
         let mut pool: Vec<(&str, u64)> = stats
@@ -281,13 +282,21 @@ impl DescrWords {
         let index: HashMap<&str, usize> = pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
 
         let mut hists = vec![Histogram::new(grid.len()); pool.len()];
-        for_each_ratio(docs, &index, |c, _, r| hists[c].add(r, &grid, cfg.descr_band));
+        let mut n_docs = 0u32;
+        docs.each_chunk(&mut |chunk| {
+            for_each_ratio(chunk, n_docs, &index, |c, _, r| hists[c].add(r, &grid, cfg.descr_band));
+            n_docs += chunk.len() as u32;
+        });
         let thresholds: Vec<Option<Threshold>> = hists.iter().map(|h| h.best(&grid)).collect();
         let mut covers: Vec<Vec<u32>> = vec![Vec::new(); pool.len()];
-        for_each_ratio(docs, &index, |c, d, r| {
-            if thresholds[c].is_some_and(|th| is_above(r, th.theta)) {
-                covers[c].push(d);
-            }
+        let mut first = 0u32;
+        docs.each_chunk(&mut |chunk| {
+            for_each_ratio(chunk, first, &index, |c, d, r| {
+                if thresholds[c].is_some_and(|th| is_above(r, th.theta)) {
+                    covers[c].push(d);
+                }
+            });
+            first += chunk.len() as u32;
         });
         let cands: Vec<Candidate<'_>> = pool
             .iter()
@@ -295,7 +304,7 @@ impl DescrWords {
             .zip(covers)
             .filter_map(|((&(term, _), th), docs)| th.map(|threshold| Candidate { term, threshold, docs }))
             .collect();
-        let thresholds = select(&cands, docs.len(), cfg)
+        let thresholds = select(&cands, n_docs as usize, cfg)
             .into_iter()
             .map(|i| (cands[i].term.to_string(), cands[i].threshold.theta))
             .collect();
@@ -352,6 +361,7 @@ impl SignatureMethod for DescrWords {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::registry::InMemory;
 
     fn hist(ratios: &[f64]) -> Option<Threshold> {
         let g = grid(0.05);
@@ -479,7 +489,7 @@ mod tests {
         // Round 2 changes nothing. Result {alpha, bravo}, 7 documents signed.
         let (docs, stats) = corpus();
         let v = views(&docs);
-        let m = DescrWords::build(&cfg(1, 5000), &stats, &v);
+        let m = DescrWords::build(&cfg(1, 5000), &stats, &InMemory(&v));
         let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
         assert_eq!(words, ["alpha", "bravo"]);
         let a = Some(xxh3_64(b"alpha"));
@@ -491,8 +501,19 @@ mod tests {
         assert_eq!(back.state(), m.state());
         assert_eq!(sigs(&back, &stats.terms, &v), [a, a, a, a, a, b, b, None, None, None]);
 
+        // Read in chunks of any size, pass after pass, the same choice.
+        struct Chunks<'a>(&'a [DocView<'a>], usize);
+        impl DocPasses for Chunks<'_> {
+            fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
+                self.0.chunks(self.1).for_each(f);
+            }
+        }
+        for size in [1, 3, 7] {
+            assert_eq!(DescrWords::build(&cfg(1, 5000), &stats, &Chunks(&v, size)).state(), m.state(), "{size}");
+        }
+
         // At most one word: the greedy's first choice.
-        let m = DescrWords::build(&cfg(1, 1), &stats, &v);
+        let m = DescrWords::build(&cfg(1, 1), &stats, &InMemory(&v));
         assert_eq!(m.state(), vec![StateRow { slot: 0, term: "alpha".into(), value: 0.5 }]);
         assert_eq!(sigs(&m, &stats.terms, &v), [a, a, a, a, a, None, None, None, None, None]);
 
@@ -503,7 +524,7 @@ mod tests {
         // lost: dropped. alpha and delta each hold docs 0,1 at two bits and
         // nothing unchosen replaces them (bravo is out, charlie below the
         // floor): kept. Docs 2-4 have one bit (alpha): no signature.
-        let m = DescrWords::build(&cfg(2, 5000), &stats, &v);
+        let m = DescrWords::build(&cfg(2, 5000), &stats, &InMemory(&v));
         let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
         assert_eq!(words, ["alpha", "delta"]);
         let ad = Some(xxh3_64(b"alpha delta"));

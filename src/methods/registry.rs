@@ -181,11 +181,30 @@ pub enum Edges {
     Sql { views: &'static [(&'static str, &'static str)], edges: &'static str, groups: Option<&'static str> },
 }
 
+/// The corpus's documents as a method's state reads them: chunk by chunk,
+/// pass after pass, in the same order each time, so that no pass needs the
+/// whole corpus in memory (a9 makes two passes).
+pub trait DocPasses {
+    /// Calls `f` with every document, a chunk at a time. A pass that cannot
+    /// read its documents stops early; its reader keeps the error for the
+    /// caller (`stats`), which checks it after the build.
+    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>]));
+}
+
+/// Documents already in memory, as one chunk (tests, benchmarks).
+pub struct InMemory<'a>(pub &'a [DocView<'a>]);
+
+impl DocPasses for InMemory<'_> {
+    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
+        f(self.0)
+    }
+}
+
 /// Where a method whose state needs the documents takes it from.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub enum StateInput<'a> {
     /// Chosen now from these documents (the `stats` stage).
-    Corpus(&'a [DocView<'a>]),
+    Corpus(&'a dyn DocPasses),
     /// The method's rows of `method_state`, saved by `stats`, so that every
     /// task of a sharded `signatures` stage signs with the state chosen once
     /// from the whole corpus.
@@ -194,9 +213,9 @@ pub enum StateInput<'a> {
 
 /// Where the signers of one build take their state from: the documents, or
 /// every method's saved rows of `method_state` by method id.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub enum StateSource<'a> {
-    Corpus(&'a [DocView<'a>]),
+    Corpus(&'a dyn DocPasses),
     Saved(&'a BTreeMap<String, Vec<StateRow>>),
 }
 
@@ -398,7 +417,12 @@ mod tests {
             .chain(&["a9", "imatch", "slst", "a11", "spotsigs", "a12", "nonsense"])
             .map(|s| s.to_string())
             .collect();
-        let methods = build_signers(&ids, &MethodsConfig::default(), &CorpusStats::default(), StateSource::Corpus(&[]));
+        let methods = build_signers(
+            &ids,
+            &MethodsConfig::default(),
+            &CorpusStats::default(),
+            StateSource::Corpus(&InMemory(&[])),
+        );
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(built, ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
     }
@@ -411,7 +435,7 @@ mod tests {
             assert!(seen.insert(m.id), "{} is listed twice", m.id);
             // A signer reports the id it is listed under.
             if let Some(build) = m.signer {
-                assert_eq!(build(&config, &CorpusStats::default(), StateInput::Corpus(&[])).id(), m.id);
+                assert_eq!(build(&config, &CorpusStats::default(), StateInput::Corpus(&InMemory(&[]))).id(), m.id);
             }
             if let Some(build) = m.search {
                 assert_eq!(build(&config, 1).id(), m.id);
