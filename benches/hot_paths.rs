@@ -23,11 +23,12 @@ use neardup::config::{Config, IngestConfig, MethodsConfig};
 use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
 use neardup::ingest::record::{process_record, sniff_html};
 use neardup::ingest::{html, http};
-use neardup::methods::registry::{build_signers, InMemory, StateSource};
+use neardup::methods::registry::{build_signers, StateSource};
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
 use neardup::methods::terms::TermIds;
+use neardup::methods::InMemory;
 use neardup::methods::{splitmix64, CorpusStats, DocView, PairMethod, TermStats};
 use neardup::similarity::{similarity_at_least, string_similarity};
 use neardup::text::{Normalizer, Tokenized};
@@ -266,7 +267,7 @@ fn spotsigs_jaccard(bencher: Bencher) {
 fn spotsigs_search(bencher: Bencher) {
     let spot = SpotSigs::new(&MethodsConfig::default());
     let docs = sample_views();
-    bencher.counter(ItemsCount::new(docs.len())).bench(|| spot.find_pairs(&docs));
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| spot.find_pairs(&InMemory(&docs)));
 }
 
 /// SL+ST's whole search (sentence-length strings, suffix array, block
@@ -275,7 +276,7 @@ fn spotsigs_search(bencher: Bencher) {
 fn slst_search(bencher: Bencher) {
     let slst = Slst::new(&MethodsConfig::default());
     let docs = sample_views();
-    bencher.counter(ItemsCount::new(docs.len())).bench(|| slst.find_pairs(&docs));
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| slst.find_pairs(&InMemory(&docs)));
 }
 
 /// SL+ST verification of one pair: a document against itself with its

@@ -46,8 +46,7 @@
 //! document when it would fall below `descr_min_bits`. With
 //! `descr_min_bits = 1` this is the plain set cover of the spec.
 
-use super::registry::DocPasses;
-use super::{term_frequencies, CorpusStats, DocView, Signature, SignatureMethod, StateRow};
+use super::{term_frequencies, CorpusStats, DocPasses, DocView, Signature, SignatureMethod, StateRow};
 use crate::config::MethodsConfig;
 use foldhash::HashMap;
 use std::cmp::Reverse;
@@ -361,7 +360,7 @@ impl SignatureMethod for DescrWords {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::registry::InMemory;
+    use crate::methods::InMemory;
 
     fn hist(ratios: &[f64]) -> Option<Threshold> {
         let g = grid(0.05);
@@ -502,14 +501,9 @@ mod tests {
         assert_eq!(sigs(&back, &stats.terms, &v), [a, a, a, a, a, b, b, None, None, None]);
 
         // Read in chunks of any size, pass after pass, the same choice.
-        struct Chunks<'a>(&'a [DocView<'a>], usize);
-        impl DocPasses for Chunks<'_> {
-            fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
-                self.0.chunks(self.1).for_each(f);
-            }
-        }
         for size in [1, 3, 7] {
-            assert_eq!(DescrWords::build(&cfg(1, 5000), &stats, &Chunks(&v, size)).state(), m.state(), "{size}");
+            let chunked = DescrWords::build(&cfg(1, 5000), &stats, &crate::methods::Chunked(&v, size));
+            assert_eq!(chunked.state(), m.state(), "{size}");
         }
 
         // At most one word: the greedy's first choice.

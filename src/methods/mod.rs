@@ -157,6 +157,39 @@ pub struct ScoredPair {
     pub score: f64,
 }
 
+/// The corpus's documents as a method's state or a pair search reads them:
+/// chunk by chunk, pass after pass, in the same order each time, so that
+/// no pass needs the whole corpus's token lists in memory (a9 makes two
+/// passes; SpotSigs and SL+ST one, keeping only their compact form of each
+/// document).
+pub trait DocPasses {
+    /// Calls `f` with every document, a chunk at a time. A pass that cannot
+    /// read its documents stops early; its reader keeps the error for the
+    /// stage, which checks it afterwards.
+    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>]));
+}
+
+/// Documents already in memory, as one chunk (tests, benchmarks).
+pub struct InMemory<'a>(pub &'a [DocView<'a>]);
+
+impl DocPasses for InMemory<'_> {
+    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
+        f(self.0)
+    }
+}
+
+/// Documents in memory handed out `.1` at a time: tests check that a
+/// method reads its passes the same whatever the chunk size.
+#[cfg(test)]
+pub struct Chunked<'a>(pub &'a [DocView<'a>], pub usize);
+
+#[cfg(test)]
+impl DocPasses for Chunked<'_> {
+    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
+        self.0.chunks(self.1).for_each(f);
+    }
+}
+
 /// A method that finds its pairs by a corpus-wide search of its own
 /// (SpotSigs' partitioned inverted index, SL+ST's suffix array) instead of
 /// by equal signatures.
@@ -165,15 +198,14 @@ pub trait PairMethod: Send + Sync {
     fn id(&self) -> &'static str;
     /// All pairs the method proposes over the corpus, each once, sorted by
     /// (`doc_a`, `doc_b`) so output is deterministic.
-    fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair>;
-    /// The token lists the search reads: only those are loaded, since a
-    /// search holds the whole corpus at once.
+    fn find_pairs(&self, docs: &dyn DocPasses) -> Vec<ScoredPair>;
+    /// The token lists the search reads: only those are read.
     fn reads(&self) -> TokenParts;
     /// [`PairMethod::find_pairs`], also adding the search's own counters
     /// (comparisons made, ...) to `counters` under keys prefixed with the
     /// method id, so a run's manifest shows what the search cost. By default
     /// a search has no counters beyond its pairs.
-    fn find_pairs_counted(&self, docs: &[DocView<'_>], _counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
+    fn find_pairs_counted(&self, docs: &dyn DocPasses, _counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
         self.find_pairs(docs)
     }
 }

@@ -19,8 +19,8 @@
 //! [`Edges`] says which of them give its candidate edges.
 
 use super::{
-    a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocView, PairMethod,
-    Signature, SignatureMethod, StateRow,
+    a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocPasses, DocView,
+    PairMethod, Signature, SignatureMethod, StateRow,
 };
 use crate::config::MethodsConfig;
 use crate::shard::Shard;
@@ -179,25 +179,6 @@ pub enum Edges {
     /// method with signatures and its own SQL uses its signatures as an
     /// index only: its rows of `exact_edges` are not edges.
     Sql { views: &'static [(&'static str, &'static str)], edges: &'static str, groups: Option<&'static str> },
-}
-
-/// The corpus's documents as a method's state reads them: chunk by chunk,
-/// pass after pass, in the same order each time, so that no pass needs the
-/// whole corpus in memory (a9 makes two passes).
-pub trait DocPasses {
-    /// Calls `f` with every document, a chunk at a time. A pass that cannot
-    /// read its documents stops early; its reader keeps the error for the
-    /// caller (`stats`), which checks it after the build.
-    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>]));
-}
-
-/// Documents already in memory, as one chunk (tests, benchmarks).
-pub struct InMemory<'a>(pub &'a [DocView<'a>]);
-
-impl DocPasses for InMemory<'_> {
-    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
-        f(self.0)
-    }
 }
 
 /// Where a method whose state needs the documents takes it from.
@@ -421,7 +402,7 @@ mod tests {
             &ids,
             &MethodsConfig::default(),
             &CorpusStats::default(),
-            StateSource::Corpus(&InMemory(&[])),
+            StateSource::Corpus(&crate::methods::InMemory(&[])),
         );
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(built, ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
@@ -435,7 +416,10 @@ mod tests {
             assert!(seen.insert(m.id), "{} is listed twice", m.id);
             // A signer reports the id it is listed under.
             if let Some(build) = m.signer {
-                assert_eq!(build(&config, &CorpusStats::default(), StateInput::Corpus(&InMemory(&[]))).id(), m.id);
+                assert_eq!(
+                    build(&config, &CorpusStats::default(), StateInput::Corpus(&crate::methods::InMemory(&[]))).id(),
+                    m.id
+                );
             }
             if let Some(build) = m.search {
                 assert_eq!(build(&config, 1).id(), m.id);

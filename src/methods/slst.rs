@@ -26,7 +26,7 @@
 //! nor `words`. `[methods] slst_sentence_words = "terms"` counts the kept
 //! terms instead (short words removed too), the rule of earlier runs.
 
-use super::{DocView, PairMethod, ScoredPair, TokenParts};
+use super::{DocPasses, DocView, PairMethod, ScoredPair, TokenParts};
 use crate::config::{MethodsConfig, SlstSentenceWords};
 use rayon::prelude::*;
 use std::collections::{BinaryHeap, HashMap};
@@ -476,9 +476,13 @@ impl PairMethod for Slst {
         }
     }
 
-    fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {
-        let strings: Vec<SentenceString> =
-            docs.par_iter().map(|d| SentenceString::from_view(d, self.sentence_words)).collect();
+    fn find_pairs(&self, docs: &dyn DocPasses) -> Vec<ScoredPair> {
+        // One pass; only each document's sentence string is kept.
+        let (mut strings, mut ids): (Vec<SentenceString>, Vec<u64>) = (Vec::new(), Vec::new());
+        docs.each_chunk(&mut |chunk| {
+            strings.par_extend(chunk.par_iter().map(|d| SentenceString::from_view(d, self.sentence_words)));
+            ids.extend(chunk.iter().map(|d| d.doc_id));
+        });
         let symbols: Vec<&[u8]> = strings.iter().map(|s| s.symbols.as_slice()).collect();
         let keys: Vec<Vec<u64>> = strings.par_iter().map(|s| self.window_keys(s)).collect();
         let candidates =
@@ -487,7 +491,7 @@ impl PairMethod for Slst {
             .par_iter()
             .filter_map(|&(i, j)| {
                 let score = self.score(&strings[i as usize], &strings[j as usize])?;
-                let (a, b) = (docs[i as usize].doc_id, docs[j as usize].doc_id);
+                let (a, b) = (ids[i as usize], ids[j as usize]);
                 Some(ScoredPair { doc_a: a.min(b), doc_b: a.max(b), score })
             })
             .collect();
@@ -499,7 +503,7 @@ impl PairMethod for Slst {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::leaked;
+    use crate::methods::{leaked, InMemory};
     use proptest::prelude::*;
     use std::collections::HashSet;
 
@@ -609,7 +613,7 @@ mod tests {
         let s = |v: &DocView<'_>| SentenceString::from_view(v, SlstSentenceWords::NoStopWords);
         assert_eq!((s(&views[0]).symbols(), s(&views[1]).symbols()), ("3333", "3333"));
         assert_eq!(s(&views[2]).symbols(), "33331");
-        assert_eq!(seed.find_pairs(&views), vec![ScoredPair { doc_a: 1, doc_b: 3, score: 0.8 }]);
+        assert_eq!(seed.find_pairs(&InMemory(&views)), vec![ScoredPair { doc_a: 1, doc_b: 3, score: 0.8 }]);
         // `terms` rule: far, sat, ran, ... are gone; A = B = "0110" with
         // keys "", "still", "figs", "": A~B is a duplicate (Jaccard 1), and
         // B~C scores 0.8 like A~C.
@@ -618,7 +622,7 @@ mod tests {
         assert_eq!(by_terms.reads(), TokenParts::Terms);
         assert_eq!(SentenceString::from_view(&views[0], SlstSentenceWords::Terms).symbols(), "0110");
         assert_eq!(
-            by_terms.find_pairs(&views),
+            by_terms.find_pairs(&InMemory(&views)),
             vec![
                 ScoredPair { doc_a: 1, doc_b: 2, score: 1.0 },
                 ScoredPair { doc_a: 1, doc_b: 3, score: 0.8 },
@@ -842,16 +846,18 @@ mod tests {
         let ids = [40u64, 30, 20, 10];
         let views: Vec<DocView<'_>> = docs.iter().zip(ids).map(|(d, doc_id)| d.view(doc_id)).collect();
         // base~Y: matched 3 + 4 = 7, Jaccard 7 / (8 + 8 - 7) = 7/9.
-        assert_eq!(slst.find_pairs(&views), vec![ScoredPair { doc_a: 30, doc_b: 40, score: 7.0 / 9.0 }]);
+        assert_eq!(slst.find_pairs(&InMemory(&views)), vec![ScoredPair { doc_a: 30, doc_b: 40, score: 7.0 / 9.0 }]);
+        // The same read a document at a time.
+        assert_eq!(slst.find_pairs(&crate::methods::Chunked(&views, 1)), slst.find_pairs(&InMemory(&views)));
         assert_eq!(slst.id(), "slst");
         // With m = 5 the pair has no block long enough.
         let strict = Slst::new(&MethodsConfig { slst_min_block: 5, ..cfg.clone() });
-        assert!(strict.find_pairs(&views).is_empty());
+        assert!(strict.find_pairs(&InMemory(&views)).is_empty());
         // A score floor above 7/9 drops the pair; at exactly 7/9 it stays.
         let picky = Slst::new(&MethodsConfig { slst_min_jaccard: 0.78, ..cfg.clone() });
-        assert!(picky.find_pairs(&views).is_empty());
+        assert!(picky.find_pairs(&InMemory(&views)).is_empty());
         let at_floor = Slst::new(&MethodsConfig { slst_min_jaccard: 7.0 / 9.0, ..cfg.clone() });
-        assert_eq!(at_floor.find_pairs(&views).len(), 1);
-        assert!(slst.find_pairs(&[]).is_empty());
+        assert_eq!(at_floor.find_pairs(&InMemory(&views)).len(), 1);
+        assert!(slst.find_pairs(&InMemory(&[])).is_empty());
     }
 }

@@ -8,7 +8,7 @@
 //! pipeline); two different strings colliding has probability 2^-64 per
 //! pair of strings, far below anything a crawl can show.
 
-use super::{DocView, PairMethod, ScoredPair, TokenParts};
+use super::{DocPasses, PairMethod, ScoredPair, TokenParts};
 use crate::config::MethodsConfig;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use rayon::prelude::*;
@@ -227,13 +227,18 @@ impl SpotSigs {
     }
 
     /// [`PairMethod::find_pairs`] together with the search counters.
-    pub fn find_pairs_with_stats(&self, docs: &[DocView<'_>]) -> (Vec<ScoredPair>, SearchStats) {
-        let sets: Vec<Multiset> = docs.par_iter().map(|d| self.multiset(d.words)).collect();
+    pub fn find_pairs_with_stats(&self, docs: &dyn DocPasses) -> (Vec<ScoredPair>, SearchStats) {
+        // One pass; only each document's spot multiset is kept.
+        let (mut sets, mut ids): (Vec<Multiset>, Vec<u64>) = (Vec::new(), Vec::new());
+        docs.each_chunk(&mut |chunk| {
+            sets.par_extend(chunk.par_iter().map(|d| self.multiset(d.words)));
+            ids.extend(chunk.iter().map(|d| d.doc_id));
+        });
         let (found, stats) = self.search(&sets);
         let mut pairs: Vec<ScoredPair> = found
             .into_iter()
             .map(|(x, y, score)| {
-                let (a, b) = (docs[x].doc_id, docs[y].doc_id);
+                let (a, b) = (ids[x], ids[y]);
                 ScoredPair { doc_a: a.min(b), doc_b: a.max(b), score }
             })
             .collect();
@@ -373,14 +378,14 @@ impl PairMethod for SpotSigs {
         TokenParts::Words
     }
 
-    fn find_pairs(&self, docs: &[DocView<'_>]) -> Vec<ScoredPair> {
+    fn find_pairs(&self, docs: &dyn DocPasses) -> Vec<ScoredPair> {
         self.find_pairs_with_stats(docs).0
     }
 
     /// Adds `spotsigs_docs`, `spotsigs_comparisons` (exact Jaccards computed)
     /// and `spotsigs_all_pairs` (what an all-pairs search would compute), so
     /// the saving of the partition + inverted-index pruning is on record.
-    fn find_pairs_counted(&self, docs: &[DocView<'_>], counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
+    fn find_pairs_counted(&self, docs: &dyn DocPasses, counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
         let (pairs, stats) = self.find_pairs_with_stats(docs);
         let n = stats.docs as u64;
         counters.insert("spotsigs_docs".into(), n);
@@ -394,7 +399,7 @@ impl PairMethod for SpotSigs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::leaked;
+    use crate::methods::{leaked, DocView, InMemory};
     use proptest::prelude::*;
 
     fn words(text: &str) -> &'static [&'static str] {
@@ -623,7 +628,9 @@ mod tests {
         // 14) completes the chain of the@10, the:carolina:extra instead of
         // the:carolina, so Jaccard = 3 / 5. "the cat" has one signature
         // (fewer than min_spots = 2); "nothing here" has none.
-        let (pairs, stats) = s.find_pairs_with_stats(&views);
+        let (pairs, stats) = s.find_pairs_with_stats(&InMemory(&views));
+        // The same read a document at a time.
+        assert_eq!(s.find_pairs_with_stats(&crate::methods::Chunked(&views, 1)).0, pairs);
         assert_eq!(pairs, vec![ScoredPair { doc_a: 9, doc_b: 50, score: 3.0 / 5.0 }]);
         assert_eq!(stats.docs, 2);
         assert_eq!(s.id(), "spotsigs");

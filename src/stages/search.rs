@@ -3,10 +3,10 @@
 //! The methods that find their pairs by a corpus-wide search of their own
 //! rather than by equal signatures ([`registry::MethodSpec::search`]):
 //! SpotSigs (partitioned, pruned inverted index) and SL+ST (suffix array
-//! over sentence-length strings). They need
-//! every document at once, so this stage is not sharded; it holds the
-//! tokenized corpus in memory, one search at a time and only the token
-//! lists that search reads. Both searches are bounded like every method
+//! over sentence-length strings). They need every document at once, so
+//! this stage is not sharded; one search at a time reads the token lists
+//! it needs a chunk at a time and keeps only its compact form of each
+//! document (spot multisets, sentence strings). Both searches are bounded like every method
 //! (`candidates.max_edges_per_document`): a bounded number of comparisons
 //! per document, and each document's strongest edges kept.
 
@@ -15,11 +15,11 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry;
-use crate::methods::{self, DocView, PairMethod};
+use crate::methods::{self, PairMethod};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::TableOutput;
 use crate::tables::columns::method_pairs;
-use crate::tables::tokens::load_tokens;
+use crate::tables::tokens::TokenPasses;
 
 /// The search stage.
 pub struct Search;
@@ -38,41 +38,37 @@ impl Stage for Search {
         json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
-        ctx.runtime.block_on(run(ctx))
-    }
-}
-
-async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let max_edges = ctx.config.candidates.max_edges_per_document as usize;
-    // In registry order, whatever the order of `enabled`, as before.
-    let searches: Vec<Box<dyn PairMethod>> = registry::METHODS
-        .iter()
-        .filter(|m| ctx.config.methods.is_enabled(m.id))
-        .filter_map(|m| m.search.map(|build| build(&ctx.config.methods, max_edges)))
-        .collect();
-    let session = ctx.session().await?;
-    let mut report = StageReport::default();
-    let mut w = TableOutput::<method_pairs::Rows>::create(&ctx.out)?;
-    for search in &searches {
-        // One search's token lists at a time: the corpus is held whole.
-        let rows = load_tokens(&session, "", search.reads()).await?;
-        let lists = rows.lists()?;
-        let docs: Vec<DocView> = lists.views();
-        let started = std::time::Instant::now();
-        let found = search.find_pairs_counted(&docs, &mut report.counters);
-        report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
-        report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
-        let pairs = methods::keep_strongest(found, max_edges);
-        report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
-        for p in pairs {
-            w.push(|b| {
-                b.method.append_value(search.id());
-                b.doc_a.append_value(p.doc_a);
-                b.doc_b.append_value(p.doc_b);
-                b.score.append_value(p.score);
-            })?;
+        let max_edges = ctx.config.candidates.max_edges_per_document as usize;
+        // In registry order, whatever the order of `enabled`, as before.
+        let searches: Vec<Box<dyn PairMethod>> = registry::METHODS
+            .iter()
+            .filter(|m| ctx.config.methods.is_enabled(m.id))
+            .filter_map(|m| m.search.map(|build| build(&ctx.config.methods, max_edges)))
+            .collect();
+        let session = ctx.runtime.block_on(ctx.session())?;
+        let mut report = StageReport::default();
+        let mut w = TableOutput::<method_pairs::Rows>::create(&ctx.out)?;
+        for search in &searches {
+            // One pass over the token lists the search reads, a chunk at a
+            // time; the search keeps its compact form of each document.
+            let passes = TokenPasses::new(&ctx.runtime, session.clone(), search.reads());
+            let started = std::time::Instant::now();
+            let found = search.find_pairs_counted(&passes, &mut report.counters);
+            passes.finish()?;
+            report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
+            report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
+            let pairs = methods::keep_strongest(found, max_edges);
+            report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
+            for p in pairs {
+                w.push(|b| {
+                    b.method.append_value(search.id());
+                    b.doc_a.append_value(p.doc_a);
+                    b.doc_b.append_value(p.doc_b);
+                    b.score.append_value(p.score);
+                })?;
+            }
         }
+        report.rows.insert(method_pairs::TABLE.into(), w.commit()?);
+        Ok(report)
     }
-    report.rows.insert(method_pairs::TABLE.into(), w.commit()?);
-    Ok(report)
 }

@@ -9,15 +9,14 @@
 
 use anyhow::Result;
 use serde_json::{json, Value};
-use std::cell::RefCell;
 
 use crate::config::Config;
-use crate::methods::registry::{self, DocPasses, StateSource};
-use crate::methods::{CorpusStats, DocView};
+use crate::methods::registry::{self, StateSource};
+use crate::methods::CorpusStats;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::TableOutput;
 use crate::tables::columns::method_state;
-use crate::tables::tokens::{TokenChunks, TokenParts};
+use crate::tables::tokens::{TokenParts, TokenPasses};
 
 /// The stats stage.
 pub struct Stats;
@@ -43,13 +42,11 @@ impl Stage for Stats {
         let (session, stats) = ctx.runtime.block_on(frequencies(ctx, &mut report))?;
         // Few methods build their state from the documents themselves (a9),
         // and they read only the terms, pass after pass, a chunk at a time.
-        let passes = TokenPasses { ctx, session, failed: RefCell::new(None) };
+        let passes = TokenPasses::new(&ctx.runtime, session, TokenParts::Terms);
         let config = &ctx.config.methods;
         let started = std::time::Instant::now();
         let built = registry::build_signers(&config.enabled, config, &stats, StateSource::Corpus(&passes));
-        if let Some(e) = passes.failed.into_inner() {
-            return Err(e.context("cannot read the tokens table"));
-        }
+        passes.finish()?;
         report.counters.insert("method_state_build_ms".into(), started.elapsed().as_millis() as u64);
         let mut writer = TableOutput::<method_state::Rows>::create(&ctx.out)?;
         for method in &built {
@@ -66,10 +63,6 @@ impl Stage for Stats {
         Ok(report)
     }
 }
-
-/// Documents per chunk of a pass over the terms: the chunks of the
-/// `signatures` stage.
-const PASS_CHUNK_DOCS: usize = 4096;
 
 /// `df` and `corpus_stats` written; a session that sees them, and the
 /// statistics read back.
@@ -88,35 +81,4 @@ async fn frequencies(
     let session = ctx.session().await?;
     let stats = crate::tables::corpus_stats::load_corpus_stats(&session).await?;
     Ok((session, stats))
-}
-
-/// The corpus's terms read again from `tokens` for each pass, in chunks of
-/// [`PASS_CHUNK_DOCS`] documents in doc_id order: a9's two passes hold one
-/// chunk at a time, where they held every document's terms (most of this
-/// stage's 3.1 GB at eight Javadoc copies).
-struct TokenPasses<'a> {
-    ctx: &'a RunContext,
-    session: datafusion::prelude::SessionContext,
-    /// The first error of a pass; the pass stops there.
-    failed: RefCell<Option<anyhow::Error>>,
-}
-
-impl DocPasses for TokenPasses<'_> {
-    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
-        if self.failed.borrow().is_some() {
-            return;
-        }
-        let mut pass = || -> Result<()> {
-            let runtime = &self.ctx.runtime;
-            let mut chunks = runtime.block_on(TokenChunks::open(&self.session, "", TokenParts::Terms))?;
-            while let Some(chunk) = runtime.block_on(chunks.next_chunk(PASS_CHUNK_DOCS))? {
-                let lists = chunk.lists()?;
-                f(&lists.views());
-            }
-            Ok(())
-        };
-        if let Err(e) = pass() {
-            *self.failed.borrow_mut() = Some(e);
-        }
-    }
 }

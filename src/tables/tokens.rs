@@ -9,8 +9,8 @@ use arrow::datatypes::UInt32Type;
 use futures::StreamExt;
 use std::ops::Range;
 
-use crate::methods::DocView;
 pub use crate::methods::TokenParts;
+use crate::methods::{DocPasses, DocView};
 use crate::tables::column;
 use crate::tables::columns::tokens;
 use crate::text::words_of_cell;
@@ -206,6 +206,63 @@ impl TokenChunks {
         self.pending = rest;
         self.pending_rows -= n;
         Ok(Some(TokenChunk { batches: taken }))
+    }
+}
+
+/// Documents per chunk of a pass: the chunks of the `signatures` stage.
+const PASS_CHUNK_DOCS: usize = 4096;
+
+/// The corpus's token lists (`parts`) read again from `tokens` for each
+/// pass ([`DocPasses`]), in chunks of [`PASS_CHUNK_DOCS`] documents in
+/// doc_id order: a stage that needs the whole corpus (a9's state in
+/// `stats`, the pair searches) holds one chunk of token lists at a time
+/// and only its own compact form of every document. Called from outside
+/// the runtime: each chunk is read with `runtime.block_on`.
+pub struct TokenPasses<'a> {
+    runtime: &'a tokio::runtime::Runtime,
+    session: datafusion::prelude::SessionContext,
+    parts: TokenParts,
+    /// The first error of a pass; that pass stops there, later ones do not
+    /// start.
+    failed: std::cell::RefCell<Option<anyhow::Error>>,
+}
+
+impl<'a> TokenPasses<'a> {
+    /// Passes over the `tokens` table of `session`.
+    pub fn new(
+        runtime: &'a tokio::runtime::Runtime,
+        session: datafusion::prelude::SessionContext,
+        parts: TokenParts,
+    ) -> Self {
+        TokenPasses { runtime, session, parts, failed: std::cell::RefCell::new(None) }
+    }
+
+    /// The error that stopped a pass, if one did: what was built from the
+    /// passes is then incomplete.
+    pub fn finish(self) -> Result<()> {
+        match self.failed.into_inner() {
+            Some(e) => Err(e.context("cannot read the tokens table")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl DocPasses for TokenPasses<'_> {
+    fn each_chunk(&self, f: &mut dyn FnMut(&[DocView<'_>])) {
+        if self.failed.borrow().is_some() {
+            return;
+        }
+        let mut pass = || -> Result<()> {
+            let mut chunks = self.runtime.block_on(TokenChunks::open(&self.session, "", self.parts))?;
+            while let Some(chunk) = self.runtime.block_on(chunks.next_chunk(PASS_CHUNK_DOCS))? {
+                let lists = chunk.lists()?;
+                f(&lists.views());
+            }
+            Ok(())
+        };
+        if let Err(e) = pass() {
+            *self.failed.borrow_mut() = Some(e);
+        }
     }
 }
 
