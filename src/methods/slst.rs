@@ -29,8 +29,7 @@
 use super::{DocPasses, DocView, PairMethod, ScoredPair, TokenParts};
 use crate::config::{MethodsConfig, SlstSentenceWords};
 use rayon::prelude::*;
-use std::collections::{BinaryHeap, HashMap};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::collections::BinaryHeap;
 use suffix::SuffixTable;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -60,35 +59,13 @@ pub fn encode_length(len: usize) -> Option<u8> {
 pub struct SentenceString {
     symbols: Vec<u8>,
     keys: Vec<u64>,
-    /// The positions of each sentence class (symbol, key), built once per
-    /// document: [`verified_blocks`] runs for every candidate pair and
-    /// would otherwise index both documents again each time.
-    classes: ClassIndex,
-}
-
-/// Positions of the sentence classes of one document.
-type ClassIndex = HashMap<(u8, u64), Vec<u32>, BuildHasherDefault<ClassHasher>>;
-
-/// The hasher of sentence classes: their key is already an xxh3 value, so
-/// one multiply mixes in the symbol (SipHash was a third of SL+ST's time).
-#[derive(Default)]
-struct ClassHasher(u64);
-
-impl Hasher for ClassHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.write_u8(b);
-        }
-    }
-    fn write_u8(&mut self, n: u8) {
-        self.0 = (self.0 ^ n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
+    /// The sentence positions ordered by class (symbol, key), then
+    /// position, so each class's positions are one run: [`anchors`] merges
+    /// two documents' orders. Built once per document: [`verified_blocks`]
+    /// runs for every candidate pair and would otherwise sort both
+    /// documents again each time. Four bytes per sentence, where a map of
+    /// classes took tens (SL+ST holds every document's at once).
+    by_class: Vec<u32>,
 }
 
 impl SentenceString {
@@ -117,11 +94,9 @@ impl SentenceString {
                 }
             }
         }
-        let mut classes = ClassIndex::default();
-        for (i, class) in symbols.iter().zip(&keys).enumerate() {
-            classes.entry((*class.0, *class.1)).or_default().push(i as u32);
-        }
-        SentenceString { symbols, keys, classes }
+        let mut by_class: Vec<u32> = (0..symbols.len() as u32).collect();
+        by_class.sort_unstable_by_key(|&i| (symbols[i as usize], keys[i as usize], i));
+        SentenceString { symbols, keys, by_class }
     }
 
     /// The sentence-length string, e.g. `"3a07"`.
@@ -177,44 +152,71 @@ pub struct Block {
 /// inside the last run found on its diagonal is skipped, so every run is
 /// walked once.
 pub fn verified_blocks(x: &SentenceString, y: &SentenceString, max_repeats: usize) -> Vec<Block> {
-    // Called for every candidate pair of documents: the class positions
-    // were indexed once per document, and the per-diagonal ends are a plain
-    // array rather than a map.
+    // Called for every candidate pair of documents: the class orders were
+    // built once per document, and the per-diagonal ends are a plain array
+    // rather than a map.
     // Per diagonal (j - i, offset by |x|), the end in y of the last run
     // found; 0 (no run) never exceeds a position.
     let mut run_end = vec![0usize; x.len() + y.len() + 1];
     let mut blocks = Vec::new();
-    for j in 0..y.len() {
-        let class = (y.symbols[j], y.keys[j]);
-        let Some(starts) = x.classes.get(&class) else {
-            continue;
-        };
-        if starts.len() > max_repeats || y.classes[&class].len() > max_repeats {
-            continue;
+    for (j, i) in anchors(x, y, max_repeats) {
+        let (i, j) = (i as usize, j as usize);
+        let diagonal = j + x.len() - i;
+        if j < run_end[diagonal] {
+            continue; // inside a run already found
         }
-        for &i in starts {
-            let i = i as usize;
-            let diagonal = j + x.len() - i;
-            if j < run_end[diagonal] {
-                continue; // inside a run already found
-            }
-            let (mut a, mut b) = (i, j);
-            while a > 0 && b > 0 && x.verifies(a - 1, y, b - 1) {
-                a -= 1;
-                b -= 1;
-            }
-            let mut len = 0;
-            while a + len < x.len() && b + len < y.len() && x.verifies(a + len, y, b + len) {
-                len += 1;
-            }
-            run_end[diagonal] = b + len;
-            if len >= 2 {
-                blocks.push(Block { a, b, len });
-            }
+        let (mut a, mut b) = (i, j);
+        while a > 0 && b > 0 && x.verifies(a - 1, y, b - 1) {
+            a -= 1;
+            b -= 1;
+        }
+        let mut len = 0;
+        while a + len < x.len() && b + len < y.len() && x.verifies(a + len, y, b + len) {
+            len += 1;
+        }
+        run_end[diagonal] = b + len;
+        if len >= 2 {
+            blocks.push(Block { a, b, len });
         }
     }
     blocks.sort_unstable();
     blocks
+}
+
+/// The anchors of [`verified_blocks`] as (position in y, position in x),
+/// sorted: aligned sentences of one class that occurs at most
+/// `max_repeats` times in each document. One merge of the two documents'
+/// class orders ([`SentenceString::by_class`]), so a pair costs a walk
+/// over both documents and not a lookup per sentence.
+fn anchors(x: &SentenceString, y: &SentenceString, max_repeats: usize) -> Vec<(u32, u32)> {
+    let class = |s: &SentenceString, k: usize| {
+        let i = s.by_class[k] as usize;
+        (s.symbols[i], s.keys[i])
+    };
+    // The end of the run of `s.by_class` that has the class at `start`.
+    let run_end = |s: &SentenceString, start: usize| {
+        let c = class(s, start);
+        (start + 1..s.by_class.len()).find(|&k| class(s, k) != c).unwrap_or(s.by_class.len())
+    };
+    let mut found = Vec::new();
+    let (mut p, mut q) = (0, 0);
+    while p < x.by_class.len() && q < y.by_class.len() {
+        match class(x, p).cmp(&class(y, q)) {
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+            std::cmp::Ordering::Equal => {
+                let (p_end, q_end) = (run_end(x, p), run_end(y, q));
+                if p_end - p <= max_repeats && q_end - q <= max_repeats {
+                    for &j in &y.by_class[q..q_end] {
+                        found.extend(x.by_class[p..p_end].iter().map(|&i| (j, i)));
+                    }
+                }
+                (p, q) = (p_end, q_end);
+            }
+        }
+    }
+    found.sort_unstable();
+    found
 }
 
 /// Number of matched sentences of two documents, counting each sentence of
