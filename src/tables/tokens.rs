@@ -291,14 +291,3 @@ async fn whole_file_scans(
     options.execution.target_partitions = files.len().max(1);
     Ok(datafusion::prelude::SessionContext::new_with_state(state))
 }
-
-/// Loads every `tokens` row selected by `filter` (a SQL WHERE clause, or
-/// empty) in doc_id order, with the lists `parts` names.
-pub async fn load_tokens(
-    session: &datafusion::prelude::SessionContext,
-    filter: &str,
-    parts: TokenParts,
-) -> Result<TokenChunk> {
-    let mut chunks = TokenChunks::open(session, filter, parts).await?;
-    Ok(chunks.next_chunk(usize::MAX).await?.unwrap_or_default())
-}
