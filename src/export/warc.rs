@@ -1036,16 +1036,25 @@ fn corpus_file(
                 };
                 let (text, html) = (as_text(fields.remove("text")), as_text(fields.remove("html")));
                 let rest = serde_json::to_string(&fields)?;
-                match (corpus::text_is_used(text.as_deref()), text, html) {
-                    (true, Some(text), _) => write(d, "jsonl", &text, false, &rest)?,
-                    (_, _, Some(html)) => write(d, "jsonl", &html, true, &rest)?,
-                    _ => anyhow::bail!("line at {} has no text any more", d.offset),
-                }
+                let Some((body, html)) = body_of(text.as_deref(), html.as_deref()) else {
+                    anyhow::bail!("line at {} has no text any more", d.offset);
+                };
+                write(d, "jsonl", body, html, &rest)?;
             }
         }
         None => parquet_rows(source, &kept, &mut |d, text, html, rest| write(d, "parquet", text, html, rest))?,
     }
     Ok(())
+}
+
+/// What a corpus record holds: its text when ingest read the text
+/// ([`corpus::text_is_used`]), else its HTML (then `true`).
+fn body_of<'a>(text: Option<&'a str>, html: Option<&'a str>) -> Option<(&'a str, bool)> {
+    match (corpus::text_is_used(text), text, html) {
+        (true, Some(text), _) => Some((text, false)),
+        (_, _, Some(html)) => Some((html, true)),
+        _ => None,
+    }
 }
 
 /// Calls `write` for each row of a Parquet corpus that `kept` names (by
@@ -1094,11 +1103,10 @@ fn parquet_rows(
             };
             let (text, html) = (value(&texts), value(&htmls));
             let rest = fields.get(i).copied().unwrap_or("{}");
-            match (corpus::text_is_used(text.as_deref()), text, html) {
-                (true, Some(text), _) => write(d, &text, false, rest)?,
-                (_, _, Some(html)) => write(d, &html, true, rest)?,
-                _ => anyhow::bail!("row {} has no text any more", d.offset),
-            }
+            let Some((body, html)) = body_of(text.as_deref(), html.as_deref()) else {
+                anyhow::bail!("row {} has no text any more", d.offset);
+            };
+            write(d, body, html, rest)?;
         }
         first_row += rows;
     }
