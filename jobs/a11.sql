@@ -1,7 +1,8 @@
 -- A11 Decomposition (spec section 7) over `a11_shingles` (shingle, doc_id,
 -- doc_len: each document's distinct shingles, or the rarest
 -- ${a11_prefix_share} of them, a11_shingles.sql).
--- 1. A shingle's records ordered by document length (then doc_id) form a chain.
+-- 1. A shingle's records ordered by document length (then doc_id) form a
+--    chain: the table a11_chains (a11_chains.sql), with each record's place.
 -- 2. The spec splits the chain wherever a length exceeds ${ratio} times the
 --    previous one and pairs documents of a piece whose length ratio is
 --    <= ${ratio}. Two documents within that ratio are always in the same
@@ -24,25 +25,11 @@
 -- Chains longer than ${max_group_size} are walked like any other and
 -- listed in hot_signatures.
 -- Gives (method = 'a11', doc_a, doc_b, strength, len_gap, score = NULL).
-WITH shared AS (
-    -- Most shingles belong to one document; chaining only the shared ones
-    -- keeps the window's sort and the links small.
-    SELECT shingle
-    FROM a11_shingles
-    GROUP BY shingle
-    HAVING COUNT(*) >= 2
-),
-members AS (
-    SELECT s.shingle, s.doc_id, s.doc_len,
-           CAST(ROW_NUMBER() OVER (PARTITION BY s.shingle ORDER BY s.doc_len, s.doc_id) AS BIGINT) AS pos
-    FROM a11_shingles s
-    JOIN shared USING (shingle)
-),
-steps(step) AS (VALUES ${chain_steps}),
+WITH steps(step) AS (VALUES ${chain_steps}),
 targets AS (
     -- next_pos is its own column: see candidates_exact.sql for why.
     SELECT a.shingle, a.doc_id, a.doc_len, a.pos + s.step AS next_pos
-    FROM members a
+    FROM a11_chains a
     CROSS JOIN steps s
 ),
 links AS (
@@ -50,7 +37,7 @@ links AS (
            GREATEST(a.doc_id, b.doc_id) AS doc_b,
            CAST(b.doc_len AS BIGINT) - CAST(a.doc_len AS BIGINT) AS len_gap
     FROM targets a
-    JOIN members b ON b.shingle = a.shingle AND b.pos = a.next_pos
+    JOIN a11_chains b ON b.shingle = a.shingle AND b.pos = a.next_pos
     WHERE a.doc_len = b.doc_len
        OR (a.doc_len > 0 AND CAST(b.doc_len AS DOUBLE) / CAST(a.doc_len AS DOUBLE) <= ${ratio})
 ),

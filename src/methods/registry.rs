@@ -173,12 +173,33 @@ pub enum Edges {
     SharedSignatures,
     /// Its search's pairs (`method_pairs`, all searches at once).
     Search,
-    /// SQL jobs of its own, registered as views in this order; `edges` names
-    /// the view giving its edges, `groups` the view giving its records'
-    /// group keys (method, slot, sig), which `hot_signatures` counts. A
-    /// method with signatures and its own SQL uses its signatures as an
-    /// index only: its rows of `exact_edges` are not edges.
-    Sql { views: &'static [(&'static str, &'static str)], edges: &'static str, groups: Option<&'static str> },
+    /// SQL jobs of its own, run in this order; `edges` names the view
+    /// giving its edges, `groups` the view giving its records' group keys
+    /// (method, slot, sig), which `hot_signatures` counts. A method with
+    /// signatures and its own SQL uses its signatures as an index only: its
+    /// rows of `exact_edges` are not edges.
+    Sql { jobs: &'static [SqlJob], edges: &'static str, groups: Option<&'static str> },
+}
+
+/// One SQL job of a method's own (`Edges::Sql`), by its name and text.
+#[derive(Clone, Copy)]
+pub enum SqlJob {
+    /// Registered as a view: computed where it is read.
+    View(&'static str, &'static str),
+    /// Written once as a table of the candidates stage (with a schema in
+    /// `schemas/`) and read back: for results the later jobs read more
+    /// than once, since DataFusion inlines a view at every use (a
+    /// self-join of a view computes it twice).
+    Table(&'static str, &'static str),
+}
+
+impl SqlJob {
+    /// The view's or table's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SqlJob::View(name, _) | SqlJob::Table(name, _) => name,
+        }
+    }
 }
 
 /// Where a method whose state needs the documents takes it from.
@@ -256,10 +277,11 @@ pub static METHODS: &[MethodSpec] = &[
         id: "a11",
         records: Some(Records::of::<a11::ShingleRecords>()),
         edges: Edges::Sql {
-            views: &[
-                ("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
-                ("a11_edges", include_str!("../../jobs/a11.sql")),
-                ("a11_groups", include_str!("../../jobs/a11_groups.sql")),
+            jobs: &[
+                SqlJob::View("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
+                SqlJob::Table("a11_chains", include_str!("../../jobs/a11_chains.sql")),
+                SqlJob::View("a11_edges", include_str!("../../jobs/a11.sql")),
+                SqlJob::View("a11_groups", include_str!("../../jobs/a11_groups.sql")),
             ],
             edges: "a11_edges",
             groups: Some("a11_groups"),
@@ -284,9 +306,9 @@ pub static METHODS: &[MethodSpec] = &[
         id: "a12",
         records: Some(Records::of::<a12::A12Records>()),
         edges: Edges::Sql {
-            views: &[
-                ("a12_edges", include_str!("../../jobs/a12.sql")),
-                ("a12_groups", include_str!("../../jobs/a12_groups.sql")),
+            jobs: &[
+                SqlJob::View("a12_edges", include_str!("../../jobs/a12.sql")),
+                SqlJob::View("a12_groups", include_str!("../../jobs/a12_groups.sql")),
             ],
             edges: "a12_edges",
             groups: Some("a12_groups"),
@@ -306,7 +328,7 @@ pub static METHODS: &[MethodSpec] = &[
         id: "minhash",
         records: Some(Records::of::<shingles::MinHash>()),
         edges: Edges::Sql {
-            views: &[("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
+            jobs: &[SqlJob::View("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
             edges: "minhash_edges",
             groups: None,
         },
@@ -383,6 +405,16 @@ pub fn build_signers(
 }
 
 /// The tables of per-document records of every method, in registry order.
+/// The tables the methods' own SQL writes in the candidates stage
+/// ([`SqlJob::Table`]).
+pub fn sql_tables() -> impl Iterator<Item = &'static str> {
+    METHODS.iter().flat_map(|m| match &m.edges {
+        Edges::Sql { jobs, .. } => jobs.iter(),
+        _ => [].iter(),
+    })
+    .filter_map(|job| matches!(job, SqlJob::Table(..)).then(|| job.name()))
+}
+
 pub fn record_tables() -> impl Iterator<Item = &'static str> {
     METHODS.iter().filter_map(|m| m.records.as_ref().map(|r| r.table))
 }
@@ -428,11 +460,16 @@ mod tests {
             match &m.edges {
                 Edges::SharedSignatures => assert!(m.signer.is_some(), "{} has no signatures", m.id),
                 Edges::Search => assert!(m.search.is_some(), "{} has no search", m.id),
-                Edges::Sql { views, edges, groups } => {
+                Edges::Sql { jobs, edges, groups } => {
                     assert!(m.signer.is_some() || m.records.is_some(), "{} has nothing its SQL reads", m.id);
-                    let names: Vec<&str> = views.iter().map(|v| v.0).collect();
+                    let names: Vec<&str> = jobs.iter().map(SqlJob::name).collect();
                     assert!(names.contains(edges), "{}: edge view {edges} is not among its views", m.id);
                     assert!(groups.is_none_or(|g| names.contains(&g)), "{}: group view is not among its views", m.id);
+                    for job in *jobs {
+                        if let SqlJob::Table(table, _) = job {
+                            assert!(crate::schema::table_names().any(|t| t == *table), "{table}: no schema");
+                        }
+                    }
                 }
             }
             if let Some(r) = &m.records {

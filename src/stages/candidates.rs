@@ -10,7 +10,7 @@
 //! `methods.minhash_threshold`, before that bound is applied. Rust only
 //! registers the intermediate results as views and writes the table.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use arrow::array::Array;
 use futures::StreamExt;
 use serde_json::{json, Value};
@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::config::Config;
-use crate::methods::registry::{self, Edges};
+use crate::methods::registry::{self, Edges, SqlJob};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
 use crate::table::TableOutput;
@@ -37,7 +37,9 @@ impl Stage for Candidates {
         tables
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["candidates", "hot_signatures"]
+        let mut tables = vec!["candidates", "hot_signatures"];
+        tables.extend(registry::sql_tables());
+        tables
     }
     fn config_section(&self, config: &Config) -> Value {
         let methods_sql: serde_json::Map<String, Value> = registry::METHODS
@@ -89,30 +91,45 @@ const METHOD_GROUPS: &str = "method_groups";
 
 /// Registers the views the candidate SQL reads over the tables of
 /// `session`: `exact_edges` (the signature groups), every method's own SQL
-/// views in registry order, and the unions [`METHOD_EDGES`] and
-/// [`METHOD_GROUPS`]. Every method's views are registered, enabled or not:
-/// the stage's result depends only on its input tables, which are empty
-/// for a method that is off.
-async fn register_edge_views(session: &datafusion::prelude::SessionContext, config: &Config) -> Result<()> {
+/// jobs in registry order, and the unions [`METHOD_EDGES`] and
+/// [`METHOD_GROUPS`]. Every method's jobs run, enabled or not: the stage's
+/// result depends only on its input tables, which are empty for a method
+/// that is off. A job that is a table ([`SqlJob::Table`]) is written to
+/// `out` here; returns the rows of each.
+async fn register_edge_views(
+    session: &datafusion::prelude::SessionContext,
+    out: &Path,
+    config: &Config,
+) -> Result<BTreeMap<String, u64>> {
     let params = sql_params(config);
-    let mut views: Vec<(&str, &str)> = vec![
-        ("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
-        ("signature_edges", include_str!("../../jobs/signature_edges.sql")),
-        ("search_edges", include_str!("../../jobs/search_edges.sql")),
+    let mut jobs: Vec<SqlJob> = vec![
+        SqlJob::View("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
+        SqlJob::View("signature_edges", include_str!("../../jobs/signature_edges.sql")),
+        SqlJob::View("search_edges", include_str!("../../jobs/search_edges.sql")),
     ];
     let mut edge_views = vec!["signature_edges"];
     let mut group_views = vec!["signatures"];
     for m in registry::METHODS {
-        if let Edges::Sql { views: own, edges, groups } = &m.edges {
-            views.extend(own.iter().copied());
+        if let Edges::Sql { jobs: own, edges, groups } = &m.edges {
+            jobs.extend(own.iter().copied());
             edge_views.push(edges);
             group_views.extend(groups);
         }
     }
     edge_views.push("search_edges");
-    for (view, sql) in views {
-        let df = session.sql(&substitute(sql, &params)).await?;
-        session.register_table(view, df.into_view())?;
+    let mut written = BTreeMap::new();
+    for job in jobs {
+        match job {
+            SqlJob::View(view, sql) => {
+                let df = session.sql(&substitute(sql, &params)).await?;
+                session.register_table(view, df.into_view())?;
+            }
+            SqlJob::Table(table, sql) => {
+                let rows = run_into_table(session, out, table, &substitute(sql, &params)).await?;
+                register_written_table(session, out, table).await?;
+                written.insert(table.to_string(), rows);
+            }
+        }
     }
     for (name, sources, columns) in [
         (METHOD_EDGES, edge_views, "method, doc_a, doc_b, strength, len_gap, score"),
@@ -122,14 +139,27 @@ async fn register_edge_views(session: &datafusion::prelude::SessionContext, conf
         let df = session.sql(&union.join("\nUNION ALL\n")).await?;
         session.register_table(name, df.into_view())?;
     }
+    Ok(written)
+}
+
+/// Registers (again) the table just written under `out`: the session
+/// registered the folder's tables when it opened, an earlier run's copy
+/// among them.
+async fn register_written_table(session: &datafusion::prelude::SessionContext, out: &Path, table: &str) -> Result<()> {
+    let path = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?.join(table);
+    session.deregister_table(table)?;
+    session
+        .register_parquet(table, path.to_string_lossy().as_ref(), datafusion::prelude::ParquetReadOptions::default())
+        .await
+        .with_context(|| format!("cannot register table {table} at {}", path.display()))?;
     Ok(())
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let params = sql_params(&ctx.config);
     let session = ctx.sql_stage_session().await?;
-    register_edge_views(&session, &ctx.config).await?;
     let mut report = StageReport::default();
+    report.rows.extend(register_edge_views(&session, &ctx.out, &ctx.config).await?);
     let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
@@ -172,7 +202,7 @@ pub async fn candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u6
 /// that check a method's rule on hand-made tables.
 pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u64, String, Option<f64>)>> {
     let session = crate::sql::session_over(out).await?;
-    register_edge_views(&session, config).await?;
+    register_edge_views(&session, out, config).await?;
     let sql = substitute(include_str!("../../jobs/candidates.sql"), &sql_params(config));
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
