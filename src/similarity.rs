@@ -10,8 +10,10 @@
 //! How: common prefix and suffix are stripped, then the LCS of the rest is
 //! computed with the bit-parallel algorithm of Allison–Dix / Hyyrö
 //! (`V' = (V + (V & M)) | (V & !M)`, one 64-bit word per 64 characters of the
-//! shorter string), which is exact and costs O(|a|·|b|/64) word operations,
-//! independently of how different the strings are.
+//! longer string, one row per character of the shorter), restricted to the
+//! band of diagonals the limit allows. It is exact and costs about
+//! |short|·band/64 word operations, independently of how different the
+//! strings are.
 //!
 //! Where it differs from Perl: the module runs GNU diff's `compareseq`
 //! non-minimal, so a sub-problem whose middle-snake search exceeds
@@ -180,7 +182,8 @@ fn lcs_bit_parallel(
 /// verification's time, and it is bound by the carry chain. Written with
 /// `overflowing_add`, the carry goes through a register every word (`setb`,
 /// `bt`, `adc`: 3–4 cycles); four `adc` in a row keep it in the flags.
-/// Measured on pairs of 4k–30k random chars: 2.2 times faster.
+/// Measured on pairs of 4k–30k random chars: 2.2 times faster; Javadoc's
+/// verify stage went from 23 to 12.5 CPU-s with this function alone.
 #[cfg(target_arch = "x86_64")]
 #[inline(never)]
 fn advance_row(v: &mut [u64], pm: &[u64]) {

@@ -404,17 +404,19 @@ pub fn build_signers(
         .collect()
 }
 
-/// The tables of per-document records of every method, in registry order.
 /// The tables the methods' own SQL writes in the candidates stage
-/// ([`SqlJob::Table`]).
+/// ([`SqlJob::Table`]), in registry order.
 pub fn sql_tables() -> impl Iterator<Item = &'static str> {
-    METHODS.iter().flat_map(|m| match &m.edges {
-        Edges::Sql { jobs, .. } => jobs.iter(),
-        _ => [].iter(),
-    })
-    .filter_map(|job| matches!(job, SqlJob::Table(..)).then(|| job.name()))
+    METHODS
+        .iter()
+        .flat_map(|m| match &m.edges {
+            Edges::Sql { jobs, .. } => jobs.iter(),
+            _ => [].iter(),
+        })
+        .filter_map(|job| matches!(job, SqlJob::Table(..)).then(|| job.name()))
 }
 
+/// The tables of per-document records of every method, in registry order.
 pub fn record_tables() -> impl Iterator<Item = &'static str> {
     METHODS.iter().filter_map(|m| m.records.as_ref().map(|r| r.table))
 }

@@ -89,14 +89,14 @@ const METHOD_EDGES: &str = "method_edges";
 /// The view whose group keys (method, slot, sig) `hot_signatures.sql` counts.
 const METHOD_GROUPS: &str = "method_groups";
 
-/// Registers the views the candidate SQL reads over the tables of
+/// Runs the SQL jobs the candidate SQL reads, over the tables of
 /// `session`: `exact_edges` (the signature groups), every method's own SQL
 /// jobs in registry order, and the unions [`METHOD_EDGES`] and
 /// [`METHOD_GROUPS`]. Every method's jobs run, enabled or not: the stage's
 /// result depends only on its input tables, which are empty for a method
 /// that is off. A job that is a table ([`SqlJob::Table`]) is written to
 /// `out` here; returns the rows of each.
-async fn register_edge_views(
+async fn run_edge_jobs(
     session: &datafusion::prelude::SessionContext,
     out: &Path,
     config: &Config,
@@ -159,7 +159,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let params = sql_params(&ctx.config);
     let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
-    report.rows.extend(register_edge_views(&session, &ctx.out, &ctx.config).await?);
+    report.rows.extend(run_edge_jobs(&session, &ctx.out, &ctx.config).await?);
     let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
@@ -202,7 +202,7 @@ pub async fn candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u6
 /// that check a method's rule on hand-made tables.
 pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u64, String, Option<f64>)>> {
     let session = crate::sql::session_over(out).await?;
-    register_edge_views(&session, out, config).await?;
+    run_edge_jobs(&session, out, config).await?;
     let sql = substitute(include_str!("../../jobs/candidates.sql"), &sql_params(config));
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
