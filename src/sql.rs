@@ -284,17 +284,26 @@ async fn register_tables(ctx: &SessionContext, out: &Path) -> Result<()> {
             .collect();
         names.sort();
         for name in names {
-            let path = out.join(&name);
-            let mut options = ParquetReadOptions::default();
-            if SORTED_BY_DOC_ID.contains(&name.as_str()) {
-                let doc_id = datafusion::prelude::col("doc_id").sort(true, false);
-                options = options.file_sort_order(vec![vec![doc_id]]);
-            }
-            ctx.register_parquet(&name, path.to_string_lossy().as_ref(), options)
-                .await
-                .with_context(|| format!("cannot register table {name} at {}", path.display()))?;
+            register_table(ctx, out, &name).await?;
         }
     }
+    Ok(())
+}
+
+/// Registers table `name` of `out` (its folder of Parquet part files), in
+/// place of any table registered under that name: how a session opened over
+/// `out` sees each table, and how a stage sees a table it has just written.
+pub async fn register_table(ctx: &SessionContext, out: &Path, name: &str) -> Result<()> {
+    let path = out.join(name);
+    let mut options = ParquetReadOptions::default();
+    if SORTED_BY_DOC_ID.contains(&name) {
+        let doc_id = datafusion::prelude::col("doc_id").sort(true, false);
+        options = options.file_sort_order(vec![vec![doc_id]]);
+    }
+    ctx.deregister_table(name)?;
+    ctx.register_parquet(name, path.to_string_lossy().as_ref(), options)
+        .await
+        .with_context(|| format!("cannot register table {name} at {}", path.display()))?;
     Ok(())
 }
 

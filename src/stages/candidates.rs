@@ -20,7 +20,7 @@ use std::path::Path;
 use crate::config::Config;
 use crate::methods::registry::{self, Edges, SqlJob};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::sql::{run_into_table, substitute};
+use crate::sql::{register_table, run_into_table, substitute};
 use crate::table::TableOutput;
 use crate::tables::columns::candidates;
 
@@ -126,7 +126,10 @@ async fn run_edge_jobs(
             }
             SqlJob::Table(table, sql) => {
                 let rows = run_into_table(session, out, table, &substitute(sql, &params)).await?;
-                register_written_table(session, out, table).await?;
+                // Absolute, as the Ballista session registers its tables
+                // (its executors resolve the path, not this process).
+                let folder = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?;
+                register_table(session, &folder, table).await?;
                 written.insert(table.to_string(), rows);
             }
         }
@@ -140,19 +143,6 @@ async fn run_edge_jobs(
         session.register_table(name, df.into_view())?;
     }
     Ok(written)
-}
-
-/// Registers (again) the table just written under `out`: the session
-/// registered the folder's tables when it opened, an earlier run's copy
-/// among them.
-async fn register_written_table(session: &datafusion::prelude::SessionContext, out: &Path, table: &str) -> Result<()> {
-    let path = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?.join(table);
-    session.deregister_table(table)?;
-    session
-        .register_parquet(table, path.to_string_lossy().as_ref(), datafusion::prelude::ParquetReadOptions::default())
-        .await
-        .with_context(|| format!("cannot register table {table} at {}", path.display()))?;
-    Ok(())
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {

@@ -29,7 +29,7 @@ use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::{TableOutput, TableWriter};
 use crate::tables::columns::signatures;
-use crate::tables::tokens::{TokenChunks, TokenParts};
+use crate::tables::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
 use std::collections::BTreeMap;
 
 /// The signatures stage.
@@ -55,10 +55,6 @@ impl Stage for Signatures {
         ctx.runtime.block_on(run(ctx))
     }
 }
-
-/// Documents signed at a time: the stage holds one chunk of the task's
-/// tokens, so its memory does not grow with the corpus.
-const CHUNK_DOCS: usize = 4_096;
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;

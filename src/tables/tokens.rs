@@ -209,11 +209,13 @@ impl TokenChunks {
     }
 }
 
-/// Documents per chunk of a pass: the chunks of the `signatures` stage.
-const PASS_CHUNK_DOCS: usize = 4096;
+/// Documents per chunk for a stage that reads `tokens` a chunk at a time
+/// (`signatures`, and every pass of [`TokenPasses`]): what such a stage
+/// holds of the token lists, whatever the corpus size.
+pub const CHUNK_DOCS: usize = 4_096;
 
 /// The corpus's token lists (`parts`) read again from `tokens` for each
-/// pass ([`DocPasses`]), in chunks of [`PASS_CHUNK_DOCS`] documents in
+/// pass ([`DocPasses`]), in chunks of [`CHUNK_DOCS`] documents in
 /// doc_id order: a stage that needs the whole corpus (a9's state in
 /// `stats`, the pair searches) holds one chunk of token lists at a time
 /// and only its own compact form of every document. Called from outside
@@ -254,7 +256,7 @@ impl DocPasses for TokenPasses<'_> {
         }
         let mut pass = || -> Result<()> {
             let mut chunks = self.runtime.block_on(TokenChunks::open(&self.session, "", self.parts))?;
-            while let Some(chunk) = self.runtime.block_on(chunks.next_chunk(PASS_CHUNK_DOCS))? {
+            while let Some(chunk) = self.runtime.block_on(chunks.next_chunk(CHUNK_DOCS))? {
                 let lists = chunk.lists()?;
                 f(&lists.views());
             }
@@ -267,11 +269,11 @@ impl DocPasses for TokenPasses<'_> {
 }
 
 /// `session` with each part file of `tokens` scanned whole, as a partition
-/// of its own, in batches of [`BATCH_ROWS`]. Every part file is in doc_id
-/// order (the table is registered so): split into byte ranges, a file was
-/// scanned by several partitions and merged back, which copies every list;
-/// scanned whole, a single file needs no merge and no sort, and the files
-/// of a sharded stage are merged as they stream. Two files in one partition
+/// of its own, in batches of [`READ_BATCH_DOCS`]. Every part file is in
+/// doc_id order (the table is registered so): split into byte ranges, a
+/// file was scanned by several partitions and merged back, which copies
+/// every list; scanned whole, a single file needs no merge and no sort, and
+/// the files of a sharded stage are merged as they stream. Two files in one partition
 /// would lose their order and be sorted in memory, hence one partition per
 /// file. When the table's files cannot be counted (not a local folder),
 /// only the batch size changes.
@@ -285,7 +287,7 @@ async fn whole_file_scans(
         .and_then(|url| url.to_file_path().ok());
     let mut state = session.state();
     let options = state.config_mut().options_mut();
-    options.set("datafusion.execution.batch_size", &BATCH_ROWS.to_string())?;
+    options.set("datafusion.execution.batch_size", &READ_BATCH_DOCS.to_string())?;
     if let Some(files) = folder.and_then(|dir| crate::table::parquet_files(&dir).ok()) {
         options.optimizer.repartition_file_scans = false;
         options.execution.target_partitions = files.len().max(1);
@@ -298,4 +300,4 @@ async fn whole_file_scans(
 /// documents' lists decoded ahead of it were most of `signatures`' peak
 /// (heaptrack, min-hash only on Javadoc: 197 MB of a 390 MB heap in the
 /// Parquet string decoder under `TokenChunks::next_chunk`).
-const BATCH_ROWS: usize = 1024;
+const READ_BATCH_DOCS: usize = 1024;
