@@ -3,20 +3,30 @@
 -- of its host and on at least ${min_share} of the host's distinct URLs.
 -- Pages are counted by URL, not by capture: an article crawled on many nights
 -- is still one page. Reads `blocks`, writes `boilerplate`.
-WITH line_pages AS (
-    SELECT host, block_hash, COUNT(DISTINCT url_hash) AS pages, MIN(doc_id) AS example_doc_id
+--
+-- The big group-bys key on numbers only (host_hash, not the host's name):
+-- their hash tables are most of the stage's memory, and they spill under the
+-- stage's pool. Host names come back from the per-host counts, a row per host.
+WITH line_urls AS (
+    -- One row per line of a page (URL), however many captures have it.
+    SELECT host_hash, block_hash, url_hash, MIN(doc_id) AS doc_id
     FROM blocks
-    GROUP BY host, block_hash
-    HAVING COUNT(DISTINCT url_hash) >= ${min_pages}
+    GROUP BY host_hash, block_hash, url_hash
+),
+line_pages AS (
+    SELECT host_hash, block_hash, COUNT(*) AS pages, MIN(doc_id) AS example_doc_id
+    FROM line_urls
+    GROUP BY host_hash, block_hash
+    HAVING COUNT(*) >= ${min_pages}
 ),
 host_pages AS (
-    SELECT host, COUNT(DISTINCT url_hash) AS host_pages
+    SELECT host_hash, MIN(host) AS host, COUNT(DISTINCT url_hash) AS host_pages
     FROM blocks
-    GROUP BY host
+    GROUP BY host_hash
     HAVING COUNT(DISTINCT url_hash) >= ${min_pages}
 )
-SELECT l.host, l.block_hash, l.pages, h.host_pages, l.example_doc_id
+SELECT h.host, l.block_hash, l.pages, h.host_pages, l.example_doc_id
 FROM line_pages l
-JOIN host_pages h ON h.host = l.host
+JOIN host_pages h ON h.host_hash = l.host_hash
 WHERE CAST(l.pages AS DOUBLE) >= ${min_share} * CAST(h.host_pages AS DOUBLE)
-ORDER BY l.host, l.block_hash
+ORDER BY h.host, l.block_hash

@@ -64,6 +64,19 @@ impl RunContext {
         crate::sql::session_with_memory_limit(&self.out, memory).await
     }
 
+    /// A session for a stage that reads the whole corpus's texts in one
+    /// sort (`tokens`: `documents` by doc_id): planned as one stream
+    /// ([`crate::sql::one_stream`]), under a pool of at most
+    /// [`crate::sql::CORPUS_SORT_BYTES`] whatever the run's limit, so that
+    /// the sort writes sorted runs to disk and merges them instead of
+    /// holding every text of the crawl.
+    pub async fn corpus_sort_session(&self) -> Result<datafusion::prelude::SessionContext> {
+        let budget = crate::sql::CORPUS_SORT_BYTES;
+        let pool_bytes = self.sql_pool().map_or(budget, |m| m.pool_bytes.min(budget));
+        let memory = crate::memory::SqlMemory { pool_bytes, sort_merge_joins: false };
+        crate::sql::one_stream(crate::sql::session_with_memory_limit(&self.out, Some(memory)).await?)
+    }
+
     /// The session of a SQL stage: on the run's engine (see
     /// [`crate::sql::sql_stage_session`]).
     pub async fn sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
@@ -541,6 +554,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         .run(ctx)
         .map_err(|e| crate::table::name_the_disk(e, &ctx.out))
         .with_context(|| format!("stage {} failed", stage.name()))?;
+    crate::memory::release_free_memory();
     let manifest = Manifest {
         stage: stage.name().into(),
         shard: shard.to_string(),

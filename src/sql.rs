@@ -243,15 +243,24 @@ pub async fn session_with_memory_limit(out: &Path, memory: Option<crate::memory:
 /// passes.
 const SPILL_MERGE_FAN_IN: usize = 16;
 
+/// The most memory a sort of the whole corpus's texts takes before it
+/// spills sorted runs to disk ([`crate::runner::RunContext::corpus_sort_session`]):
+/// the texts are the crawl's bulk, and a sort that merges runs from disk
+/// costs little more CPU than one in memory (the min-hash-only run on
+/// Javadoc, 169 MB of text: `tokens` 3.7 → 3.9 CPU-s, peak RSS 431 →
+/// 255 MB).
+pub const CORPUS_SORT_BYTES: usize = 64 << 20;
+
 /// `session` planning its queries as one partition: for a stage that reads
-/// the whole corpus sorted by doc_id (`blocks` and `tokens` read
-/// `documents`, texts included), so that one sort takes the memory pool's
-/// share. With a partition per core, each sort that fits in its share is
-/// merged in memory, where it cannot spill, and the merge of the
-/// partitions needs memory beside them: under `--memory-limit 2G` that
-/// failed at 100,000 Javadoc pages. One sort either fits or spills, and its
-/// output streams. The stage's own work stays parallel (rayon).
-pub fn one_sorted_stream(session: SessionContext) -> Result<SessionContext> {
+/// the whole corpus as one stream, in the order of its files (`blocks`) or
+/// in one sort (`tokens` and the export read `documents` by doc_id, texts
+/// included), so that the sort takes the memory pool's share. With a
+/// partition per core, each sort that fits in its share is merged in
+/// memory, where it cannot spill, and the merge of the partitions needs
+/// memory beside them: under `--memory-limit 2G` that failed at 100,000
+/// Javadoc pages. One sort either fits or spills, and its output streams.
+/// The stage's own work stays parallel (rayon).
+pub fn one_stream(session: SessionContext) -> Result<SessionContext> {
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.target_partitions", "1")?;
     // One partition has no sorts to split (see session_with_memory_limit).

@@ -328,7 +328,7 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
     // than a small pool.
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.batch_size", "1024")?;
-    let session = crate::sql::one_sorted_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
+    let session = crate::sql::one_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
     let decided = runtime.block_on(decided_file_names(&session))?;
     let mut files = shard_files(run_files(out, &decided)?, options.shard);
     // Only the kept WARC (and its index) is read again from the input files.

@@ -37,6 +37,10 @@ pub struct MethodSpec {
     /// Builds the method's signer from the settings and the corpus
     /// statistics; its state comes from [`StateInput`].
     pub signer: Option<BuildSigner>,
+    /// What the signer or the records read of each document beyond its
+    /// terms: the `signatures` stage reads and computes only what an
+    /// enabled method reads.
+    pub reads: DocReads,
     /// Whether building the signer needs a pass over the documents (a9
     /// chooses its descriptive words from them). Such a state is built once
     /// by `stats`, saved in `method_state`, and read back by every task of
@@ -65,6 +69,32 @@ pub struct MethodSpec {
     /// keeps of earlier crawls (`--history`), beside the shared signatures
     /// every signer gives.
     pub history_keys: Option<HistoryKeys>,
+}
+
+/// What a signer or a records writer reads of a document ([`DocView`])
+/// beyond its terms and sentence ends, which every one reads. `words` is
+/// the largest list of `tokens` (about twice `terms`), and term ids cost a
+/// dictionary lookup of every term: a run of methods that read neither
+/// (minhash, a11, the shingle and sentence methods) skips both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DocReads {
+    /// [`DocView::words`].
+    pub words: bool,
+    /// [`DocView::term_ids`] and [`DocView::term_counts`], looked up in the
+    /// `df` dictionary.
+    pub term_ids: bool,
+}
+
+impl DocReads {
+    /// Terms and sentence ends only.
+    pub const TERMS: DocReads = DocReads { words: false, term_ids: false };
+    /// Terms with their ids and counts.
+    pub const TERM_IDS: DocReads = DocReads { words: false, term_ids: true };
+
+    /// What either of two readers reads.
+    pub fn and(self, other: DocReads) -> DocReads {
+        DocReads { words: self.words || other.words, term_ids: self.term_ids || other.term_ids }
+    }
 }
 
 /// A method's records as group keys for matching a night against the
@@ -225,6 +255,7 @@ pub enum StateSource<'a> {
 const BASE: MethodSpec = MethodSpec {
     id: "",
     signer: None,
+    reads: DocReads::TERMS,
     state_reads_documents: false,
     records: None,
     search: None,
@@ -239,26 +270,40 @@ pub static METHODS: &[MethodSpec] = &[
     MethodSpec { id: "a0", signer: Some(|_, _, _| Box::new(whole::WholeMd5)), ..BASE },
     MethodSpec {
         id: "a1",
+        reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::Tf, c, s))),
         ..BASE
     },
     MethodSpec {
         id: "a2",
+        reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfIdf, c, s))),
         ..BASE
     },
     MethodSpec {
         id: "a3",
+        reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfRidf, c, s))),
         ..BASE
     },
     MethodSpec { id: "a4", signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))), ..BASE },
-    MethodSpec { id: "a5", signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(c, s))), ..BASE },
+    MethodSpec {
+        id: "a5",
+        reads: DocReads::TERM_IDS,
+        signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(c, s))),
+        ..BASE
+    },
     MethodSpec { id: "a6", signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))), ..BASE },
-    MethodSpec { id: "a7", signer: Some(|c, s, _| Box::new(imatch::LexRand::new(c, s))), ..BASE },
+    MethodSpec {
+        id: "a7",
+        reads: DocReads::TERM_IDS,
+        signer: Some(|c, s, _| Box::new(imatch::LexRand::new(c, s))),
+        ..BASE
+    },
     MethodSpec { id: "a8", signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))), ..BASE },
     MethodSpec {
         id: "a9",
+        reads: DocReads::TERM_IDS,
         signer: Some(|c, s, state| {
             Box::new(match state {
                 StateInput::Corpus(docs) => descr::DescrWords::build(c, s, docs),
@@ -270,6 +315,7 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "a10",
+        reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::OptFreq, c, s))),
         ..BASE
     },
@@ -304,6 +350,7 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "a12",
+        reads: DocReads { words: true, term_ids: true },
         records: Some(Records::of::<a12::A12Records>()),
         edges: Edges::Sql {
             jobs: &[
@@ -323,7 +370,12 @@ pub static METHODS: &[MethodSpec] = &[
         },
         ..BASE
     },
-    MethodSpec { id: "imatch", signer: Some(|c, s, _| Box::new(imatch::IMatch::new(c, s))), ..BASE },
+    MethodSpec {
+        id: "imatch",
+        reads: DocReads::TERM_IDS,
+        signer: Some(|c, s, _| Box::new(imatch::IMatch::new(c, s))),
+        ..BASE
+    },
     MethodSpec {
         id: "minhash",
         records: Some(Records::of::<shingles::MinHash>()),
@@ -404,6 +456,12 @@ pub fn build_signers(
         .collect()
 }
 
+/// What the signers and records writers of the methods named in `ids`
+/// read of each document, together.
+pub fn doc_reads(ids: &[String]) -> DocReads {
+    specs_of(ids).filter(|m| m.signer.is_some() || m.records.is_some()).fold(DocReads::TERMS, |r, m| r.and(m.reads))
+}
+
 /// The tables the methods' own SQL writes in the candidates stage
 /// ([`SqlJob::Table`]), in registry order.
 pub fn sql_tables() -> impl Iterator<Item = &'static str> {
@@ -440,6 +498,92 @@ mod tests {
         );
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(built, ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
+    }
+
+    /// Every signer signs the same with only what its [`DocReads`] names
+    /// as with every list and the term ids: a method that read more than it
+    /// declares would sign differently in a run of it alone.
+    #[test]
+    fn signers_read_no_more_than_they_declare() {
+        // Sixty pages of made-up words drawn with skewed frequencies, so that
+        // the weighted methods and a9 find words to sign with.
+        let syllables = ["ka", "lo", "mi", "ru", "te", "sa", "no", "vi"];
+        let word = |k: u64| format!("{}{}{}", syllables[(k % 8) as usize], syllables[(k / 8 % 8) as usize], "x");
+        let mut seed = 7u64;
+        let texts: Vec<String> = (0..60)
+            .map(|_| {
+                let sentence = |seed: &mut u64| {
+                    let words: Vec<String> = (0..8)
+                        .map(|_| {
+                            let r = crate::methods::splitmix64(seed);
+                            word((r % 40) * (r >> 32 & 1) + (r >> 8) % 6)
+                        })
+                        .collect();
+                    format!("{}.", words.join(" "))
+                };
+                (0..4).map(|_| sentence(&mut seed)).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        let normalizer = crate::text::Normalizer::new(&crate::config::TextConfig::default());
+        let tokenized: Vec<crate::text::Tokenized> = texts.iter().map(|t| normalizer.tokenize(t, "en")).collect();
+        let full: Vec<DocView> = tokenized
+            .iter()
+            .enumerate()
+            .map(|(i, t)| DocView {
+                doc_id: i as u64,
+                terms: crate::methods::leaked(&t.terms),
+                sentence_ends: &t.sentence_ends,
+                words: crate::methods::leaked(&t.words),
+                ..DocView::default()
+            })
+            .collect();
+        let mut counts: BTreeMap<String, crate::methods::TermStats> = BTreeMap::new();
+        for t in &tokenized {
+            for term in &t.terms {
+                counts.entry(term.clone()).or_default().cf += 1;
+            }
+            for term in t.terms.iter().collect::<std::collections::BTreeSet<_>>() {
+                counts.entry(term.clone()).or_default().df += 1;
+            }
+        }
+        let total: usize = tokenized.iter().map(|t| t.terms.len()).sum();
+        let mut stats = CorpusStats { n_docs: 60, dl_avg: total as f64 / 60.0, ..CorpusStats::default() };
+        stats.terms = counts.into_iter().collect();
+        let full = crate::methods::terms::with_ids(&full, &stats.terms);
+        // A state chosen from documents (a9's words) is given: every term,
+        // each above a threshold of 0.
+        let every_term: Vec<StateRow> =
+            stats.terms.iter().map(|(_, t, _)| StateRow { slot: 0, term: t.to_string(), value: 0.0 }).collect();
+        let config = MethodsConfig::default();
+        for m in METHODS {
+            let Some(build) = m.signer else { continue };
+            let state = match m.state_reads_documents {
+                true => StateInput::Saved(&every_term),
+                false => StateInput::Corpus(&crate::methods::InMemory(&full)),
+            };
+            let signer = build(&config, &stats, state);
+            let mut signed_any = false;
+            for doc in &full {
+                let mut declared = *doc;
+                if !m.reads.words {
+                    declared.words = &[];
+                }
+                if !m.reads.term_ids {
+                    (declared.term_ids, declared.term_counts) = (&[], &[]);
+                }
+                let (mut with_all, mut with_declared) = (Vec::new(), Vec::new());
+                signer.sign(doc, &mut with_all);
+                signer.sign(&declared, &mut with_declared);
+                assert_eq!(with_all, with_declared, "{} reads more than it declares", m.id);
+                signed_any |= !with_all.is_empty();
+            }
+            assert!(signed_any, "{} signed none of the test documents", m.id);
+        }
+        // A run of signers reads what any of them reads.
+        let ids = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(doc_reads(&ids(&["minhash", "a11", "a0"])), DocReads::TERMS);
+        assert_eq!(doc_reads(&ids(&["minhash", "a1"])), DocReads::TERM_IDS);
+        assert_eq!(doc_reads(&ids(&["spotsigs", "a12"])), DocReads { words: true, term_ids: true });
     }
 
     #[test]

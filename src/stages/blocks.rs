@@ -7,8 +7,10 @@
 //! statistic like `df`, so this stage only lists and never decides.
 //!
 //! A map stage: task I of N (`--shard I/N`) reads the documents with
-//! `doc_id % N = I`. Documents stream batch by batch, so memory is bounded
-//! by one batch whatever the corpus size.
+//! `doc_id % N = I`. Documents stream batch by batch in the order of the
+//! `documents` files (the same on every run), unsorted: `boilerplate`
+//! counts the rows whatever their order, so memory is bounded by one batch
+//! whatever the corpus size.
 
 use anyhow::Result;
 use futures::StreamExt;
@@ -51,20 +53,18 @@ impl Stage for Blocks {
 struct DocBlocks {
     doc_id: u64,
     host: String,
+    host_hash: u64,
     url_hash: u64,
     keys: Vec<u64>,
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let session = crate::sql::one_sorted_stream(ctx.session().await?)?;
+    let session = crate::sql::one_stream(ctx.session().await?)?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
     let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));
-    let mut stream = session
-        .sql(&format!("SELECT doc_id, url, text FROM documents WHERE {own} ORDER BY doc_id"))
-        .await?
-        .execute_stream()
-        .await?;
+    let mut stream =
+        session.sql(&format!("SELECT doc_id, url, text FROM documents WHERE {own}")).await?.execute_stream().await?;
     let mut writer = TableOutput::<blocks::Rows>::for_shard(&ctx.out, ctx.shard)?;
     let mut hostless = 0u64;
     while let Some(batch) = stream.next().await {
@@ -76,6 +76,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 let url = urls.value(i);
                 host_of(url).map(|host| DocBlocks {
                     doc_id: ids.value(i),
+                    host_hash: xxhash_rust::xxh3::xxh3_64(host.as_bytes()),
                     host,
                     url_hash: xxhash_rust::xxh3::xxh3_64(url.as_bytes()),
                     keys: distinct_block_keys(texts.value(i)),
@@ -90,6 +91,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             for &key in &doc.keys {
                 writer.push(|b| {
                     b.host.append_value(&doc.host);
+                    b.host_hash.append_value(doc.host_hash);
                     b.block_hash.append_value(key);
                     b.doc_id.append_value(doc.doc_id);
                     b.url_hash.append_value(doc.url_hash);

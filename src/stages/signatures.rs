@@ -4,7 +4,8 @@
 //!
 //! Each chunk's terms are first looked up in the `df` dictionary
 //! ([`crate::methods::terms`]): the methods read term ids and counts, not
-//! strings to hash. Every enabled method signs every document in parallel
+//! strings to hash. What no enabled method reads ([`registry::DocReads`]:
+//! the `words` lists, the term ids) is neither read nor computed. Every enabled method signs every document in parallel
 //! (rayon); rows are written chunk by chunk, method by method, in doc_id
 //! order, so the tables are the same on any number of threads. Every
 //! output table is always written (empty when its method is off) so later
@@ -59,14 +60,18 @@ impl Stage for Signatures {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let config = &ctx.config;
     let session = ctx.session().await?;
-    let stats = crate::tables::corpus_stats::load_corpus_stats(&session).await?;
+    // Only what an enabled method reads: minhash alone needs neither the
+    // `words` lists nor the dictionary.
+    let reads = registry::doc_reads(&config.methods.enabled);
+    let stats = crate::tables::corpus_stats::load_corpus_stats(&session, reads.term_ids).await?;
     let mut saved_state = BTreeMap::new();
     for m in registry::specs_of(&config.methods.enabled).filter(|m| m.state_reads_documents) {
         saved_state.insert(m.id.to_string(), crate::tables::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");
     let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM tokens WHERE {own}")).await?;
-    let mut chunks = TokenChunks::open(&session, &own, TokenParts::All).await?;
+    let parts = if reads.words { TokenParts::All } else { TokenParts::Terms };
+    let mut chunks = TokenChunks::open(&session, &own, parts).await?;
     let mut report = StageReport::default();
 
     let signers =
@@ -95,7 +100,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         // Each document's terms looked up in the dictionary once, for every
         // method to read as ids.
         let started = std::time::Instant::now();
-        let ids = TermIds::of(&docs, &stats.terms);
+        let ids = if reads.term_ids { TermIds::of(&docs, &stats.terms) } else { TermIds::default() };
         ids.attach(&mut docs);
         term_ids_ms += started.elapsed().as_millis() as u64;
         for method in &signers {

@@ -79,6 +79,9 @@ async fn frequencies(
     }
     // A new session sees the tables just written.
     let session = ctx.session().await?;
-    let stats = crate::tables::corpus_stats::load_corpus_stats(&session).await?;
+    // The dictionary is read back only for methods that read term
+    // statistics (lexicons, weights, a9's state).
+    let terms = registry::doc_reads(&ctx.config.methods.enabled).term_ids;
+    let stats = crate::tables::corpus_stats::load_corpus_stats(&session, terms).await?;
     Ok((session, stats))
 }

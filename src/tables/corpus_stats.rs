@@ -8,8 +8,9 @@ use futures::StreamExt;
 use crate::methods::{CorpusStats, TermStats};
 use crate::tables::columns::{corpus_stats, df};
 
-/// Reads `df` and `corpus_stats` into memory.
-pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) -> Result<CorpusStats> {
+/// Reads `corpus_stats`, and `df` into memory when `terms` (else the
+/// dictionary is left empty: the methods that read no term statistics).
+pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext, terms: bool) -> Result<CorpusStats> {
     let mut stats = CorpusStats::default();
     for b in session.sql("SELECT n_docs, dl_avg FROM corpus_stats").await?.collect().await? {
         if b.num_rows() > 0 {
@@ -17,6 +18,9 @@ pub async fn load_corpus_stats(session: &datafusion::prelude::SessionContext) ->
             let avg = corpus_stats::dl_avg(&b)?;
             stats.dl_avg = if avg.is_null(0) { 0.0 } else { avg.value(0) };
         }
+    }
+    if !terms {
+        return Ok(stats);
     }
     let mut rows = Vec::new();
     let mut stream = session.sql("SELECT term, df, cf FROM df").await?.execute_stream().await?;
