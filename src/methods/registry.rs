@@ -515,8 +515,9 @@ mod tests {
                 let sentence = |seed: &mut u64| {
                     let words: Vec<String> = (0..8)
                         .map(|_| {
+                            // Half the words from six common ones, half from forty.
                             let r = crate::methods::splitmix64(seed);
-                            word((r % 40) * (r >> 32 & 1) + (r >> 8) % 6)
+                            word((r >> 8) % if r & 1 == 0 { 6 } else { 40 })
                         })
                         .collect();
                     format!("{}.", words.join(" "))
