@@ -66,15 +66,31 @@ impl RunContext {
 
     /// A session for a stage that reads the whole corpus's texts in one
     /// sort (`tokens`: `documents` by doc_id): planned as one stream
-    /// ([`crate::sql::one_stream`]), under a pool of at most
-    /// [`crate::sql::CORPUS_SORT_BYTES`] whatever the run's limit, so that
-    /// the sort writes sorted runs to disk and merges them instead of
-    /// holding every text of the crawl.
+    /// ([`crate::sql::one_stream`]) under [`RunContext::corpus_pass_pool`],
+    /// so that the sort writes sorted runs to disk and merges them instead
+    /// of holding every text of the crawl.
     pub async fn corpus_sort_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        let budget = crate::sql::CORPUS_SORT_BYTES;
-        let pool_bytes = self.sql_pool().map_or(budget, |m| m.pool_bytes.min(budget));
-        let memory = crate::memory::SqlMemory { pool_bytes, sort_merge_joins: false };
+        let memory = crate::memory::SqlMemory { sort_merge_joins: false, ..self.corpus_pass_pool() };
         crate::sql::one_stream(crate::sql::session_with_memory_limit(&self.out, Some(memory)).await?)
+    }
+
+    /// The session of a SQL stage whose group-bys see a row per line or
+    /// word of the whole corpus (`boilerplate`): on the run's engine, under
+    /// [`RunContext::corpus_pass_pool`], so that they spill.
+    pub async fn corpus_sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
+        crate::sql::sql_stage_session(&self.out, &self.engine, Some(self.corpus_pass_pool())).await
+    }
+
+    /// The run's SQL pool, at most [`crate::sql::CORPUS_PASS_BYTES`]
+    /// whatever the run's limit: for the map side's passes over the whole
+    /// corpus, which would otherwise hold it in memory up to the pool (half
+    /// of 75% of the machine by default).
+    fn corpus_pass_pool(&self) -> crate::memory::SqlMemory {
+        let budget = crate::sql::CORPUS_PASS_BYTES;
+        match self.sql_pool() {
+            Some(m) => crate::memory::SqlMemory { pool_bytes: m.pool_bytes.min(budget), ..m },
+            None => crate::memory::SqlMemory { pool_bytes: budget, sort_merge_joins: false },
+        }
     }
 
     /// The session of a SQL stage: on the run's engine (see

@@ -198,6 +198,7 @@ pub async fn load_verification_texts(
             }
             // One word per line in the table, one space between two here.
             VerificationText::Words => {
+                crate::tables::tokens::require_lists(&batch, &["words"])?;
                 let words = tokens::words(&batch)?;
                 texts
                     .extend((0..batch.num_rows()).map(|i| (ids.value(i), words.value(i).replace(WORD_SEPARATOR, " "))));

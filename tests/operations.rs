@@ -223,3 +223,44 @@ fn input_mistakes_stop_early_and_exit_3_sticks() {
     assert!(line.contains("report: "), "{line}");
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// A run of one method writes only the lists of `tokens` and the `df` it
+/// reads; a stage rerun alone with a method that reads more stops with
+/// what to rerun instead of signing with nothing, and `--stage all` with
+/// the new methods reruns `tokens` and `stats` and fills them.
+#[test]
+fn a_one_method_run_writes_what_its_method_reads_and_says_what_to_rerun() {
+    let out = common::temp_dir("one-method-lists");
+    let out_arg = out.to_str().unwrap();
+    common::run_ok(&["--quiet", "run", "--methods", "minhash", "--out", out_arg]);
+    let nulls = |table: &str, column: &str| -> usize {
+        common::read_table(&out, table).iter().map(|b| b.column_by_name(column).unwrap().null_count()).sum()
+    };
+    let rows = |table: &str| -> usize { common::read_table(&out, table).iter().map(|b| b.num_rows()).sum() };
+    let docs = rows("tokens");
+    assert!(docs > 0);
+    assert_eq!(nulls("tokens", "words"), docs, "min-hash reads no words");
+    assert_eq!(nulls("tokens", "sentence_lengths"), docs);
+    assert_eq!(nulls("tokens", "terms"), 0);
+    assert_eq!(rows("df"), 0, "min-hash reads no term statistics");
+
+    for (methods, stage, says) in [
+        ("minhash,spotsigs", "search", "tokens.words was not written"),
+        ("minhash,slst", "search", "tokens.sentence_lengths was not written"),
+        ("minhash,a1", "signatures", "table df is empty"),
+    ] {
+        let o = common::pipeline()
+            .args(["--quiet", "run", "--stage", stage, "--methods", methods, "--out", out_arg])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{methods}: {stderr}");
+        assert!(stderr.contains(says) && stderr.contains("--stage all"), "{methods}: {stderr}");
+    }
+
+    common::run_ok(&["--quiet", "run", "--methods", "minhash,spotsigs,slst,a1", "--out", out_arg]);
+    assert_eq!(nulls("tokens", "words"), 0);
+    assert_eq!(nulls("tokens", "sentence_lengths"), 0);
+    assert!(rows("df") > 0);
+    let _ = std::fs::remove_dir_all(&out);
+}

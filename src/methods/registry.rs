@@ -20,12 +20,13 @@
 
 use super::{
     a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocPasses, DocView,
-    PairMethod, Signature, SignatureMethod, StateRow,
+    PairMethod, Signature, SignatureMethod, StateRow, TokenParts,
 };
 use crate::config::MethodsConfig;
 use crate::shard::Shard;
 use crate::table::{Rows, TableOutput};
 use anyhow::Result;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::LazyLock;
@@ -462,6 +463,33 @@ pub fn doc_reads(ids: &[String]) -> DocReads {
     specs_of(ids).filter(|m| m.signer.is_some() || m.records.is_some()).fold(DocReads::TERMS, |r, m| r.and(m.reads))
 }
 
+/// The lists of `tokens` that only some methods read: the `tokens` stage
+/// writes each only when an enabled method reads it (else null), so that
+/// a run of one method does not write, and every later stage does not
+/// carry, the lists of others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ListsRead {
+    /// `tokens.words`: a12's records, SpotSigs' search.
+    pub words: bool,
+    /// `tokens.sentence_lengths` and `sentence_heads`: SL+ST's search
+    /// under the seed's rule.
+    pub sentence_lengths: bool,
+}
+
+/// Which of the lists only some methods read ([`ListsRead`]) the methods
+/// named in `ids` read: their signers, records and searches together.
+pub fn lists_read(ids: &[String], cfg: &MethodsConfig) -> ListsRead {
+    let mut read = ListsRead { words: doc_reads(ids).words, sentence_lengths: false };
+    for build in specs_of(ids).filter_map(|m| m.search) {
+        match build(cfg, 1).reads() {
+            TokenParts::Words | TokenParts::All => read.words = true,
+            TokenParts::SentenceLengths => read.sentence_lengths = true,
+            TokenParts::Terms => {}
+        }
+    }
+    read
+}
+
 /// The tables the methods' own SQL writes in the candidates stage
 /// ([`SqlJob::Table`]), in registry order.
 pub fn sql_tables() -> impl Iterator<Item = &'static str> {
@@ -585,6 +613,14 @@ mod tests {
         assert_eq!(doc_reads(&ids(&["minhash", "a11", "a0"])), DocReads::TERMS);
         assert_eq!(doc_reads(&ids(&["minhash", "a1"])), DocReads::TERM_IDS);
         assert_eq!(doc_reads(&ids(&["spotsigs", "a12"])), DocReads { words: true, term_ids: true });
+        // The lists of tokens only some methods read: a12 and SpotSigs read
+        // the words, SL+ST (the seed's rule, the default) the sentence lengths.
+        let cfg = MethodsConfig::default();
+        let lists = |list: &[&str]| lists_read(&ids(list), &cfg);
+        assert_eq!(lists(&["minhash", "a1", "a11"]), ListsRead { words: false, sentence_lengths: false });
+        assert_eq!(lists(&["a12"]), ListsRead { words: true, sentence_lengths: false });
+        assert_eq!(lists(&["spotsigs"]), ListsRead { words: true, sentence_lengths: false });
+        assert_eq!(lists(&["slst"]), ListsRead { words: false, sentence_lengths: true });
     }
 
     #[test]

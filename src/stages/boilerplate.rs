@@ -44,7 +44,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         include_str!("../../jobs/boilerplate.sql"),
         &[("min_pages", config.min_pages.to_string()), ("min_share", format!("{:?}", config.min_share))],
     );
-    let session = ctx.sql_stage_session().await?;
+    // Its group-bys see a row per line of every page: bounded whatever the
+    // crawl's size.
+    let session = ctx.corpus_sql_stage_session().await?;
     let mut report = StageReport::default();
     report.rows.insert("boilerplate".into(), run_into_table(&session, &ctx.out, "boilerplate", &sql).await?);
     Ok(report)

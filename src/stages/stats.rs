@@ -3,7 +3,8 @@
 //! The corpus-wide statistics, computed once over the tokens of all tasks
 //! of a (possibly sharded) `tokens` stage and read by every task of
 //! `signatures`: document and collection frequencies and the corpus size in
-//! SQL (`jobs/df.sql`, `jobs/corpus_stats.sql`), then the state of the
+//! SQL (`jobs/df.sql`, `jobs/corpus_stats.sql`; `df` only when an enabled
+//! method reads term statistics), then the state of the
 //! global methods built from them (lexicons of imatch and a7, a9's
 //! descriptive words, which need one more pass over the documents).
 
@@ -71,17 +72,18 @@ async fn frequencies(
     report: &mut StageReport,
 ) -> Result<(datafusion::prelude::SessionContext, CorpusStats)> {
     let session = ctx.sql_stage_session().await?;
-    for (table, sql) in
-        [("df", include_str!("../../jobs/df.sql")), ("corpus_stats", include_str!("../../jobs/corpus_stats.sql"))]
-    {
+    // `df` is counted only for methods that read term statistics (lexicons,
+    // weights, a9's state); without one it is written empty, its schema
+    // kept (a min-hash-only run on Javadoc: the stage's 1.0 CPU-s).
+    let terms = registry::doc_reads(&ctx.config.methods.enabled).term_ids;
+    let df = include_str!("../../jobs/df.sql");
+    let df = if terms { df.to_string() } else { format!("SELECT * FROM ({df}\n) WHERE false") };
+    for (table, sql) in [("df", df.as_str()), ("corpus_stats", include_str!("../../jobs/corpus_stats.sql"))] {
         let rows = crate::sql::run_into_table(&session, &ctx.out, table, sql).await?;
         report.rows.insert(table.into(), rows);
     }
     // A new session sees the tables just written.
     let session = ctx.session().await?;
-    // The dictionary is read back only for methods that read term
-    // statistics (lexicons, weights, a9's state).
-    let terms = registry::doc_reads(&ctx.config.methods.enabled).term_ids;
     let stats = crate::tables::corpus_stats::load_corpus_stats(&session, terms).await?;
     Ok((session, stats))
 }

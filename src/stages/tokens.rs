@@ -16,9 +16,10 @@ use anyhow::Result;
 use arrow::array::{ListBuilder, StringBuilder, UInt32Builder};
 use futures::StreamExt;
 use rayon::prelude::*;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use crate::config::Config;
+use crate::config::{Config, VerificationText};
+use crate::methods::registry::{self, ListsRead};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::table::TableWriter;
 use crate::tables::columns::{documents, tokens};
@@ -39,7 +40,9 @@ impl Stage for Tokens {
         vec!["tokens"]
     }
     fn config_section(&self, config: &Config) -> Value {
-        serde_json::to_value(&config.text).unwrap_or(Value::Null)
+        // The lists written depend on the methods: enabling one that reads
+        // a list not written reruns this stage.
+        json!({"text": config.text, "lists": lists_written(config)})
     }
     fn shardable(&self) -> bool {
         true
@@ -49,8 +52,17 @@ impl Stage for Tokens {
     }
 }
 
+/// The lists only some methods read that this run writes: those the
+/// enabled methods read, and the words when verification compares them.
+fn lists_written(config: &Config) -> ListsRead {
+    let mut lists = registry::lists_read(&config.methods.enabled, &config.methods);
+    lists.words |= config.verify.text == VerificationText::Words;
+    lists
+}
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
+    let lists = lists_written(&ctx.config);
     let session = ctx.corpus_sort_session().await?;
     // Batches of 256 documents rather than DataFusion's 8,192: a batch's
     // text, its tokens and their Arrow builders stay below glibc's mmap
@@ -91,7 +103,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             })
             .collect();
         for (i, (stripped, t)) in tokenized.iter().enumerate() {
-            push_tokens(&mut out, ids.value(i), t, langs.value(i), stripped);
+            push_tokens(&mut out, ids.value(i), t, langs.value(i), stripped, lists);
             stripped_docs += (stripped.removed_lines > 0) as u64;
             removed_lines += stripped.removed_lines as u64;
             all_template += stripped.all_template as u64;
@@ -112,13 +124,24 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 /// Documents read, tokenized in parallel and written at a time.
 const DOCUMENTS_PER_BATCH: usize = 256;
 
-fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, stripped: &Stripped) {
+/// Appends one document's row; the lists no enabled method reads are null
+/// (about 15% of the stage's CPU in a min-hash-only run, and their disk).
+fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, stripped: &Stripped, lists: ListsRead) {
     b.doc_id.append_value(doc_id);
     push_strings(&mut b.terms, t.terms());
     push_numbers(&mut b.sentence_ends, &t.sentence_ends);
-    b.words.append_value(t.words_text());
-    push_numbers(&mut b.sentence_lengths, &t.sentence_lengths);
-    push_strings(&mut b.sentence_heads, t.sentence_heads());
+    if lists.words {
+        b.words.append_value(t.words_text());
+    } else {
+        b.words.append_null();
+    }
+    if lists.sentence_lengths {
+        push_numbers(&mut b.sentence_lengths, &t.sentence_lengths);
+        push_strings(&mut b.sentence_heads, t.sentence_heads());
+    } else {
+        b.sentence_lengths.append_null();
+        b.sentence_heads.append_null();
+    }
     b.len.append_value(t.terms().len() as u32);
     b.num.append_value(t.sentence_ends.len() as u32);
     b.lang.append_value(lang);

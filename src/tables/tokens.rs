@@ -4,7 +4,7 @@
 //! ([`crate::stages::tokens`]).
 
 use anyhow::{Context, Result};
-use arrow::array::{AsArray, ListArray, RecordBatch, StringArray};
+use arrow::array::{Array, AsArray, ListArray, RecordBatch, StringArray};
 use arrow::datatypes::UInt32Type;
 use futures::StreamExt;
 use std::ops::Range;
@@ -51,6 +51,7 @@ impl TokenChunk {
     pub fn lists(&self) -> Result<TokenLists<'_>> {
         let mut lists = TokenLists::default();
         for batch in &self.batches {
+            require_lists(batch, &["words", "sentence_lengths", "sentence_heads"])?;
             let ids = tokens::doc_id(batch)?;
             // A list column the chunk did not read is absent: empty views.
             let list = |name: &str| batch.column_by_name(name).map(|_| column::<ListArray>(batch, name)).transpose();
@@ -72,6 +73,22 @@ impl TokenChunk {
         }
         Ok(lists)
     }
+}
+
+/// Fails when one of `columns` that `batch` holds has a null: the `tokens`
+/// stage writes the lists only some methods read only when one of them is
+/// enabled ([`crate::methods::registry::ListsRead`]), so a stage rerun
+/// alone with other methods would read nothing where they expect a list.
+pub fn require_lists(batch: &RecordBatch, columns: &[&str]) -> Result<()> {
+    for name in columns {
+        if batch.column_by_name(name).is_some_and(|c| c.null_count() > 0) {
+            anyhow::bail!(
+                "tokens.{name} was not written: no method enabled when the `tokens` stage ran reads it; \
+                 rerun the pipeline from stage `tokens` with this run's methods (`pipeline run --stage all`)"
+            );
+        }
+    }
+    Ok(())
 }
 
 /// The token lists of a [`TokenChunk`], borrowed from its batches.
