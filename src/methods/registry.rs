@@ -499,7 +499,8 @@ pub fn sql_tables() -> impl Iterator<Item = &'static str> {
             Edges::Sql { jobs, .. } => jobs.iter(),
             _ => [].iter(),
         })
-        .filter_map(|job| matches!(job, SqlJob::Table(..)).then(|| job.name()))
+        .filter(|job| matches!(job, SqlJob::Table(..)))
+        .map(SqlJob::name)
 }
 
 /// The tables of per-document records of every method, in registry order.
