@@ -323,9 +323,8 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
         }
     }
     let session = runtime.block_on(crate::sql::session_with_memory_limit(out, options.memory))?;
-    // Batches of a thousand rows, as the tokens stage reads texts: a sort
-    // of texts spills batch by batch, and 8,192 texts make one batch larger
-    // than a small pool.
+    // Batches of a thousand rows: a sort of texts spills batch by batch,
+    // and 8,192 texts make one batch larger than a small pool.
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.batch_size", "1024")?;
     let session = crate::sql::one_stream(datafusion::prelude::SessionContext::new_with_state(state))?;

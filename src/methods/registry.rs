@@ -569,11 +569,10 @@ mod tests {
             .collect();
         let mut counts: BTreeMap<String, crate::methods::TermStats> = BTreeMap::new();
         for t in &tokenized {
-            for term in &t.terms {
-                counts.entry(term.clone()).or_default().cf += 1;
-            }
-            for term in t.terms.iter().collect::<std::collections::BTreeSet<_>>() {
-                counts.entry(term.clone()).or_default().df += 1;
+            let terms: Vec<&str> = t.terms.iter().map(String::as_str).collect();
+            for (term, n) in crate::methods::term_frequencies(&terms) {
+                let stats = counts.entry(term.to_string()).or_default();
+                (stats.df, stats.cf) = (stats.df + 1, stats.cf + u64::from(n));
             }
         }
         let total: usize = tokenized.iter().map(|t| t.terms.len()).sum();
