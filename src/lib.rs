@@ -29,6 +29,7 @@ pub mod runner;
 pub mod schema;
 pub mod shard;
 pub mod similarity;
+pub mod spilled_docs;
 pub mod sql;
 pub mod stages;
 pub mod status;
