@@ -100,6 +100,12 @@ impl SpilledDocs {
         self.index.contains_key(&doc_id)
     }
 
+    /// The length in bytes of the record of `doc_id`, if one was written,
+    /// without reading it.
+    pub fn record_len(&self, doc_id: u64) -> Option<usize> {
+        self.index.get(&doc_id).map(|&(_, len)| len as usize)
+    }
+
     /// The number of documents with a record.
     pub fn len(&self) -> usize {
         self.index.len()
@@ -131,6 +137,7 @@ mod tests {
         assert_eq!(docs.get(9).unwrap().as_deref(), Some("néuf".as_bytes()));
         assert_eq!(docs.get(4).unwrap(), None);
         assert!(docs.contains(3) && !docs.contains(4));
+        assert_eq!((docs.record_len(9), docs.record_len(4)), (Some(5), None));
         assert!(path.exists());
         drop(docs);
         assert!(!path.exists());

@@ -10,6 +10,7 @@
 //! per term is an array by term id ([`terms`]). Which methods exist,
 //! and what each one writes and reads, is [`registry`]'s to say.
 
+use anyhow::Result;
 use foldhash::{HashMap, HashMapExt};
 use std::collections::BTreeMap;
 pub use terms::{TermCount, TermDict};
@@ -208,6 +209,39 @@ pub trait PairMethod: Send + Sync {
     fn find_pairs_counted(&self, docs: &dyn DocPasses, _counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
         self.find_pairs(docs)
     }
+    /// The search by keys that the `search` stage runs in place of
+    /// [`PairMethod::find_pairs`], if the method has one; `find_pairs`
+    /// (one process, the whole corpus) is then its test reference.
+    fn keyed(&self) -> Option<&dyn KeyedSearch> {
+        None
+    }
+}
+
+/// A pair search in bounded memory (spec §6's sharded form of SL+ST):
+/// every document gives keys, documents sharing a key are candidate pairs,
+/// found by a group-by in SQL that links each member of a group to its next
+/// `candidates.max_edges_per_document` members (`jobs/keyed_pairs.sql`),
+/// and each candidate pair is then scored by
+/// the method from the two documents' encoded forms, read back from disk.
+/// No step holds more than a chunk of documents, a batch of pairs and the
+/// pairs found.
+pub trait KeyedSearch: Send + Sync {
+    /// The document's keys (distinct) and its encoded form, the bytes
+    /// [`KeyedSearch::score`] reads; `None` when the document cannot be
+    /// part of a pair.
+    fn encode(&self, doc: &DocView<'_>) -> Option<(Vec<u64>, Vec<u8>)>;
+    /// A key shared by more documents gives no pairs (a template's
+    /// sentences shared by a whole site).
+    fn max_group_docs(&self) -> usize;
+    /// Whether two documents whose encoded forms are `a_bytes` and
+    /// `b_bytes` long can be a pair at all: a bound on the score checked
+    /// before either form is read.
+    fn may_pair(&self, _a_bytes: usize, _b_bytes: usize) -> bool {
+        true
+    }
+    /// The method's score of a candidate pair from the encoded forms of its
+    /// two documents, `None` when the pair is not proposed.
+    fn score(&self, a: &[u8], b: &[u8]) -> Result<Option<f64>>;
 }
 
 /// Keeps, of `pairs`, the edges each document ranks among its `k`

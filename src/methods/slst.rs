@@ -26,7 +26,7 @@
 //! nor `words`. `[methods] slst_sentence_words = "terms"` counts the kept
 //! terms instead (short words removed too), the rule of earlier runs.
 
-use super::{DocPasses, DocView, PairMethod, ScoredPair, TokenParts};
+use super::{DocPasses, DocView, KeyedSearch, PairMethod, ScoredPair, TokenParts};
 use crate::config::{MethodsConfig, SlstSentenceWords};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -112,6 +112,31 @@ impl SentenceString {
     /// True when no sentence was encoded.
     pub fn is_empty(&self) -> bool {
         self.symbols.is_empty()
+    }
+
+    /// The string as bytes ([`SentenceString::decode`] reads them back):
+    /// the sentence count (4 bytes), the symbols, the keys and the class
+    /// order, little-endian; 13 bytes per sentence.
+    fn encode(&self) -> Vec<u8> {
+        let mut bytes = Vec::with_capacity(4 + 13 * self.len());
+        bytes.extend((self.len() as u32).to_le_bytes());
+        bytes.extend(&self.symbols);
+        bytes.extend(self.keys.iter().flat_map(|k| k.to_le_bytes()));
+        bytes.extend(self.by_class.iter().flat_map(|i| i.to_le_bytes()));
+        bytes
+    }
+
+    /// The string [`SentenceString::encode`] wrote.
+    fn decode(bytes: &[u8]) -> anyhow::Result<SentenceString> {
+        let n = bytes.get(..4).map_or(0, |b| u32::from_le_bytes(b.try_into().expect("4 bytes")) as usize);
+        anyhow::ensure!(bytes.len() == 4 + 13 * n, "a sentence string of {} bytes for {n} sentences", bytes.len());
+        let (symbols, rest) = bytes[4..].split_at(n);
+        let (keys, by_class) = rest.split_at(8 * n);
+        Ok(SentenceString {
+            symbols: symbols.to_vec(),
+            keys: keys.chunks_exact(8).map(|k| u64::from_le_bytes(k.try_into().expect("8 bytes"))).collect(),
+            by_class: by_class.chunks_exact(4).map(|i| u32::from_le_bytes(i.try_into().expect("4 bytes"))).collect(),
+        })
     }
 
     /// Sentence i of `self` and sentence j of `other` have the same length
@@ -478,6 +503,12 @@ impl PairMethod for Slst {
         }
     }
 
+    fn keyed(&self) -> Option<&dyn KeyedSearch> {
+        Some(self)
+    }
+
+    /// The suffix-array search over the whole corpus in one process: the
+    /// reference of the keyed search the pipeline runs.
     fn find_pairs(&self, docs: &dyn DocPasses) -> Vec<ScoredPair> {
         // One pass; only each document's sentence string is kept.
         let (mut strings, mut ids): (Vec<SentenceString>, Vec<u64>) = (Vec::new(), Vec::new());
@@ -499,6 +530,50 @@ impl PairMethod for Slst {
             .collect();
         pairs.sort_by_key(|p| (p.doc_a, p.doc_b));
         pairs
+    }
+}
+
+/// Spec §6's sharded search: two documents share a run of at least m
+/// sentences exactly when they share a run of exactly m, so a document's
+/// keys are its runs of m sentences, each the fingerprint of the m symbols
+/// and the m first-two-words keys (what [`shared_substring_pairs`] groups
+/// by); its encoded form is its [`SentenceString`]. A key shared by more
+/// than `slst_max_group_docs` documents gives no pairs; the suffix array
+/// would still pair those of them that share a longer run which is rarer,
+/// the keys only if one of its m-runs is rare too.
+impl KeyedSearch for Slst {
+    fn encode(&self, doc: &DocView<'_>) -> Option<(Vec<u64>, Vec<u8>)> {
+        let s = SentenceString::from_view(doc, self.sentence_words);
+        if s.len() < self.min_block {
+            return None;
+        }
+        let m = self.min_block;
+        let mut keys: Vec<u64> = (0..=s.len() - m)
+            .map(|p| {
+                let mut bytes = s.symbols[p..p + m].to_vec();
+                bytes.extend(s.keys[p..p + m].iter().flat_map(|k| k.to_le_bytes()));
+                xxh3_64(&bytes)
+            })
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        Some((keys, s.encode()))
+    }
+
+    fn max_group_docs(&self) -> usize {
+        self.max_group_docs
+    }
+
+    /// The Jaccard `matched / (|A| + |B| - matched)` is at most
+    /// `min(|A|, |B|) / max(|A|, |B|)`, and an encoded form is 4 + 13 bytes
+    /// per sentence ([`SentenceString::encode`]).
+    fn may_pair(&self, a_bytes: usize, b_bytes: usize) -> bool {
+        let (a, b) = (a_bytes.saturating_sub(4) / 13, b_bytes.saturating_sub(4) / 13);
+        a.min(b) as f64 >= self.min_jaccard * a.max(b) as f64
+    }
+
+    fn score(&self, a: &[u8], b: &[u8]) -> anyhow::Result<Option<f64>> {
+        Ok(Slst::score(self, &SentenceString::decode(a)?, &SentenceString::decode(b)?))
     }
 }
 
@@ -861,5 +936,58 @@ mod tests {
         let at_floor = Slst::new(&MethodsConfig { slst_min_jaccard: 7.0 / 9.0, ..cfg.clone() });
         assert_eq!(at_floor.find_pairs(&InMemory(&views)).len(), 1);
         assert!(slst.find_pairs(&InMemory(&[])).is_empty());
+    }
+
+    /// The pipeline's keyed search over `views`, as the search stage runs it.
+    fn keyed_pairs(slst: &Slst, views: &[DocView<'_>], max_edges: usize) -> Vec<ScoredPair> {
+        let out = std::env::temp_dir().join(format!("neardup-slst-keyed-{}", std::process::id()));
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let session = datafusion::prelude::SessionContext::new();
+        let run = crate::stages::search::KeyedRun { runtime: &runtime, session: &session, out: &out, id: "slst", max_edges };
+        let mut counters = std::collections::BTreeMap::new();
+        let pairs = run.find_pairs(slst, &crate::methods::Chunked(views, 7), &mut counters).unwrap();
+        assert!(counters["slst_candidate_pairs"] >= pairs.len() as u64);
+        let _ = std::fs::remove_dir_all(out);
+        pairs
+    }
+
+    /// Spec §6: the keyed search finds the suffix array's pairs with the
+    /// same scores, on a corpus of documents built from shared passages
+    /// (templates) with edits, as long as no run is shared by more than
+    /// `slst_max_group_docs` documents; the chain bound cuts both alike.
+    #[test]
+    fn keyed_search_equals_the_suffix_array_search() {
+        let mut state = 11u64;
+        let mut rnd = move |n: u64| crate::methods::splitmix64(&mut state) % n;
+        let passages: Vec<Vec<Vec<String>>> = (0..6)
+            .map(|p| (0..6).map(|k| sentence(&format!("p{p}s{k}_"), 2 + (p + k) % 9)).collect())
+            .collect();
+        let mut docs = Vec::new();
+        for d in 0..80 {
+            let mut sentences: Vec<Vec<String>> = Vec::new();
+            for _ in 0..1 + rnd(3) {
+                let p = &passages[rnd(passages.len() as u64) as usize];
+                sentences.extend(p.iter().skip(rnd(2) as usize).cloned());
+                sentences.push(sentence(&format!("own{d}_{}_", sentences.len()), 1 + rnd(12) as usize));
+            }
+            if rnd(4) == 0 && sentences.len() > 3 {
+                let at = rnd(sentences.len() as u64) as usize;
+                sentences[at] = sentence(&format!("edit{d}_"), sentences[at].len());
+            }
+            docs.push(Doc::new(&sentences));
+        }
+        let views: Vec<DocView<'_>> = docs.iter().zip(0u64..).map(|(d, id)| d.view(1000 + 3 * id)).collect();
+        let cfg = MethodsConfig { slst_min_jaccard: 0.2, ..MethodsConfig::default() };
+        for links in [2, 8, 100] {
+            let slst = Slst::new(&cfg).with_max_edges(links);
+            let reference = slst.find_pairs(&InMemory(&views));
+            assert!(reference.len() > 30, "{} pairs", reference.len());
+            assert_eq!(keyed_pairs(&slst, &views, links), reference, "{links} links");
+        }
+        // A run shared by more documents than the bound pairs nothing.
+        let slst = Slst::new(&MethodsConfig { slst_max_group_docs: 2, ..cfg.clone() });
+        let same: Vec<DocView<'_>> = (0..3).map(|id| docs[0].view(id)).collect();
+        assert!(keyed_pairs(&slst, &same, 8).is_empty());
+        assert_eq!(keyed_pairs(&slst, &same[..2], 8).len(), 1);
     }
 }

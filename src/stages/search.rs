@@ -1,24 +1,40 @@
 //! Stage `search`: `tokens` → `method_pairs`.
 //!
-//! The methods that find their pairs by a corpus-wide search of their own
-//! rather than by equal signatures ([`registry::MethodSpec::search`]):
-//! SpotSigs (partitioned, pruned inverted index) and SL+ST (suffix array
-//! over sentence-length strings). They need every document at once, so
-//! this stage is not sharded; one search at a time reads the token lists
-//! it needs a chunk at a time and keeps only its compact form of each
-//! document (spot multisets, sentence strings). Both searches are bounded like every method
+//! The methods that find their pairs by a search of their own rather than
+//! by equal signatures ([`registry::MethodSpec::search`]): SpotSigs
+//! (partitioned, pruned inverted index) and SL+ST (runs of m sentences).
+//! Both are bounded like every method
 //! (`candidates.max_edges_per_document`): a bounded number of comparisons
 //! per document, and each document's strongest edges kept.
+//!
+//! A search with keys ([`KeyedSearch`]: SL+ST) runs in bounded memory: one
+//! pass over the token lists writes every document's keys to a Parquet
+//! file and its encoded form to a spill file ([`crate::spilled_docs`]); SQL
+//! chains the groups of documents sharing a key
+//! (`jobs/keyed_pairs.sql`: each member linked to its next
+//! `candidates.max_edges_per_document`), and each candidate pair is scored from the two encoded forms read
+//! back from disk. Its one-process search (SL+ST's suffix array over the
+//! whole corpus) is the test reference. SpotSigs still searches in one
+//! process: one pass keeps its spot multiset of every document.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
+use arrow::array::{RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
+use futures::StreamExt;
+use rayon::prelude::*;
 use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::methods::registry;
-use crate::methods::{self, PairMethod};
+use crate::methods::{self, DocPasses, KeyedSearch, PairMethod, ScoredPair};
 use crate::runner::{RunContext, Stage, StageReport};
+use crate::spilled_docs::{SpillWriter, SpilledDocs};
+use crate::sql::substitute;
 use crate::table::TableOutput;
-use crate::tables::columns::method_pairs;
+use crate::tables::columns::{candidates, method_pairs};
 use crate::tables::tokens::TokenPasses;
 
 /// The search stage.
@@ -50,11 +66,24 @@ impl Stage for Search {
         let mut w = TableOutput::<method_pairs::Rows>::create(&ctx.out)?;
         for search in &searches {
             // One pass over the token lists the search reads, a chunk at a
-            // time; the search keeps its compact form of each document.
+            // time; the search keeps its compact form of each document, or
+            // writes it to disk.
             let passes = TokenPasses::new(&ctx.runtime, session.clone(), search.reads());
             let started = std::time::Instant::now();
-            let found = search.find_pairs_counted(&passes, &mut report.counters);
-            passes.finish()?;
+            let found = match search.keyed() {
+                Some(keyed) => {
+                    let run =
+                        KeyedRun { runtime: &ctx.runtime, session: &session, out: &ctx.out, id: search.id(), max_edges };
+                    let found = run.find_pairs(keyed, &passes, &mut report.counters);
+                    passes.finish()?;
+                    found?
+                }
+                None => {
+                    let found = search.find_pairs_counted(&passes, &mut report.counters);
+                    passes.finish()?;
+                    found
+                }
+            };
             report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
             report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
             let pairs = methods::keep_strongest(found, max_edges);
@@ -70,5 +99,166 @@ impl Stage for Search {
         }
         report.rows.insert(method_pairs::TABLE.into(), w.commit()?);
         Ok(report)
+    }
+}
+
+/// One keyed search (see the module doc) over the tables of `session`,
+/// its scratch files in `out`'s spill folder.
+pub struct KeyedRun<'a> {
+    pub runtime: &'a tokio::runtime::Runtime,
+    pub session: &'a datafusion::prelude::SessionContext,
+    pub out: &'a Path,
+    /// The method id.
+    pub id: &'static str,
+    /// Each member of a key's group is linked to its next `max_edges`.
+    pub max_edges: usize,
+}
+
+/// Candidate pairs scored at once: one batch of the SQL's pairs.
+const SCORE_BATCH_PAIRS: usize = 8192;
+
+impl KeyedRun<'_> {
+    /// The pairs the method proposes, sorted by (doc_a, doc_b); counts
+    /// `<id>_keys` and `<id>_candidate_pairs` in `counters`. Called from
+    /// outside the runtime, like [`TokenPasses`].
+    pub fn find_pairs(
+        &self,
+        search: &dyn KeyedSearch,
+        docs: &dyn DocPasses,
+        counters: &mut BTreeMap<String, u64>,
+    ) -> Result<Vec<ScoredPair>> {
+        let started = std::time::Instant::now();
+        let (keys_file, encoded, key_rows) = self.write_keys(search, docs)?;
+        counters.insert(format!("{}_keys", self.id), key_rows);
+        counters.insert(format!("{}_keys_ms", self.id), started.elapsed().as_millis() as u64);
+        let max_edges = self.max_edges.max(1);
+        let pairs_sql = substitute(
+            include_str!("../../jobs/keyed_pairs.sql"),
+            &[
+                ("max_group_docs", search.max_group_docs().to_string()),
+                ("max_edges", max_edges.to_string()),
+                ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
+            ],
+        );
+        let session = self.session;
+        let mut stream = self.runtime.block_on(async {
+            session.register_parquet("search_keys", keys_file.0.to_string_lossy().as_ref(), Default::default()).await?;
+            anyhow::Ok(session.sql(&pairs_sql).await?.execute_stream().await?)
+        })?;
+        let mut found = Vec::new();
+        let mut pairs: Vec<(u64, u64)> = Vec::with_capacity(SCORE_BATCH_PAIRS);
+        let mut candidate_pairs = 0u64;
+        let (mut sql_time, mut score_time) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+        loop {
+            let started = std::time::Instant::now();
+            let batch = self.runtime.block_on(stream.next()).transpose()?;
+            sql_time += started.elapsed();
+            if let Some(batch) = &batch {
+                let (a, b) = (candidates::doc_a(batch)?, candidates::doc_b(batch)?);
+                pairs.extend((0..batch.num_rows()).map(|i| (a.value(i), b.value(i))));
+            }
+            if pairs.len() >= SCORE_BATCH_PAIRS || batch.is_none() {
+                candidate_pairs += pairs.len() as u64;
+                let started = std::time::Instant::now();
+                let by_first: Vec<&[(u64, u64)]> = pairs.chunk_by(|x, y| x.0 == y.0).collect();
+                let scored: Vec<Vec<ScoredPair>> =
+                    by_first.par_iter().map(|&pairs| score_pairs(search, &encoded, pairs)).collect::<Result<_>>()?;
+                found.extend(scored.into_iter().flatten());
+                pairs.clear();
+                score_time += started.elapsed();
+            }
+            if batch.is_none() {
+                break;
+            }
+        }
+        drop(stream);
+        session.deregister_table("search_keys")?;
+        counters.insert(format!("{}_candidate_pairs", self.id), candidate_pairs);
+        counters.insert(format!("{}_pairs_sql_ms", self.id), sql_time.as_millis() as u64);
+        counters.insert(format!("{}_score_ms", self.id), score_time.as_millis() as u64);
+        found.sort_by_key(|p| (p.doc_a, p.doc_b));
+        Ok(found)
+    }
+
+    /// One pass over the documents: their keys as rows (sig, doc_id) of a
+    /// Parquet file, their encoded forms in a spill file. Returns both and
+    /// the number of key rows.
+    fn write_keys(&self, search: &dyn KeyedSearch, docs: &dyn DocPasses) -> Result<(KeysFile, SpilledDocs, u64)> {
+        let dir = crate::sql::spill_dir_of(self.out, std::process::id());
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create spill folder {}", dir.display()))?;
+        let keys_file = KeysFile(dir.join(format!("{}-keys.parquet", self.id)));
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("sig", DataType::UInt64, false),
+            Field::new("doc_id", DataType::UInt64, false),
+        ]));
+        let file = std::fs::File::create(&keys_file.0)
+            .with_context(|| format!("cannot create {}", keys_file.0.display()))?;
+        let mut writer =
+            parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(crate::table::writer_properties()?))?;
+        let mut encoded = SpillWriter::create(self.out, &format!("{}-encoded", self.id))?;
+        let mut rows = 0u64;
+        let mut failed: Option<anyhow::Error> = None;
+        docs.each_chunk(&mut |chunk| {
+            if failed.is_some() {
+                return;
+            }
+            let per_doc: Vec<Option<(Vec<u64>, Vec<u8>)>> = chunk.par_iter().map(|d| search.encode(d)).collect();
+            let mut write = || -> Result<()> {
+                let (mut sigs, mut ids) = (Vec::new(), Vec::new());
+                for (doc, (keys, bytes)) in chunk.iter().zip(&per_doc).filter_map(|(d, e)| Some((d, e.as_ref()?))) {
+                    encoded.push(doc.doc_id, bytes)?;
+                    sigs.extend_from_slice(keys);
+                    ids.extend(std::iter::repeat_n(doc.doc_id, keys.len()));
+                }
+                rows += sigs.len() as u64;
+                let batch = RecordBatch::try_new(
+                    Arc::clone(&schema),
+                    vec![Arc::new(UInt64Array::from(sigs)), Arc::new(UInt64Array::from(ids))],
+                )?;
+                writer.write(&batch)?;
+                Ok(())
+            };
+            if let Err(e) = write() {
+                failed = Some(e.context(format!("cannot write {}", keys_file.0.display())));
+            }
+        });
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        writer.close()?;
+        Ok((keys_file, encoded.finish()?, rows))
+    }
+}
+
+/// The pairs of one document `a` (`pairs`, all (a, _)) that the method
+/// proposes, with their scores; the size bound first, then `a`'s form read
+/// once. A document without an encoded form (none written) pairs nothing.
+fn score_pairs(search: &dyn KeyedSearch, encoded: &SpilledDocs, pairs: &[(u64, u64)]) -> Result<Vec<ScoredPair>> {
+    let mut scored = Vec::new();
+    let Some(a_bytes) = pairs.first().and_then(|&(a, _)| encoded.record_len(a)) else {
+        return Ok(scored);
+    };
+    let mut a_form = None;
+    for &(a, b) in pairs {
+        if !encoded.record_len(b).is_some_and(|b_bytes| search.may_pair(a_bytes, b_bytes)) {
+            continue;
+        }
+        if a_form.is_none() {
+            a_form = encoded.get(a)?;
+        }
+        let (Some(x), Some(y)) = (&a_form, encoded.get(b)?) else { continue };
+        if let Some(score) = search.score(x, &y)? {
+            scored.push(ScoredPair { doc_a: a.min(b), doc_b: a.max(b), score });
+        }
+    }
+    Ok(scored)
+}
+
+/// A keyed search's key file, removed when dropped.
+struct KeysFile(std::path::PathBuf);
+
+impl Drop for KeysFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
     }
 }
