@@ -361,14 +361,18 @@ pub struct MethodsConfig {
     pub spotsigs_tau: f64,
     /// spotsigs: documents with fewer spot signatures are left out.
     pub spotsigs_min_spots: usize,
+    /// spotsigs: a spot signature shared by more documents than this gives
+    /// no pairs in the pipeline's keyed search (a template's phrases).
+    pub spotsigs_max_group_docs: usize,
     /// slst: which words of a sentence make its length and its first-two-
     /// words key. Seed 003 removes stop words only, the default; `terms`
     /// (stop words and short words removed) is the rule of earlier runs.
     pub slst_sentence_words: SlstSentenceWords,
     /// slst: minimal verified block length m (sentences).
     pub slst_min_block: usize,
-    /// slst: suffix-array groups with more documents than this are not
-    /// expanded into pairs but split into their longer shared runs.
+    /// slst: a run of m sentences shared by more documents than this gives
+    /// no pairs (the reference's suffix array splits such a group into its
+    /// longer shared runs instead).
     pub slst_max_group_docs: usize,
     /// SL+ST: pairs whose sentence Jaccard is below this are not proposed
     /// (choice; measured on the shared crawl files: no pair below 0.4 and
@@ -495,6 +499,7 @@ impl MethodsConfig {
         }
         p.above_up_to(S, "spotsigs_tau", self.spotsigs_tau, 0.0, 1.0);
         p.at_least(S, "spotsigs_min_spots", self.spotsigs_min_spots, 1);
+        p.at_least(S, "spotsigs_max_group_docs", self.spotsigs_max_group_docs, 2);
         // Blocks shorter than 2 sentences are dropped by the method itself.
         p.at_least(S, "slst_min_block", self.slst_min_block, 2);
         p.at_least(S, "slst_max_group_docs", self.slst_max_group_docs, 2);
@@ -551,6 +556,7 @@ impl Default for MethodsConfig {
             spotsigs_include_antecedent: true,
             spotsigs_tau: 0.44,
             spotsigs_min_spots: 1,
+            spotsigs_max_group_docs: 1000,
             slst_sentence_words: SlstSentenceWords::NoStopWords,
             slst_min_block: 3,
             slst_max_group_docs: 1000,

@@ -19,6 +19,14 @@ use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
+/// Where a record is, and the size kept in memory with it.
+#[derive(Clone, Copy)]
+struct Entry {
+    offset: u64,
+    len: u32,
+    size: u32,
+}
+
 /// Removes a file when dropped.
 struct RemoveOnDrop(PathBuf);
 
@@ -32,7 +40,7 @@ impl Drop for RemoveOnDrop {
 pub struct SpillWriter {
     out: BufWriter<File>,
     file: File,
-    index: HashMap<u64, (u64, u32)>,
+    index: HashMap<u64, Entry>,
     offset: u64,
     guard: RemoveOnDrop,
 }
@@ -62,9 +70,15 @@ impl SpillWriter {
     /// Appends the record of `doc_id`; a second record of the same id
     /// replaces the first.
     pub fn push(&mut self, doc_id: u64, record: &[u8]) -> Result<()> {
+        self.push_sized(doc_id, 0, record)
+    }
+
+    /// [`SpillWriter::push`] with a number kept in memory beside the record
+    /// ([`SpilledDocs::size`]: what a reader checks before reading it).
+    pub fn push_sized(&mut self, doc_id: u64, size: u32, record: &[u8]) -> Result<()> {
         let len = u32::try_from(record.len()).context("a spilled record of 4 GiB or more")?;
         self.out.write_all(record).with_context(|| format!("cannot write {}", self.guard.0.display()))?;
-        self.index.insert(doc_id, (self.offset, len));
+        self.index.insert(doc_id, Entry { offset: self.offset, len, size });
         self.offset += u64::from(len);
         Ok(())
     }
@@ -80,18 +94,20 @@ impl SpillWriter {
 /// The written records, read by document id from any thread.
 pub struct SpilledDocs {
     file: File,
-    index: HashMap<u64, (u64, u32)>,
+    index: HashMap<u64, Entry>,
     _guard: RemoveOnDrop,
 }
 
 impl SpilledDocs {
     /// The record of `doc_id`, if one was written.
     pub fn get(&self, doc_id: u64) -> Result<Option<Vec<u8>>> {
-        let Some(&(offset, len)) = self.index.get(&doc_id) else {
+        let Some(&Entry { offset, len, .. }) = self.index.get(&doc_id) else {
             return Ok(None);
         };
         let mut record = vec![0u8; len as usize];
-        self.file.read_exact_at(&mut record, offset).with_context(|| format!("cannot read {}", self._guard.0.display()))?;
+        self.file
+            .read_exact_at(&mut record, offset)
+            .with_context(|| format!("cannot read {}", self._guard.0.display()))?;
         Ok(Some(record))
     }
 
@@ -100,10 +116,9 @@ impl SpilledDocs {
         self.index.contains_key(&doc_id)
     }
 
-    /// The length in bytes of the record of `doc_id`, if one was written,
-    /// without reading it.
-    pub fn record_len(&self, doc_id: u64) -> Option<usize> {
-        self.index.get(&doc_id).map(|&(_, len)| len as usize)
+    /// The size pushed with the record of `doc_id`, if one was written.
+    pub fn size(&self, doc_id: u64) -> Option<u32> {
+        self.index.get(&doc_id).map(|e| e.size)
     }
 
     /// The number of documents with a record.
@@ -127,8 +142,8 @@ mod tests {
         let mut w = SpillWriter::create(&out, "test").unwrap();
         w.push(7, b"seven").unwrap();
         w.push(3, b"").unwrap();
-        w.push(9, "néuf".as_bytes()).unwrap();
-        w.push(7, b"SEVEN!").unwrap();
+        w.push_sized(9, 3, "néuf".as_bytes()).unwrap();
+        w.push_sized(7, 4, b"SEVEN!").unwrap();
         let path = w.guard.0.clone();
         let docs = w.finish().unwrap();
         assert_eq!(docs.len(), 3);
@@ -137,7 +152,7 @@ mod tests {
         assert_eq!(docs.get(9).unwrap().as_deref(), Some("néuf".as_bytes()));
         assert_eq!(docs.get(4).unwrap(), None);
         assert!(docs.contains(3) && !docs.contains(4));
-        assert_eq!((docs.record_len(9), docs.record_len(4)), (Some(5), None));
+        assert_eq!((docs.size(7), docs.size(9), docs.size(3), docs.size(4)), (Some(4), Some(3), Some(0), None));
         assert!(path.exists());
         drop(docs);
         assert!(!path.exists());

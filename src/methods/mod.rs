@@ -226,22 +226,30 @@ pub trait PairMethod: Send + Sync {
 /// No step holds more than a chunk of documents, a batch of pairs and the
 /// pairs found.
 pub trait KeyedSearch: Send + Sync {
-    /// The document's keys (distinct) and its encoded form, the bytes
-    /// [`KeyedSearch::score`] reads; `None` when the document cannot be
-    /// part of a pair.
-    fn encode(&self, doc: &DocView<'_>) -> Option<(Vec<u64>, Vec<u8>)>;
+    /// The document's keys, size and encoded form; `None` when the
+    /// document cannot be part of a pair.
+    fn encode(&self, doc: &DocView<'_>) -> Option<Encoded>;
     /// A key shared by more documents gives no pairs (a template's
     /// sentences shared by a whole site).
     fn max_group_docs(&self) -> usize;
-    /// Whether two documents whose encoded forms are `a_bytes` and
-    /// `b_bytes` long can be a pair at all: a bound on the score checked
-    /// before either form is read.
-    fn may_pair(&self, _a_bytes: usize, _b_bytes: usize) -> bool {
-        true
-    }
+    /// Whether two documents of these sizes can be a pair at all: a bound
+    /// on the score checked before either encoded form is read.
+    fn may_pair(&self, size_a: u32, size_b: u32) -> bool;
     /// The method's score of a candidate pair from the encoded forms of its
     /// two documents, `None` when the pair is not proposed.
     fn score(&self, a: &[u8], b: &[u8]) -> Result<Option<f64>>;
+}
+
+/// One document as a [`KeyedSearch`] gives it.
+pub struct Encoded {
+    /// Its keys, distinct.
+    pub keys: Vec<u64>,
+    /// Its size as the method measures it (sentences, spot signatures):
+    /// a key's group is chained in size order, and [`KeyedSearch::may_pair`]
+    /// reads it.
+    pub size: u32,
+    /// The bytes [`KeyedSearch::score`] reads.
+    pub form: Vec<u8>,
 }
 
 /// Keeps, of `pairs`, the edges each document ranks among its `k`

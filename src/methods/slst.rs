@@ -26,7 +26,7 @@
 //! nor `words`. `[methods] slst_sentence_words = "terms"` counts the kept
 //! terms instead (short words removed too), the rule of earlier runs.
 
-use super::{DocPasses, DocView, KeyedSearch, PairMethod, ScoredPair, TokenParts};
+use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
 use crate::config::{MethodsConfig, SlstSentenceWords};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
@@ -537,12 +537,15 @@ impl PairMethod for Slst {
 /// sentences exactly when they share a run of exactly m, so a document's
 /// keys are its runs of m sentences, each the fingerprint of the m symbols
 /// and the m first-two-words keys (what [`shared_substring_pairs`] groups
-/// by); its encoded form is its [`SentenceString`]. A key shared by more
+/// by); its size is its number of sentences, its encoded form its
+/// [`SentenceString`]. A key's group is chained in size order where the
+/// suffix array chains in doc_id order, so the two find the same pairs
+/// when the chain bound cuts no group. A key shared by more
 /// than `slst_max_group_docs` documents gives no pairs; the suffix array
 /// would still pair those of them that share a longer run which is rarer,
 /// the keys only if one of its m-runs is rare too.
 impl KeyedSearch for Slst {
-    fn encode(&self, doc: &DocView<'_>) -> Option<(Vec<u64>, Vec<u8>)> {
+    fn encode(&self, doc: &DocView<'_>) -> Option<Encoded> {
         let s = SentenceString::from_view(doc, self.sentence_words);
         if s.len() < self.min_block {
             return None;
@@ -557,7 +560,7 @@ impl KeyedSearch for Slst {
             .collect();
         keys.sort_unstable();
         keys.dedup();
-        Some((keys, s.encode()))
+        Some(Encoded { keys, size: s.len() as u32, form: s.encode() })
     }
 
     fn max_group_docs(&self) -> usize {
@@ -565,11 +568,9 @@ impl KeyedSearch for Slst {
     }
 
     /// The Jaccard `matched / (|A| + |B| - matched)` is at most
-    /// `min(|A|, |B|) / max(|A|, |B|)`, and an encoded form is 4 + 13 bytes
-    /// per sentence ([`SentenceString::encode`]).
-    fn may_pair(&self, a_bytes: usize, b_bytes: usize) -> bool {
-        let (a, b) = (a_bytes.saturating_sub(4) / 13, b_bytes.saturating_sub(4) / 13);
-        a.min(b) as f64 >= self.min_jaccard * a.max(b) as f64
+    /// `min(|A|, |B|) / max(|A|, |B|)`.
+    fn may_pair(&self, size_a: u32, size_b: u32) -> bool {
+        size_a.min(size_b) as f64 >= self.min_jaccard * size_a.max(size_b) as f64
     }
 
     fn score(&self, a: &[u8], b: &[u8]) -> anyhow::Result<Option<f64>> {
@@ -581,6 +582,7 @@ impl KeyedSearch for Slst {
 mod tests {
     use super::*;
     use crate::methods::{leaked, InMemory};
+    use crate::stages::search::keyed_pairs;
     use proptest::prelude::*;
     use std::collections::HashSet;
 
@@ -938,30 +940,18 @@ mod tests {
         assert!(slst.find_pairs(&InMemory(&[])).is_empty());
     }
 
-    /// The pipeline's keyed search over `views`, as the search stage runs it.
-    fn keyed_pairs(slst: &Slst, views: &[DocView<'_>], max_edges: usize) -> Vec<ScoredPair> {
-        let out = std::env::temp_dir().join(format!("neardup-slst-keyed-{}", std::process::id()));
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-        let session = datafusion::prelude::SessionContext::new();
-        let run = crate::stages::search::KeyedRun { runtime: &runtime, session: &session, out: &out, id: "slst", max_edges };
-        let mut counters = std::collections::BTreeMap::new();
-        let pairs = run.find_pairs(slst, &crate::methods::Chunked(views, 7), &mut counters).unwrap();
-        assert!(counters["slst_candidate_pairs"] >= pairs.len() as u64);
-        let _ = std::fs::remove_dir_all(out);
-        pairs
-    }
-
     /// Spec §6: the keyed search finds the suffix array's pairs with the
     /// same scores, on a corpus of documents built from shared passages
     /// (templates) with edits, as long as no run is shared by more than
-    /// `slst_max_group_docs` documents; the chain bound cuts both alike.
+    /// `slst_max_group_docs` documents and the chain bound cuts no group.
+    /// Under the bound, the two chain in different orders (size, doc_id):
+    /// every keyed pair is still one of the reference's.
     #[test]
     fn keyed_search_equals_the_suffix_array_search() {
         let mut state = 11u64;
         let mut rnd = move |n: u64| crate::methods::splitmix64(&mut state) % n;
-        let passages: Vec<Vec<Vec<String>>> = (0..6)
-            .map(|p| (0..6).map(|k| sentence(&format!("p{p}s{k}_"), 2 + (p + k) % 9)).collect())
-            .collect();
+        let passages: Vec<Vec<Vec<String>>> =
+            (0..6).map(|p| (0..6).map(|k| sentence(&format!("p{p}s{k}_"), 2 + (p + k) % 9)).collect()).collect();
         let mut docs = Vec::new();
         for d in 0..80 {
             let mut sentences: Vec<Vec<String>> = Vec::new();
@@ -978,11 +968,13 @@ mod tests {
         }
         let views: Vec<DocView<'_>> = docs.iter().zip(0u64..).map(|(d, id)| d.view(1000 + 3 * id)).collect();
         let cfg = MethodsConfig { slst_min_jaccard: 0.2, ..MethodsConfig::default() };
-        for links in [2, 8, 100] {
-            let slst = Slst::new(&cfg).with_max_edges(links);
-            let reference = slst.find_pairs(&InMemory(&views));
-            assert!(reference.len() > 30, "{} pairs", reference.len());
-            assert_eq!(keyed_pairs(&slst, &views, links), reference, "{links} links");
+        let reference = Slst::new(&cfg).find_pairs(&InMemory(&views));
+        assert!(reference.len() > 30, "{} pairs", reference.len());
+        assert_eq!(keyed_pairs(&Slst::new(&cfg), &views, 100), reference);
+        for links in [1, 2] {
+            let keyed = keyed_pairs(&Slst::new(&cfg).with_max_edges(links), &views, links);
+            assert!(!keyed.is_empty() && keyed.len() < reference.len(), "{links} links: {}", keyed.len());
+            assert!(keyed.iter().all(|p| reference.contains(p)), "{links} links");
         }
         // A run shared by more documents than the bound pairs nothing.
         let slst = Slst::new(&MethodsConfig { slst_max_group_docs: 2, ..cfg.clone() });

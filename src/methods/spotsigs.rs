@@ -8,7 +8,7 @@
 //! pipeline); two different strings colliding has probability 2^-64 per
 //! pair of strings, far below anything a crawl can show.
 
-use super::{DocPasses, PairMethod, ScoredPair, TokenParts};
+use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
 use crate::config::MethodsConfig;
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use rayon::prelude::*;
@@ -126,6 +126,7 @@ pub struct SpotSigs {
     include_antecedent: bool,
     tau: f64,
     min_spots: usize,
+    max_group_docs: usize,
     /// At most this many candidates are compared per query document (see
     /// [`SpotSigs::with_max_edges`]); unbounded by default.
     max_candidates: usize,
@@ -168,6 +169,7 @@ impl SpotSigs {
             include_antecedent: cfg.spotsigs_include_antecedent,
             tau: cfg.spotsigs_tau,
             min_spots: cfg.spotsigs_min_spots,
+            max_group_docs: cfg.spotsigs_max_group_docs,
             max_candidates: usize::MAX,
         }
     }
@@ -378,6 +380,12 @@ impl PairMethod for SpotSigs {
         TokenParts::Words
     }
 
+    fn keyed(&self) -> Option<&dyn KeyedSearch> {
+        Some(self)
+    }
+
+    /// The partitioned, pruned search over the whole corpus in one process:
+    /// the reference of the keyed search the pipeline runs.
     fn find_pairs(&self, docs: &dyn DocPasses) -> Vec<ScoredPair> {
         self.find_pairs_with_stats(docs).0
     }
@@ -393,6 +401,56 @@ impl PairMethod for SpotSigs {
         counters.insert("spotsigs_comparisons".into(), stats.comparisons);
         counters.insert("spotsigs_all_pairs".into(), n * n.saturating_sub(1) / 2);
         pairs
+    }
+}
+
+/// The inverted index of spot signatures as keys (the bounded
+/// form of the search): documents sharing a signature are candidates, each
+/// linked to its next `max_edges` in size order (the multiset's size), a
+/// signature of more than
+/// `spotsigs_max_group_docs` documents pairing none; the encoded form is
+/// the multiset, (fingerprint, count) in 12 bytes each, and a candidate is
+/// a pair when its multiset Jaccard reaches τ. Unlike the reference, whose
+/// walk meets a document's rarest signatures first, the keys reach every
+/// partner through any signature that is not too common.
+impl KeyedSearch for SpotSigs {
+    fn encode(&self, doc: &DocView<'_>) -> Option<Encoded> {
+        let set = self.multiset(doc.words);
+        let size: u64 = set.iter().map(|e| e.1 as u64).sum();
+        if size < self.min_spots.max(1) as u64 {
+            return None;
+        }
+        let keys = set.iter().map(|e| e.0).collect();
+        let form =
+            set.iter().flat_map(|&(sig, count)| sig.to_le_bytes().into_iter().chain(count.to_le_bytes())).collect();
+        Some(Encoded { keys, size: u32::try_from(size).unwrap_or(u32::MAX), form })
+    }
+
+    fn max_group_docs(&self) -> usize {
+        self.max_group_docs
+    }
+
+    /// Spec §5: `sim(A, B) <= min(|A|, |B|) / max(|A|, |B|)`.
+    fn may_pair(&self, size_a: u32, size_b: u32) -> bool {
+        size_a.min(size_b) as f64 >= self.tau * size_a.max(size_b) as f64 - EPS
+    }
+
+    fn score(&self, a: &[u8], b: &[u8]) -> anyhow::Result<Option<f64>> {
+        let decode = |bytes: &[u8]| -> anyhow::Result<Multiset> {
+            anyhow::ensure!(bytes.len() % 12 == 0, "a spot multiset of {} bytes", bytes.len());
+            Ok(bytes
+                .chunks_exact(12)
+                .map(|e| {
+                    let (sig, count) = e.split_at(8);
+                    (
+                        u64::from_le_bytes(sig.try_into().expect("8 bytes")),
+                        u32::from_le_bytes(count.try_into().expect("4 bytes")),
+                    )
+                })
+                .collect())
+        };
+        let j = multiset_jaccard(&decode(a)?, &decode(b)?);
+        Ok((j >= self.tau).then_some(j))
     }
 }
 
@@ -634,5 +692,61 @@ mod tests {
         assert_eq!(pairs, vec![ScoredPair { doc_a: 9, doc_b: 50, score: 3.0 / 5.0 }]);
         assert_eq!(stats.docs, 2);
         assert_eq!(s.id(), "spotsigs");
+    }
+
+    /// The keyed search the pipeline runs finds the reference's pairs with
+    /// the same Jaccard when no group is cut (every pair above τ shares a
+    /// signature), on pages made of shared passages with edits; under the
+    /// chain bound, a part of them.
+    #[test]
+    fn keyed_search_equals_the_pruned_search() {
+        let mut state = 3u64;
+        let mut rnd = move |n: u64| crate::methods::splitmix64(&mut state) % n;
+        let vocabulary = ["the", "is", "a", "was", "cat", "dog", "runs", "far", "blue", "sky", "tree", "house", "red"];
+        let passages: Vec<Vec<String>> = (0..5)
+            .map(|p| {
+                (0..30)
+                    .map(|k| {
+                        format!(
+                            "{}{}",
+                            vocabulary[rnd(13) as usize],
+                            if k % 3 == 0 { String::new() } else { format!("{p}") }
+                        )
+                    })
+                    .collect()
+            })
+            .collect();
+        let texts: Vec<Vec<String>> = (0..60)
+            .map(|d| {
+                let mut words: Vec<String> = Vec::new();
+                for _ in 0..1 + rnd(2) {
+                    words.extend(passages[rnd(5) as usize].iter().cloned());
+                }
+                for _ in 0..rnd(8) {
+                    let at = rnd(words.len() as u64) as usize;
+                    words[at] = format!("edit{d}");
+                }
+                words
+            })
+            .collect();
+        let word_lists: Vec<&[&str]> = texts.iter().map(|t| crate::methods::leaked(t)).collect();
+        let views: Vec<DocView<'_>> = word_lists
+            .iter()
+            .zip(0u64..)
+            .map(|(w, id)| DocView {
+                doc_id: 7 + 2 * id,
+                terms: &[],
+                sentence_ends: &[],
+                words: w,
+                ..Default::default()
+            })
+            .collect();
+        let s = SpotSigs::with_stop_words(&seed_config(), ["at", "for"]);
+        let reference = s.find_pairs(&InMemory(&views));
+        assert!(reference.len() > 50, "{} pairs", reference.len());
+        assert_eq!(crate::stages::search::keyed_pairs(&s, &views, 100), reference);
+        let bounded = crate::stages::search::keyed_pairs(&s, &views, 1);
+        assert!(!bounded.is_empty() && bounded.len() < reference.len(), "{} pairs", bounded.len());
+        assert!(bounded.iter().all(|p| reference.contains(p)));
     }
 }

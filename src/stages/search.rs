@@ -18,7 +18,7 @@
 //! process: one pass keeps its spot multiset of every document.
 
 use anyhow::{Context, Result};
-use arrow::array::{RecordBatch, UInt64Array};
+use arrow::array::{RecordBatch, UInt32Array, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
 use rayon::prelude::*;
@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::methods::registry;
-use crate::methods::{self, DocPasses, KeyedSearch, PairMethod, ScoredPair};
+use crate::methods::{self, DocPasses, Encoded, KeyedSearch, PairMethod, ScoredPair};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::sql::substitute;
@@ -72,8 +72,13 @@ impl Stage for Search {
             let started = std::time::Instant::now();
             let found = match search.keyed() {
                 Some(keyed) => {
-                    let run =
-                        KeyedRun { runtime: &ctx.runtime, session: &session, out: &ctx.out, id: search.id(), max_edges };
+                    let run = KeyedRun {
+                        runtime: &ctx.runtime,
+                        session: &session,
+                        out: &ctx.out,
+                        id: search.id(),
+                        max_edges,
+                    };
                     let found = run.find_pairs(keyed, &passes, &mut report.counters);
                     passes.finish()?;
                     found?
@@ -190,9 +195,10 @@ impl KeyedRun<'_> {
         let schema = Arc::new(Schema::new(vec![
             Field::new("sig", DataType::UInt64, false),
             Field::new("doc_id", DataType::UInt64, false),
+            Field::new("size", DataType::UInt32, false),
         ]));
-        let file = std::fs::File::create(&keys_file.0)
-            .with_context(|| format!("cannot create {}", keys_file.0.display()))?;
+        let file =
+            std::fs::File::create(&keys_file.0).with_context(|| format!("cannot create {}", keys_file.0.display()))?;
         let mut writer =
             parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(crate::table::writer_properties()?))?;
         let mut encoded = SpillWriter::create(self.out, &format!("{}-encoded", self.id))?;
@@ -202,19 +208,22 @@ impl KeyedRun<'_> {
             if failed.is_some() {
                 return;
             }
-            let per_doc: Vec<Option<(Vec<u64>, Vec<u8>)>> = chunk.par_iter().map(|d| search.encode(d)).collect();
+            let per_doc: Vec<Option<Encoded>> = chunk.par_iter().map(|d| search.encode(d)).collect();
             let mut write = || -> Result<()> {
-                let (mut sigs, mut ids) = (Vec::new(), Vec::new());
-                for (doc, (keys, bytes)) in chunk.iter().zip(&per_doc).filter_map(|(d, e)| Some((d, e.as_ref()?))) {
-                    encoded.push(doc.doc_id, bytes)?;
-                    sigs.extend_from_slice(keys);
-                    ids.extend(std::iter::repeat_n(doc.doc_id, keys.len()));
+                let (mut sigs, mut ids, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+                for (doc, e) in chunk.iter().zip(&per_doc).filter_map(|(d, e)| Some((d, e.as_ref()?))) {
+                    encoded.push_sized(doc.doc_id, e.size, &e.form)?;
+                    sigs.extend_from_slice(&e.keys);
+                    ids.extend(std::iter::repeat_n(doc.doc_id, e.keys.len()));
+                    sizes.extend(std::iter::repeat_n(e.size, e.keys.len()));
                 }
                 rows += sigs.len() as u64;
-                let batch = RecordBatch::try_new(
-                    Arc::clone(&schema),
-                    vec![Arc::new(UInt64Array::from(sigs)), Arc::new(UInt64Array::from(ids))],
-                )?;
+                let columns: Vec<arrow::array::ArrayRef> = vec![
+                    Arc::new(UInt64Array::from(sigs)),
+                    Arc::new(UInt64Array::from(ids)),
+                    Arc::new(UInt32Array::from(sizes)),
+                ];
+                let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
                 writer.write(&batch)?;
                 Ok(())
             };
@@ -235,12 +244,12 @@ impl KeyedRun<'_> {
 /// once. A document without an encoded form (none written) pairs nothing.
 fn score_pairs(search: &dyn KeyedSearch, encoded: &SpilledDocs, pairs: &[(u64, u64)]) -> Result<Vec<ScoredPair>> {
     let mut scored = Vec::new();
-    let Some(a_bytes) = pairs.first().and_then(|&(a, _)| encoded.record_len(a)) else {
+    let Some(size_a) = pairs.first().and_then(|&(a, _)| encoded.size(a)) else {
         return Ok(scored);
     };
     let mut a_form = None;
     for &(a, b) in pairs {
-        if !encoded.record_len(b).is_some_and(|b_bytes| search.may_pair(a_bytes, b_bytes)) {
+        if !encoded.size(b).is_some_and(|size_b| search.may_pair(size_a, size_b)) {
             continue;
         }
         if a_form.is_none() {
@@ -261,4 +270,21 @@ impl Drop for KeysFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// The pairs of `search` over `docs` as the stage finds them (read 7 at a
+/// time), for the methods' tests against their one-process reference.
+#[cfg(test)]
+pub fn keyed_pairs(search: &dyn KeyedSearch, docs: &[methods::DocView<'_>], max_edges: usize) -> Vec<ScoredPair> {
+    static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let out = std::env::temp_dir().join(format!("neardup-keyed-{}-{n}", std::process::id()));
+    let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
+    let session = datafusion::prelude::SessionContext::new();
+    let run = KeyedRun { runtime: &runtime, session: &session, out: &out, id: "keyed", max_edges };
+    let mut counters = BTreeMap::new();
+    let pairs = run.find_pairs(search, &methods::Chunked(docs, 7), &mut counters).expect("the keyed search runs");
+    assert!(counters["keyed_candidate_pairs"] >= pairs.len() as u64);
+    let _ = std::fs::remove_dir_all(out);
+    pairs
 }
