@@ -1,6 +1,7 @@
 //! Verification shared by the `verify` and `evaluate` stages: the
-//! candidate edges as one map, the verification text of a document, and
-//! the comparison with its cheap bounds.
+//! candidate edges as one map, the verification text of a document (read
+//! into memory, or spilled to a file on disk for `verify`), and the
+//! comparison with its cheap bounds.
 //!
 //! The similarity is spec §9's `2·LCS/(|a|+|b|)` over the verification
 //! text (`[verify] text`: by default the visible text without the host's
@@ -13,15 +14,18 @@
 //! computed at most once, stopping as soon as it is certain to stay below
 //! the threshold.
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::{SimilarityAlgorithm, VerificationText};
 use crate::methods::registry::includes_comparison;
+use crate::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::tables::columns::{candidates, tokens};
 use crate::text::WORD_SEPARATOR;
 
@@ -126,6 +130,12 @@ impl Doc {
         }
         Doc { doc_id, url, text, chars, histogram }
     }
+
+    /// The characters of its text: what holding it in memory costs, for a
+    /// cache's bound.
+    pub fn chars(&self) -> usize {
+        self.chars
+    }
 }
 
 /// Why a comparison ended where it did; counted in the stage's manifest.
@@ -172,14 +182,17 @@ pub fn compare(a: &Doc, b: &Doc, threshold: f64, algorithm: SimilarityAlgorithm)
     (algorithm.similarity_at_least(&a.text, &b.text, threshold), Outcome::Lcs)
 }
 
-/// Reads the verification texts of the documents matching the SQL
-/// condition `filter` on `tokens`: the visible text (`tokens.text`), or
-/// the words or kept terms joined by single spaces.
-pub async fn load_verification_texts(
+/// Calls `row` with the verification text of each document matching the
+/// SQL condition `filter` on `tokens`: the visible text (`tokens.text`), or
+/// the words or kept terms joined by single spaces. The one reading of the
+/// texts, streamed batch by batch, so that a caller can keep them where it
+/// wants (a map, or a file on disk) without ever holding them twice.
+async fn for_each_verification_text(
     session: &datafusion::prelude::SessionContext,
     filter: &str,
     kind: VerificationText,
-) -> Result<HashMap<u64, String>> {
+    mut row: impl FnMut(u64, Cow<'_, str>) -> Result<()>,
+) -> Result<()> {
     let column = match kind {
         VerificationText::Visible => "text",
         VerificationText::Words => "words",
@@ -187,21 +200,23 @@ pub async fn load_verification_texts(
     };
     let sql = format!("SELECT doc_id, {column} FROM tokens WHERE {filter}");
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
-    let mut texts = HashMap::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let ids = tokens::doc_id(&batch)?;
         match kind {
             VerificationText::Visible => {
                 let text = tokens::text(&batch)?;
-                texts.extend((0..batch.num_rows()).map(|i| (ids.value(i), text.value(i).to_string())));
+                for i in 0..batch.num_rows() {
+                    row(ids.value(i), Cow::Borrowed(text.value(i)))?;
+                }
             }
             // One word per line in the table, one space between two here.
             VerificationText::Words => {
                 crate::tables::tokens::require_lists(&batch, &["words"])?;
                 let words = tokens::words(&batch)?;
-                texts
-                    .extend((0..batch.num_rows()).map(|i| (ids.value(i), words.value(i).replace(WORD_SEPARATOR, " "))));
+                for i in 0..batch.num_rows() {
+                    row(ids.value(i), Cow::Owned(words.value(i).replace(WORD_SEPARATOR, " ")))?;
+                }
             }
             VerificationText::Terms => {
                 let lists = tokens::terms(&batch)?;
@@ -209,12 +224,56 @@ pub async fn load_verification_texts(
                     let list = lists.value(i);
                     let terms = list.as_string::<i32>();
                     let joined: Vec<&str> = (0..terms.len()).map(|k| terms.value(k)).collect();
-                    texts.insert(ids.value(i), joined.join(" "));
+                    row(ids.value(i), Cow::Owned(joined.join(" ")))?;
                 }
             }
         }
     }
+    Ok(())
+}
+
+/// Reads the verification texts of the documents matching the SQL
+/// condition `filter` on `tokens` into memory: the visible text
+/// (`tokens.text`), or the words or kept terms joined by single spaces.
+pub async fn load_verification_texts(
+    session: &datafusion::prelude::SessionContext,
+    filter: &str,
+    kind: VerificationText,
+) -> Result<HashMap<u64, String>> {
+    let mut texts = HashMap::new();
+    for_each_verification_text(session, filter, kind, |id, text| {
+        texts.insert(id, text.into_owned());
+        Ok(())
+    })
+    .await?;
     Ok(texts)
+}
+
+/// Writes the texts [`load_verification_texts`] reads to a file of the
+/// spill folder under `out`, as UTF-8, for [`spilled_verification_text`]:
+/// `verify` must reach any document of a component that may hold most of
+/// the crawl, and memory then keeps an offset per document instead of the
+/// crawl's texts.
+pub async fn spill_verification_texts(
+    session: &datafusion::prelude::SessionContext,
+    filter: &str,
+    kind: VerificationText,
+    out: &Path,
+) -> Result<SpilledDocs> {
+    let mut writer = SpillWriter::create(out, "verify-texts")?;
+    for_each_verification_text(session, filter, kind, |id, text| writer.push(id, text.as_bytes())).await?;
+    writer.finish()
+}
+
+/// The verification text of `doc_id` from [`spill_verification_texts`];
+/// empty when the document has none (no `tokens` row), as the users of
+/// [`load_verification_texts`] take a missing text.
+pub fn spilled_verification_text(texts: &SpilledDocs, doc_id: u64) -> Result<String> {
+    match texts.get(doc_id)? {
+        Some(bytes) => String::from_utf8(bytes)
+            .with_context(|| format!("the spilled verification text of document {doc_id} is not UTF-8")),
+        None => Ok(String::new()),
+    }
 }
 
 /// Registers `ids` as a one-column table `name(doc_id)`, so that SQL can
@@ -250,6 +309,48 @@ mod tests {
         let mut stale = CandidateEdges { methods: vec!["a11".into()], pairs: HashMap::from([((4, 5), 1)]) };
         let err = stale.keep_found(&passed).unwrap_err().to_string();
         assert!(err.contains("(4, 5)"), "{err}");
+    }
+
+    /// The map and the spilled file hold the same text of each kind, and a
+    /// document without a `tokens` row has the empty text in both.
+    #[test]
+    fn spilled_texts_are_the_loaded_texts() {
+        use arrow::array::{ArrayRef, ListBuilder, StringArray, StringBuilder};
+        let mut terms = ListBuilder::new(StringBuilder::new());
+        for list in [&["naïve", "term"][..], &[]] {
+            for t in list {
+                terms.values().append_value(t);
+            }
+            terms.append(true);
+        }
+        let batch = RecordBatch::try_from_iter([
+            ("doc_id", Arc::new(UInt64Array::from(vec![1u64, 2])) as ArrayRef),
+            ("text", Arc::new(StringArray::from(vec!["Naïve text.", ""]))),
+            ("words", Arc::new(StringArray::from(vec!["naïve\ntext", "word"]))),
+            ("terms", Arc::new(terms.finish())),
+        ])
+        .unwrap();
+        let session = datafusion::prelude::SessionContext::new();
+        session.register_batch("tokens", batch).unwrap();
+        let out = std::env::temp_dir().join(format!("neardup-verification-{}", std::process::id()));
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let expected = [
+            (VerificationText::Visible, ["Naïve text.", ""]),
+            (VerificationText::Words, ["naïve text", "word"]),
+            (VerificationText::Terms, ["naïve term", ""]),
+        ];
+        for (kind, texts) in expected {
+            let (loaded, spilled) = runtime.block_on(async {
+                let loaded = load_verification_texts(&session, "doc_id < 3", kind).await.unwrap();
+                (loaded, spill_verification_texts(&session, "doc_id < 3", kind, &out).await.unwrap())
+            });
+            assert_eq!(loaded, HashMap::from([(1, texts[0].to_string()), (2, texts[1].to_string())]));
+            for id in [1, 2] {
+                assert_eq!(spilled_verification_text(&spilled, id).unwrap(), loaded[&id]);
+            }
+            assert_eq!(spilled_verification_text(&spilled, 3).unwrap(), "");
+        }
+        let _ = std::fs::remove_dir_all(out);
     }
 
     #[test]

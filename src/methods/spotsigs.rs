@@ -437,7 +437,7 @@ impl KeyedSearch for SpotSigs {
 
     fn score(&self, a: &[u8], b: &[u8]) -> anyhow::Result<Option<f64>> {
         let decode = |bytes: &[u8]| -> anyhow::Result<Multiset> {
-            anyhow::ensure!(bytes.len() % 12 == 0, "a spot multiset of {} bytes", bytes.len());
+            anyhow::ensure!(bytes.len().is_multiple_of(12), "a spot multiset of {} bytes", bytes.len());
             Ok(bytes
                 .chunks_exact(12)
                 .map(|e| {

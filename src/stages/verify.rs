@@ -36,13 +36,21 @@
 //! cluster of two or more documents.
 //!
 //! A map stage: task I of N (`--shard I/N`) takes the components whose
-//! smallest doc_id is I mod N, and loads the texts of their documents only.
+//! smallest doc_id is I mod N, and reads the texts of their documents only.
+//!
+//! Those texts are written to a file on local disk ([`crate::spilled_docs`])
+//! and read back when a document is placed or compared with, through a
+//! cache of fixed size per component (the representatives come back for
+//! every document they place): a template's component can hold most of
+//! the crawl, and memory no longer grows with its texts, only with its
+//! number of documents (an id, a url and a rank each).
 
 use anyhow::Result;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 use crate::config::{Config, SimilarityAlgorithm};
 use crate::runner::{RunContext, Stage, StageReport};
@@ -50,7 +58,9 @@ use crate::sql::substitute;
 use crate::table::TableOutput;
 use crate::tables::columns::{clusters, documents, duplicates, failed_pairs};
 use crate::union_find::UnionFind;
-use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc, Outcome};
+use crate::verification::{
+    compare, register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges, Doc, Outcome,
+};
 
 /// The verify stage.
 pub struct Verify;
@@ -110,6 +120,104 @@ struct Rule {
     max_comparisons: usize,
 }
 
+/// An own document as verify holds it in memory: what the rows and the
+/// keep order need. Its text stays on disk until it is compared.
+struct Member {
+    doc_id: u64,
+    url: String,
+    /// Its place in the keep order (`[dedup] keep`).
+    keep_rank: u64,
+}
+
+/// The most documents (text and histogram) one component's placement holds
+/// loaded at once. A document is compared with at most
+/// `max_comparisons_per_document` representatives and partners besides its
+/// own pairs (at most `max_edges_per_document` per method); the
+/// representatives of a template's big clusters are compared with every
+/// document placed and stay, the documents met once go. Fixed bounds, not a
+/// share of the component: memory stays the same whatever the size of the
+/// component or of the crawl. On the Javadoc crawl, 1,024 documents read
+/// 1.3 texts per document placed, 256 read 2.3.
+const CACHED_DOCS: usize = 1024;
+
+/// The most characters of text among the documents held: pages of several
+/// megabytes are not rare (up to 3.6 MB on the Javadoc crawl, 5 kB on
+/// average), and [`CACHED_DOCS`] of them would take gigabytes.
+const CACHED_CHARS: usize = 16 << 20;
+
+/// The loaded documents of one component, by index in keep order; `load`
+/// reads one from disk. Beyond [`CACHED_DOCS`] documents or
+/// [`CACHED_CHARS`] characters, the least recently used ones are dropped.
+struct DocCache<L> {
+    load: L,
+    /// Index → the document and when it was last asked for.
+    docs: HashMap<usize, (Arc<Doc>, u64)>,
+    /// The characters of the documents held.
+    chars: usize,
+    clock: u64,
+}
+
+impl<L: Fn(usize) -> Result<Doc> + Sync> DocCache<L> {
+    fn new(load: L) -> Self {
+        DocCache { load, docs: HashMap::new(), chars: 0, clock: 0 }
+    }
+
+    /// Document `i`.
+    fn one(&mut self, i: usize) -> Result<Arc<Doc>> {
+        if let Some(doc) = self.held(i) {
+            return Ok(doc);
+        }
+        let doc = Arc::new((self.load)(i)?);
+        self.keep(i, doc.clone());
+        Ok(doc)
+    }
+
+    /// The documents `wanted`, in its order; those not held are loaded in
+    /// parallel (a giant component's partners are mostly met once).
+    fn get(&mut self, wanted: &[usize]) -> Result<Vec<Arc<Doc>>> {
+        let mut missing: Vec<usize> = wanted.iter().copied().filter(|&j| self.held(j).is_none()).collect();
+        missing.sort_unstable();
+        missing.dedup();
+        let load = &self.load;
+        let loaded: Vec<Arc<Doc>> = missing.par_iter().map(|&j| load(j).map(Arc::new)).collect::<Result<_>>()?;
+        let docs = wanted
+            .iter()
+            .map(|j| match missing.binary_search(j) {
+                Ok(k) => loaded[k].clone(),
+                Err(_) => self.docs[j].0.clone(),
+            })
+            .collect();
+        for (j, doc) in missing.into_iter().zip(loaded) {
+            self.keep(j, doc);
+        }
+        Ok(docs)
+    }
+
+    /// Document `i` if held, now the most recently used.
+    fn held(&mut self, i: usize) -> Option<Arc<Doc>> {
+        self.clock += 1;
+        let (doc, used) = self.docs.get_mut(&i)?;
+        *used = self.clock;
+        Some(doc.clone())
+    }
+
+    /// Holds document `i`, dropping the least recently used ones beyond
+    /// the bounds (a document beyond them alone is not held).
+    fn keep(&mut self, i: usize, doc: Arc<Doc>) {
+        self.clock += 1;
+        self.chars += doc.chars();
+        self.docs.insert(i, (doc, self.clock));
+        while self.docs.len() > CACHED_DOCS || self.chars > CACHED_CHARS {
+            let Some(oldest) = self.docs.iter().min_by_key(|(_, (_, used))| *used).map(|(&k, _)| k) else {
+                break;
+            };
+            if let Some((dropped, _)) = self.docs.remove(&oldest) {
+                self.chars -= dropped.chars();
+            }
+        }
+    }
+}
+
 /// What a document is compared with while it is placed.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Role {
@@ -125,8 +233,10 @@ enum Role {
     Partner,
 }
 
-/// Builds the clusters of one component. `docs` are in keep
-/// order; `edges[i]` lists (j, methods) for every edge of document i.
+/// Builds the clusters of one component. Its documents are in keep order;
+/// `edges[i]` lists (j, methods) for every edge of document i, and
+/// `load(i)` reads document i (each is read when it is placed or compared
+/// with, unless [`DocCache`] still holds it).
 ///
 /// Document i is compared with the documents placed before it that its
 /// edges lead to, at most `rule.max_comparisons` of them besides the own
@@ -141,8 +251,9 @@ enum Role {
 ///
 /// Every pair is compared once (when its later document is placed), the
 /// later document as the module's first string.
-fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
-    let n = docs.len();
+fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + Sync, rule: Rule) -> Result<Placed> {
+    let n = edges.len();
+    let mut cache = DocCache::new(load);
     let mut representative: Vec<usize> = (0..n).collect();
     let mut similarity: Vec<Option<f64>> = vec![None; n];
     let mut comparisons = Vec::new();
@@ -151,6 +262,7 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
     // strongest proposals survive the bound.
     let by_strength = |list: &mut Vec<(usize, u64)>| list.sort_by_key(|&(j, m)| (std::cmp::Reverse(m.count_ones()), j));
     for i in 0..n {
+        let doc = cache.one(i)?;
         let earlier: Vec<(usize, u64)> = edges[i].iter().filter(|&&(j, _)| j < i).copied().collect();
         let mut reached: BTreeMap<usize, u64> = BTreeMap::new();
         for &(j, methods) in &earlier {
@@ -172,7 +284,7 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
         by_strength(&mut own_pairs);
         let mut planned: Vec<(usize, u64, Role)> = reps.iter().map(|&(r, m)| (r, m, Role::Representative)).collect();
         planned.extend(own_pairs.iter().map(|&(j, m)| (j, m, Role::OwnPair)));
-        let mut results = compare_all(docs[i], docs, &planned, rule);
+        let mut results = compare_all(&doc, &mut cache, &planned, rule)?;
 
         // The representative it joins: the most similar at or above the
         // threshold; ties go to the earlier one.
@@ -198,7 +310,7 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
         capped += u64::from(cut);
         partners.truncate(room);
         let direct: Vec<(usize, u64, Role)> = partners.iter().map(|&(j, m)| (j, m, Role::Partner)).collect();
-        results.extend(compare_all(docs[i], docs, &direct, rule));
+        results.extend(compare_all(&doc, &mut cache, &direct, rule)?);
         planned.extend(direct);
 
         for (&(other, methods, _), (sim, outcome)) in planned.iter().zip(results) {
@@ -209,21 +321,27 @@ fn place(docs: &[&Doc], edges: &[Vec<(usize, u64)>], rule: Rule) -> Placed {
             similarity[i] = Some(s);
         }
     }
-    Placed { comparisons, representative, similarity, capped }
+    Ok(Placed { comparisons, representative, similarity, capped })
 }
 
-/// Compares document `doc` with each planned document. The comparisons of
-/// one document are independent: in parallel, so that one giant component
-/// (a site template) still uses every core.
-fn compare_all(doc: &Doc, docs: &[&Doc], planned: &[(usize, u64, Role)], rule: Rule) -> Vec<(Option<f64>, Outcome)> {
-    planned.par_iter().map(|&(other, _, _)| compare(doc, docs[other], rule.threshold, rule.algorithm)).collect()
+/// Compares document `doc` with each planned document, read through
+/// `cache`. The comparisons of one document are independent: in parallel,
+/// so that one giant component (a site template) still uses every core.
+fn compare_all<L: Fn(usize) -> Result<Doc> + Sync>(
+    doc: &Doc,
+    cache: &mut DocCache<L>,
+    planned: &[(usize, u64, Role)],
+    rule: Rule,
+) -> Result<Vec<(Option<f64>, Outcome)>> {
+    let others = cache.get(&planned.iter().map(|&(other, _, _)| other).collect::<Vec<_>>())?;
+    Ok(others.par_iter().map(|other| compare(doc, other, rule.threshold, rule.algorithm)).collect())
 }
 
 /// One `duplicates` row: the pair (doc_a < doc_b), the methods whose edges
 /// led to the comparison, the similarity (None below threshold).
 struct DuplicateRow<'a> {
-    a: &'a Doc,
-    b: &'a Doc,
+    a: &'a Member,
+    b: &'a Member,
     methods: u64,
     similarity: Option<f64>,
 }
@@ -240,11 +358,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let own_count = own.len();
     register_doc_ids(&session, "own_docs", own)?;
 
-    let mut texts =
-        load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)", ctx.config.verify.text).await?;
-    let mut docs: HashMap<u64, Doc> = HashMap::with_capacity(own_count);
-    // Each document's place in the keep order ([dedup] keep).
-    let mut keep_rank: HashMap<u64, u64> = HashMap::with_capacity(own_count);
+    let texts =
+        spill_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)", ctx.config.verify.text, &ctx.out)
+            .await?;
+    let mut docs: HashMap<u64, Member> = HashMap::with_capacity(own_count);
     let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", ctx.config.dedup.keep_order())]);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
@@ -253,12 +370,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         let ranks: &arrow::array::UInt64Array = crate::tables::column(&batch, "keep_rank")?;
         for i in 0..batch.num_rows() {
             let id = ids.value(i);
-            let text = texts.remove(&id).unwrap_or_default();
-            docs.insert(id, Doc::new(id, urls.value(i).to_string(), text));
-            keep_rank.insert(id, ranks.value(i));
+            docs.insert(id, Member { doc_id: id, url: urls.value(i).to_string(), keep_rank: ranks.value(i) });
         }
     }
-    drop(texts);
 
     // Adjacency per own document.
     let mut adjacency: HashMap<u64, Vec<(u64, u64)>> = HashMap::with_capacity(own_count);
@@ -277,11 +391,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         max_comparisons: ctx.config.verify.max_comparisons_per_document,
     };
     let progress = crate::progress::counter(ctx.progress, own_count as u64, "verify", "docs");
-    let placed: Vec<(Vec<&Doc>, Placed)> = components
+    let placed: Result<Vec<(Vec<&Member>, Placed)>> = components
         .par_iter()
         .map(|component| {
-            let mut members: Vec<&Doc> = component.iter().filter_map(|id| docs.get(id)).collect();
-            members.sort_by_key(|d| keep_rank[&d.doc_id]);
+            let mut members: Vec<&Member> = component.iter().filter_map(|id| docs.get(id)).collect();
+            members.sort_by_key(|d| d.keep_rank);
             let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, d)| (d.doc_id, i)).collect();
             let local_edges: Vec<Vec<(usize, u64)>> = members
                 .iter()
@@ -296,12 +410,20 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     e
                 })
                 .collect();
-            let result = place(&members, &local_edges, rule);
+            // A missing text (no `tokens` row) is an empty one. The url
+            // is the member's, in memory.
+            let load = |j: usize| {
+                let id = members[j].doc_id;
+                Ok(Doc::new(id, String::new(), spilled_verification_text(&texts, id)?))
+            };
+            let result = place(&local_edges, load, rule)?;
             progress.inc(members.len() as u64);
-            (members, result)
+            Ok((members, result))
         })
         .collect();
     progress.finish_and_clear();
+    let placed = placed?;
+    drop(texts);
 
     let mut report = StageReport::default();
     let mut outcome_counts = [0u64; 3];
@@ -414,6 +536,11 @@ mod tests {
         Doc::new(id, format!("http://t/{id}"), text.into())
     }
 
+    /// Reads document i of `texts` as doc_id i + 1.
+    fn load<'a>(texts: &'a [&str]) -> impl Fn(usize) -> Result<Doc> + Sync + 'a {
+        move |i| Ok(doc(i as u64 + 1, texts[i]))
+    }
+
     /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
     /// its canonical URL first, or the earliest crawl date (unknown dates
     /// last), then the longest text, then the smallest doc_id.
@@ -469,11 +596,9 @@ mod tests {
     #[test]
     fn chained_similarity_does_not_chain_clusters() {
         let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
-        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, t)).collect();
-        let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1, 1-2, 2-3 (all methods bit 0).
         let edges = vec![vec![(1, 1)], vec![(0, 1), (2, 1)], vec![(1, 1), (3, 1)], vec![(2, 1)]];
-        let placed = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
+        let placed = place(&edges, load(&texts), rule(0, 0.8, SimilarityAlgorithm::Exact)).unwrap();
         // 1 joins 0 (0.8); 2 reaches rep 0 through 1: 0.6, so it starts its
         // own cluster; 3 reaches rep 2: 0.8, joins it.
         assert_eq!(placed.representative, [0, 0, 2, 2]);
@@ -494,10 +619,8 @@ mod tests {
         // 0 and 1 are representatives (their texts differ); 2 is in 0's
         // cluster; 3 is proposed with 2 (bit 0) and with 1 (bits 0 and 1).
         let texts = ["aaaaaaaaaa", "bbbbbbbbbb", "aaaaaaaaab", "bbbbbbbbab"];
-        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, t)).collect();
-        let refs: Vec<&Doc> = docs.iter().collect();
         let edges = vec![vec![(2, 1)], vec![(3, 3)], vec![(0, 1), (3, 1)], vec![(1, 3), (2, 1)]];
-        let placed = place(&refs, &edges, rule(0, 0.05, SimilarityAlgorithm::Exact));
+        let placed = place(&edges, load(&texts), rule(0, 0.05, SimilarityAlgorithm::Exact)).unwrap();
         assert_eq!(placed.representative, [0, 1, 0, 1]);
         // 3 reaches 1 (0.9, two methods) and 0 through 2 (0.1, verified
         // too at 0.05): it joins 1, and its partner 2 is compared itself
@@ -507,7 +630,9 @@ mod tests {
         assert_eq!(placed.comparisons[3].similarity, Some(0.2));
         assert_eq!(placed.capped, 0);
         // With room for two comparisons, the partner is left out.
-        let bounded = place(&refs, &edges, Rule { max_comparisons: 2, ..rule(0, 0.05, SimilarityAlgorithm::Exact) });
+        let bounded =
+            place(&edges, load(&texts), Rule { max_comparisons: 2, ..rule(0, 0.05, SimilarityAlgorithm::Exact) })
+                .unwrap();
         let compared: Vec<(usize, usize)> = bounded.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(2, 0), (3, 1), (3, 0)]);
         assert_eq!(bounded.capped, 1);
@@ -520,11 +645,9 @@ mod tests {
     #[test]
     fn a_comparing_methods_pairs_are_each_compared_once() {
         let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
-        let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64 + 1, t)).collect();
-        let refs: Vec<&Doc> = docs.iter().collect();
         // Edges: 0-1 (bit 0), 1-2 (both), 2-3 (bit 0), 0-3 (bit 1).
         let edges = vec![vec![(1, 1), (3, 2)], vec![(0, 1), (2, 3)], vec![(1, 3), (3, 1)], vec![(0, 2), (2, 1)]];
-        let placed = place(&refs, &edges, rule(2, 0.8, SimilarityAlgorithm::Exact));
+        let placed = place(&edges, load(&texts), rule(2, 0.8, SimilarityAlgorithm::Exact)).unwrap();
         // 1 reaches rep 0: 16/20 = 0.8, joins. 2 reaches rep 0 through 1:
         // LCS "aaaaaa" = 6, 12/20 = 0.6; its a11 pair 1-2 is not a
         // representative's, so it is compared besides: LCS "aaaaaabb" = 8,
@@ -543,22 +666,64 @@ mod tests {
         // Under a bound of one comparison per document, a11's own pairs are
         // all compared still (evaluate counts on it); 3 keeps only its
         // strongest representative, 0, and cannot reach 2.
-        let bounded = place(&refs, &edges, Rule { max_comparisons: 1, ..rule(2, 0.8, SimilarityAlgorithm::Exact) });
+        let bounded =
+            place(&edges, load(&texts), Rule { max_comparisons: 1, ..rule(2, 0.8, SimilarityAlgorithm::Exact) })
+                .unwrap();
         let compared: Vec<(usize, usize)> = bounded.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(1, 0), (2, 0), (2, 1), (3, 0)]);
         assert_eq!(bounded.capped, 1);
-        let plain = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
+        let plain = place(&edges, load(&texts), rule(0, 0.8, SimilarityAlgorithm::Exact)).unwrap();
         let compared: Vec<(usize, usize)> = plain.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(1, 0), (2, 0), (2, 1), (3, 0), (3, 2)]);
+    }
+
+    /// The cache holds at most [`CACHED_DOCS`] documents and
+    /// [`CACHED_CHARS`] characters whatever the component's size, keeps the
+    /// one asked for again and again (a big cluster's representative), and
+    /// reads the others again once dropped.
+    #[test]
+    fn the_cache_is_bounded_and_keeps_the_documents_in_use() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let reads = AtomicUsize::new(0);
+        let big = "x".repeat(CACHED_CHARS / 8);
+        let mut cache = DocCache::new(|i: usize| {
+            reads.fetch_add(1, Ordering::Relaxed);
+            // One document in a hundred is big: the characters bind first.
+            Ok(doc(i as u64, if i % 100 == 1 { &big } else { "text" }))
+        });
+        assert_eq!(cache.one(0).unwrap().doc_id, 0);
+        let n = 3 * CACHED_DOCS;
+        for k in 1..n {
+            let got: Vec<u64> = cache.get(&[0, k, k]).unwrap().iter().map(|d| d.doc_id).collect();
+            assert_eq!(got, [0, k as u64, k as u64]);
+            assert!(cache.docs.len() <= CACHED_DOCS && cache.chars <= CACHED_CHARS);
+            assert_eq!(cache.chars, cache.docs.values().map(|(d, _)| d.chars()).sum::<usize>());
+        }
+        assert_eq!(reads.load(Ordering::Relaxed), n);
+        assert_eq!(cache.one(1).unwrap().doc_id, 1);
+        assert_eq!(cache.one(0).unwrap().doc_id, 0);
+        assert_eq!(reads.load(Ordering::Relaxed), n + 1);
+    }
+
+    /// A document that cannot be read fails the placement with the
+    /// reader's error, naming what it read.
+    #[test]
+    fn a_read_error_fails_the_placement() {
+        let edges = vec![vec![(1, 1)], vec![(0, 1)]];
+        let load = |i: usize| {
+            anyhow::ensure!(i == 0, "cannot read /spill/verify-texts-0");
+            Ok(doc(1, "aaaa"))
+        };
+        let err = place(&edges, load, rule(0, 0.8, SimilarityAlgorithm::Exact)).err().unwrap();
+        assert!(format!("{err:#}").contains("/spill/verify-texts-0"), "{err:#}");
     }
 
     /// A document reaching two clusters joins the one it is more similar to.
     #[test]
     fn joins_the_most_similar_representative() {
-        let docs = [doc(1, "aaaaaaaaaa"), doc(2, "bbbbbbbbbb"), doc(3, "bbbbbbbbba")];
-        let refs: Vec<&Doc> = docs.iter().collect();
+        let texts = ["aaaaaaaaaa", "bbbbbbbbbb", "bbbbbbbbba"];
         let edges = vec![vec![(2, 1)], vec![(2, 2)], vec![(0, 1), (1, 2)]];
-        let placed = place(&refs, &edges, rule(0, 0.05, SimilarityAlgorithm::Exact));
+        let placed = place(&edges, load(&texts), rule(0, 0.05, SimilarityAlgorithm::Exact)).unwrap();
         assert_eq!(placed.representative, [0, 1, 1]);
         assert_eq!(placed.comparisons.len(), 2);
         assert_eq!(placed.comparisons[1].methods, 2);
@@ -572,13 +737,12 @@ mod tests {
     fn the_configured_algorithm_decides_the_clusters() {
         let (a, b) = crate::similarity::string_similarity::tests::long_pairs().swap_remove(0);
         // Placed second, `a` is compared with `b`: the module's (a, b) order.
-        let docs = [doc(1, &b), doc(2, &a)];
-        let refs: Vec<&Doc> = docs.iter().collect();
+        let texts = [b.as_str(), a.as_str()];
         let edges = vec![vec![(1, 1)], vec![(0, 1)]];
-        let exact = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::Exact));
+        let exact = place(&edges, load(&texts), rule(0, 0.8, SimilarityAlgorithm::Exact)).unwrap();
         assert_eq!(exact.representative, [0, 0]);
         assert!((exact.similarity[1].unwrap() - 0.808946).abs() < 1e-6);
-        let module = place(&refs, &edges, rule(0, 0.8, SimilarityAlgorithm::StringSimilarity));
+        let module = place(&edges, load(&texts), rule(0, 0.8, SimilarityAlgorithm::StringSimilarity)).unwrap();
         assert_eq!(module.representative, [0, 1]);
         assert_eq!(module.similarity, [None, None]);
     }
