@@ -19,23 +19,43 @@
 -- of candidates_exact.sql 4.3 s (array_agg with ORDER BY, 4.4 s, is
 -- also slower than array_sort of the aggregated list). `steps` is a
 -- VALUES list, as in candidates_exact.sql.
--- Gives each distinct (doc_a, doc_b), doc_a < doc_b, in that order: the
--- scoring reads each doc_a once.
+-- A document in many groups (one per key) would still meet a partner
+-- count that grows with the groups' sizes; so each pair's strength is the
+-- number of keys it was linked through, and every document keeps its
+-- ${max_candidates} strongest partners (then the smaller doc_id), a pair
+-- staying when either end keeps it, as candidates.sql bounds every
+-- method's edges: the pairs scored stay within a constant per document.
+-- Gives each (doc_a, doc_b), doc_a < doc_b, in that order: the scoring
+-- reads each doc_a once.
 WITH chains AS (
-    SELECT DISTINCT members
+    SELECT members, COUNT(*) AS keys
     FROM (SELECT array_sort(array_agg(named_struct('size', size, 'doc', doc_id))) AS members
           FROM search_keys
           GROUP BY sig
           HAVING COUNT(*) BETWEEN 2 AND ${max_group_docs})
+    GROUP BY members
 ),
-sized AS (SELECT members, CAST(array_length(members) AS BIGINT) AS n FROM chains),
+sized AS (SELECT members, keys, CAST(array_length(members) AS BIGINT) AS n FROM chains),
 steps(step) AS (VALUES ${chain_steps}),
 links AS (
     SELECT unnest(array_slice(members, CAST(1 AS BIGINT), n - s.step)) AS a,
-           unnest(array_slice(members, 1 + s.step, n)) AS b
+           unnest(array_slice(members, 1 + s.step, n)) AS b,
+           keys
     FROM sized CROSS JOIN steps s
     WHERE n > s.step
+),
+pairs AS (
+    SELECT LEAST(a['doc'], b['doc']) AS doc_a, GREATEST(a['doc'], b['doc']) AS doc_b, SUM(keys) AS strength
+    FROM links
+    GROUP BY LEAST(a['doc'], b['doc']), GREATEST(a['doc'], b['doc'])
+),
+ranked AS (
+    SELECT doc_a, doc_b,
+           ROW_NUMBER() OVER (PARTITION BY doc_a ORDER BY strength DESC, doc_b) AS rank_a,
+           ROW_NUMBER() OVER (PARTITION BY doc_b ORDER BY strength DESC, doc_a) AS rank_b
+    FROM pairs
 )
-SELECT DISTINCT LEAST(a['doc'], b['doc']) AS doc_a, GREATEST(a['doc'], b['doc']) AS doc_b
-FROM links
+SELECT doc_a, doc_b
+FROM ranked
+WHERE rank_a <= ${max_candidates} OR rank_b <= ${max_candidates}
 ORDER BY doc_a, doc_b
