@@ -31,8 +31,8 @@ pub mod whole;
 
 /// Which token lists a method reads of a document (see [`DocView`]). The
 /// lists are most of a document's memory (`words` about twice `terms`), and
-/// the stages that hold the whole corpus (`stats` for a9, `search`) need one
-/// of them only.
+/// the stages that read the whole corpus pass after pass (`stats` for a9,
+/// `search`) need one of them only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenParts {
     /// `terms` and `sentence_ends`.
@@ -161,8 +161,8 @@ pub struct ScoredPair {
 /// The corpus's documents as a method's state or a pair search reads them:
 /// chunk by chunk, pass after pass, in the same order each time, so that
 /// no pass needs the whole corpus's token lists in memory (a9 makes two
-/// passes; SpotSigs and SL+ST one, keeping only their compact form of each
-/// document).
+/// passes; SpotSigs and SL+ST one, writing their encoded form of each
+/// document to disk).
 pub trait DocPasses {
     /// Calls `f` with every document, a chunk at a time. A pass that cannot
     /// read its documents stops early; its reader keeps the error for the
@@ -191,9 +191,11 @@ impl DocPasses for Chunked<'_> {
     }
 }
 
-/// A method that finds its pairs by a corpus-wide search of its own
-/// (SpotSigs' partitioned inverted index, SL+ST's suffix array) instead of
-/// by equal signatures.
+/// A method that finds its pairs by a search of its own instead of by
+/// equal signatures: over the whole corpus in one process
+/// ([`PairMethod::find_pairs`]: SpotSigs' partitioned inverted index,
+/// SL+ST's suffix array), or by keys in bounded memory
+/// ([`PairMethod::keyed`]), which the pipeline runs when a method has it.
 pub trait PairMethod: Send + Sync {
     /// The method id used everywhere.
     fn id(&self) -> &'static str;

@@ -1,21 +1,21 @@
 //! Stage `search`: `tokens` → `method_pairs`.
 //!
 //! The methods that find their pairs by a search of their own rather than
-//! by equal signatures ([`registry::MethodSpec::search`]): SpotSigs
-//! (partitioned, pruned inverted index) and SL+ST (runs of m sentences).
-//! Both are bounded like every method
+//! by equal signatures ([`registry::MethodSpec::search`]): SpotSigs (shared
+//! spot signatures, multiset Jaccard) and SL+ST (shared runs of m
+//! sentences, verified blocks). Both are bounded like every method
 //! (`candidates.max_edges_per_document`): a bounded number of comparisons
 //! per document, and each document's strongest edges kept.
 //!
-//! A search with keys ([`KeyedSearch`]: SL+ST) runs in bounded memory: one
-//! pass over the token lists writes every document's keys to a Parquet
-//! file and its encoded form to a spill file ([`crate::spilled_docs`]); SQL
-//! chains the groups of documents sharing a key
-//! (`jobs/keyed_pairs.sql`: each member linked to its next
-//! `candidates.max_edges_per_document`), and each candidate pair is scored from the two encoded forms read
-//! back from disk. Its one-process search (SL+ST's suffix array over the
-//! whole corpus) is the test reference. SpotSigs still searches in one
-//! process: one pass keeps its spot multiset of every document.
+//! Both search by keys ([`KeyedSearch`]), in bounded memory: one pass over
+//! the token lists writes every document's keys to a Parquet file and its
+//! encoded form to a spill file ([`crate::spilled_docs`]);
+//! `jobs/keyed_pairs.sql` chains the groups of documents sharing a key and
+//! keeps each document's strongest partners, and each candidate pair is
+//! scored from the two encoded forms read back from disk. Their searches
+//! over the whole corpus in one process ([`PairMethod::find_pairs`]:
+//! SpotSigs' partitioned, pruned inverted index, SL+ST's suffix array) are
+//! the test references. A search without keys would run in one process.
 
 use anyhow::{Context, Result};
 use arrow::array::{RecordBatch, UInt32Array, UInt64Array};
@@ -129,8 +129,9 @@ const SCORE_BATCH_PAIRS: usize = 8192;
 
 impl KeyedRun<'_> {
     /// The pairs the method proposes, sorted by (doc_a, doc_b); counts
-    /// `<id>_keys` and `<id>_candidate_pairs` in `counters`. Called from
-    /// outside the runtime, like [`TokenPasses`].
+    /// `<id>_keys`, `<id>_candidate_pairs` and the milliseconds of each
+    /// step in `counters`. Called from outside the runtime, like
+    /// [`TokenPasses`].
     pub fn find_pairs(
         &self,
         search: &dyn KeyedSearch,
@@ -191,8 +192,8 @@ impl KeyedRun<'_> {
         Ok(found)
     }
 
-    /// One pass over the documents: their keys as rows (sig, doc_id) of a
-    /// Parquet file, their encoded forms in a spill file. Returns both and
+    /// One pass over the documents: their keys as rows (sig, doc_id, size)
+    /// of a Parquet file, their encoded forms in a spill file. Returns both and
     /// the number of key rows.
     fn write_keys(&self, search: &dyn KeyedSearch, docs: &dyn DocPasses) -> Result<(KeysFile, SpilledDocs, u64)> {
         let dir = crate::sql::spill_dir_of(self.out, std::process::id());
