@@ -13,8 +13,9 @@
 //!   sketches, a11's shingles, a12's records), also written by `signatures`,
 //!   that its SQL jobs pair; records may give the method's signatures too
 //!   (minhash's bands come from its sketch), in place of a signer;
-//! - a **search** ([`PairMethod`]): its own corpus-wide search, run by the
-//!   `search` stage into `method_pairs`.
+//! - a **search** ([`PairMethod`]): its own search, run by the `search`
+//!   stage into `method_pairs`; by keys in bounded memory when the method
+//!   has a [`crate::methods::KeyedSearch`].
 //!
 //! [`Edges`] says which of them give its candidate edges.
 

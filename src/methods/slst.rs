@@ -8,7 +8,11 @@
 //! sentence by sentence on the first two words of each sentence; a failing
 //! sentence splits a block and blocks shorter than 2 are dropped. A pair is
 //! proposed if a verified block has at least m sentences, scored by the
-//! sentence Jaccard `matched / (|A| + |B| - matched)`.
+//! sentence Jaccard `matched / (|A| + |B| - matched)`. The suffix array
+//! needs the whole corpus in one process: the pipeline runs spec §6's
+//! equivalent by keys instead ([`KeyedSearch`]: runs of m sentences as
+//! keys, the pairs scored by the same verified blocks), and the suffix
+//! array is its test reference.
 //!
 //! A sentence's length is the seed's (003, §2.1):
 //!
@@ -435,7 +439,7 @@ pub struct Slst {
 }
 
 impl Slst {
-    /// Bounds the search for the pipeline: a group of documents sharing a
+    /// Bounds the suffix-array search: a group of documents sharing a
     /// run is paired as a chain of `max_edges` links per member instead of
     /// all its pairs, so a template run shared by n pages costs n × a
     /// constant instead of n²/2 block verifications.

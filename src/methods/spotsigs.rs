@@ -1,7 +1,10 @@
 //! SpotSigs (Theobald, Siddharth, Paepcke, SIGIR 2008; spec §5): spot
 //! signatures from antecedent words, multiset Jaccard, and the partitioned,
 //! pruned inverted-index search that finds every pair with Jaccard ≥ τ
-//! without comparing all pairs.
+//! without comparing all pairs. That search holds every document's
+//! multiset in one process: the pipeline runs a search by keys instead
+//! ([`KeyedSearch`]: spot signatures as keys, the pairs scored by the same
+//! Jaccard), and the pruned search is its test reference.
 //!
 //! Inside the search a spot signature string is represented by its
 //! `xxh3_64` fingerprint (like every other 64-bit signature of the
@@ -138,7 +141,7 @@ pub struct SpotSigs {
 const CANDIDATES_PER_EDGE: usize = 8;
 
 impl SpotSigs {
-    /// Bounds the search for the pipeline: a query document compares at
+    /// Bounds the one-process search: a query document compares at
     /// most `CANDIDATES_PER_EDGE × max_edges` candidates, met in the order of
     /// the walk (rarest signatures first). Without it a group of n
     /// near-identical pages costs n²/2 comparisons; with it, n × a constant,
@@ -404,10 +407,10 @@ impl PairMethod for SpotSigs {
     }
 }
 
-/// The inverted index of spot signatures as keys (the bounded
-/// form of the search): documents sharing a signature are candidates, each
-/// linked to its next `max_edges` in size order (the multiset's size), a
-/// signature of more than
+/// The inverted index with spot signatures as keys, the search the
+/// pipeline runs in bounded memory ([`crate::stages::search`]): documents
+/// sharing a signature are candidates, each linked to its next `max_edges`
+/// in size order (the multiset's size), a signature of more than
 /// `spotsigs_max_group_docs` documents pairing none; the encoded form is
 /// the multiset, (fingerprint, count) in 12 bytes each, and a candidate is
 /// a pair when its multiset Jaccard reaches τ. Unlike the reference, whose
