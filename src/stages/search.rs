@@ -122,7 +122,7 @@ pub struct KeyedRun<'a> {
 /// Partners a document keeps among those its keys link it to, for each
 /// edge it may keep in the end (`max_edges`): the pairs scored per document
 /// stay a constant whatever the sizes of its groups.
-const CANDIDATES_PER_EDGE: usize = 4;
+const PARTNERS_PER_EDGE: usize = 4;
 
 /// Candidate pairs scored at once: one batch of the SQL's pairs.
 const SCORE_BATCH_PAIRS: usize = 8192;
@@ -148,7 +148,7 @@ impl KeyedRun<'_> {
             &[
                 ("max_group_docs", search.max_group_docs().to_string()),
                 ("max_edges", max_edges.to_string()),
-                ("max_candidates", (CANDIDATES_PER_EDGE * max_edges).to_string()),
+                ("max_candidates", (PARTNERS_PER_EDGE * max_edges).to_string()),
                 ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
             ],
         );
