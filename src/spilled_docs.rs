@@ -27,10 +27,30 @@ struct Entry {
     size: u32,
 }
 
-/// Removes a file when dropped.
-struct RemoveOnDrop(PathBuf);
+/// A file of this process's spill folder under an output folder, removed
+/// when dropped.
+pub struct ScratchFile(PathBuf);
 
-impl Drop for RemoveOnDrop {
+impl ScratchFile {
+    /// The path `<n>-<name>` in the spill folder under `out` (the folder
+    /// is made if missing; `n` tells apart two files of one name in one
+    /// process, and `name` keeps its extension). The file itself is the
+    /// caller's to create.
+    pub fn new(out: &Path, name: &str) -> Result<ScratchFile> {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let dir = crate::sql::spill_dir_of(out, std::process::id());
+        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create spill folder {}", dir.display()))?;
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Ok(ScratchFile(dir.join(format!("{n}-{name}"))))
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchFile {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
@@ -42,7 +62,7 @@ pub struct SpillWriter {
     file: File,
     index: HashMap<u64, Entry>,
     offset: u64,
-    guard: RemoveOnDrop,
+    guard: ScratchFile,
 }
 
 impl SpillWriter {
@@ -50,19 +70,14 @@ impl SpillWriter {
     /// `out` (the folder is made if missing; `n` tells apart two writers of
     /// one name in one process).
     pub fn create(out: &Path, name: &str) -> Result<SpillWriter> {
-        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let dir = crate::sql::spill_dir_of(out, std::process::id());
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create spill folder {}", dir.display()))?;
-        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = dir.join(format!("{name}-{n}"));
-        let guard = RemoveOnDrop(path.clone());
+        let guard = ScratchFile::new(out, name)?;
         let file = std::fs::OpenOptions::new()
             .create(true)
             .truncate(true)
             .read(true)
             .write(true)
-            .open(&path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+            .open(guard.path())
+            .with_context(|| format!("cannot create {}", guard.path().display()))?;
         let out = BufWriter::with_capacity(1 << 20, file.try_clone()?);
         Ok(SpillWriter { out, file, index: HashMap::new(), offset: 0, guard })
     }
@@ -95,7 +110,7 @@ impl SpillWriter {
 pub struct SpilledDocs {
     file: File,
     index: HashMap<u64, Entry>,
-    _guard: RemoveOnDrop,
+    _guard: ScratchFile,
 }
 
 impl SpilledDocs {

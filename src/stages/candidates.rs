@@ -70,7 +70,7 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
     let mut params = vec![
         ("max_group_size", config.candidates.max_group_size.to_string()),
         ("max_edges", max_edges.to_string()),
-        ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
+        ("chain_steps", chain_steps(max_edges as usize)),
         // `NOT IN ('')` keeps every method when no signer is an index only.
         ("index_only_methods", if index_only.is_empty() { "''".into() } else { index_only.join(", ") }),
     ];
@@ -82,6 +82,12 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
         }
     }
     params
+}
+
+/// The `${chain_steps}` of a chain walk linking each member to its next
+/// `max_edges`: the VALUES list `(1), (2), ... (max_edges)`.
+pub fn chain_steps(max_edges: usize) -> String {
+    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
 }
 
 /// The view `candidates.sql` reads every method's edges from.

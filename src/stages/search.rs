@@ -31,7 +31,7 @@ use crate::config::Config;
 use crate::methods::registry;
 use crate::methods::{self, DocPasses, Encoded, KeyedSearch, PairMethod, ScoredPair};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::spilled_docs::{SpillWriter, SpilledDocs};
+use crate::spilled_docs::{ScratchFile, SpillWriter, SpilledDocs};
 use crate::sql::substitute;
 use crate::table::TableOutput;
 use crate::tables::columns::{candidates, method_pairs};
@@ -79,16 +79,13 @@ impl Stage for Search {
                         id: search.id(),
                         max_edges,
                     };
-                    let found = run.find_pairs(keyed, &passes, &mut report.counters);
-                    passes.finish()?;
-                    found?
+                    run.find_pairs(keyed, &passes, &mut report.counters)
                 }
-                None => {
-                    let found = search.find_pairs_counted(&passes, &mut report.counters);
-                    passes.finish()?;
-                    found
-                }
+                None => Ok(search.find_pairs_counted(&passes, &mut report.counters)),
             };
+            // A pass that failed explains a failed search: its error first.
+            passes.finish()?;
+            let found = found?;
             report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
             report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
             let pairs = methods::keep_strongest(found, max_edges);
@@ -149,12 +146,14 @@ impl KeyedRun<'_> {
                 ("max_group_docs", search.max_group_docs().to_string()),
                 ("max_edges", max_edges.to_string()),
                 ("max_candidates", (PARTNERS_PER_EDGE * max_edges).to_string()),
-                ("chain_steps", (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")),
+                ("chain_steps", crate::stages::candidates::chain_steps(max_edges)),
             ],
         );
         let session = self.session;
         let mut stream = self.runtime.block_on(async {
-            session.register_parquet("search_keys", keys_file.0.to_string_lossy().as_ref(), Default::default()).await?;
+            session
+                .register_parquet("search_keys", keys_file.path().to_string_lossy().as_ref(), Default::default())
+                .await?;
             anyhow::Ok(session.sql(&pairs_sql).await?.execute_stream().await?)
         })?;
         let mut found = Vec::new();
@@ -195,17 +194,15 @@ impl KeyedRun<'_> {
     /// One pass over the documents: their keys as rows (sig, doc_id, size)
     /// of a Parquet file, their encoded forms in a spill file. Returns both and
     /// the number of key rows.
-    fn write_keys(&self, search: &dyn KeyedSearch, docs: &dyn DocPasses) -> Result<(KeysFile, SpilledDocs, u64)> {
-        let dir = crate::sql::spill_dir_of(self.out, std::process::id());
-        std::fs::create_dir_all(&dir).with_context(|| format!("cannot create spill folder {}", dir.display()))?;
-        let keys_file = KeysFile(dir.join(format!("{}-keys.parquet", self.id)));
+    fn write_keys(&self, search: &dyn KeyedSearch, docs: &dyn DocPasses) -> Result<(ScratchFile, SpilledDocs, u64)> {
+        let keys_file = ScratchFile::new(self.out, &format!("{}-keys.parquet", self.id))?;
         let schema = Arc::new(Schema::new(vec![
             Field::new("sig", DataType::UInt64, false),
             Field::new("doc_id", DataType::UInt64, false),
             Field::new("size", DataType::UInt32, false),
         ]));
-        let file =
-            std::fs::File::create(&keys_file.0).with_context(|| format!("cannot create {}", keys_file.0.display()))?;
+        let file = std::fs::File::create(keys_file.path())
+            .with_context(|| format!("cannot create {}", keys_file.path().display()))?;
         let mut writer =
             parquet::arrow::ArrowWriter::try_new(file, Arc::clone(&schema), Some(crate::table::writer_properties()?))?;
         let mut encoded = SpillWriter::create(self.out, &format!("{}-encoded", self.id))?;
@@ -235,7 +232,7 @@ impl KeyedRun<'_> {
                 Ok(())
             };
             if let Err(e) = write() {
-                failed = Some(e.context(format!("cannot write {}", keys_file.0.display())));
+                failed = Some(e.context(format!("cannot write {}", keys_file.path().display())));
             }
         });
         if let Some(e) = failed {
@@ -268,15 +265,6 @@ fn score_pairs(search: &dyn KeyedSearch, encoded: &SpilledDocs, pairs: &[(u64, u
         }
     }
     Ok(scored)
-}
-
-/// A keyed search's key file, removed when dropped.
-struct KeysFile(std::path::PathBuf);
-
-impl Drop for KeysFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 /// The pairs of `search` over `docs` as the stage finds them (read 7 at a
