@@ -2,7 +2,8 @@
 -- doc_len: each document's distinct shingles, or the rarest
 -- ${a11_prefix_share} of them, a11_shingles.sql).
 -- 1. A shingle's records ordered by document length (then doc_id) form a
---    chain: the table a11_chains (a11_chains.sql), with each record's place.
+--    chain: the table a11_chains (a11_chains.sql), with each record's place;
+--    a chain that several shingles have is there once, with their number.
 -- 2. The spec splits the chain wherever a length exceeds ${ratio} times the
 --    previous one and pairs documents of a piece whose length ratio is
 --    <= ${ratio}. Two documents within that ratio are always in the same
@@ -28,14 +29,15 @@
 WITH steps(step) AS (VALUES ${chain_steps}),
 targets AS (
     -- next_pos is its own column: see candidates_exact.sql for why.
-    SELECT a.shingle, a.doc_id, a.doc_len, a.pos + s.step AS next_pos
+    SELECT a.shingle, a.doc_id, a.doc_len, a.shingles, a.pos + s.step AS next_pos
     FROM a11_chains a
     CROSS JOIN steps s
 ),
 links AS (
     SELECT LEAST(a.doc_id, b.doc_id) AS doc_a,
            GREATEST(a.doc_id, b.doc_id) AS doc_b,
-           CAST(b.doc_len AS BIGINT) - CAST(a.doc_len AS BIGINT) AS len_gap
+           CAST(b.doc_len AS BIGINT) - CAST(a.doc_len AS BIGINT) AS len_gap,
+           a.shingles
     FROM targets a
     JOIN a11_chains b ON b.shingle = a.shingle AND b.pos = a.next_pos
     WHERE a.doc_len = b.doc_len
@@ -47,7 +49,7 @@ sizes AS (
     GROUP BY doc_id
 ),
 edges AS (
-    SELECT doc_a, doc_b, COUNT(*) AS links, MIN(len_gap) AS len_gap
+    SELECT doc_a, doc_b, SUM(shingles) AS links, MIN(len_gap) AS len_gap
     FROM links
     GROUP BY doc_a, doc_b
 )

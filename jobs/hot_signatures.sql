@@ -5,7 +5,8 @@
 -- still gets its bounded number of edges.
 -- Reads method_groups: the (method, slot, sig) of every row of
 -- `signatures` and of every record of the chain methods (a11_groups.sql,
--- a12_groups.sql; a11's chains are those of the shingles it keeps), the
+-- a12_groups.sql; a11's chains are those of the shingles it keeps, each
+-- distinct chain once), the
 -- union the candidates stage registers from the method registry.
 SELECT method, slot, sig, COUNT(*) AS size
 FROM method_groups

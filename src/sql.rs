@@ -338,9 +338,13 @@ pub fn substitute(sql: &str, params: &[(&str, String)]) -> String {
 
 /// Runs one SQL statement and writes its result as `table` under `out`.
 pub async fn run_into_table(ctx: &SessionContext, out: &Path, table: &str, sql: &str) -> Result<u64> {
+    let started = std::time::Instant::now();
     let df = ctx.sql(sql).await.with_context(|| format!("SQL for table {table}"))?;
     let stream = df.execute_stream().await?;
-    crate::table::write_stream(out, table, stream).await
+    let rows = crate::table::write_stream(out, table, stream).await?;
+    // A stage's SQL tables are its steps: which one the time goes to.
+    tracing::debug!(table, rows, seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "wrote");
+    Ok(rows)
 }
 
 /// Splits a job file into statements on `;` at line ends, dropping
