@@ -15,9 +15,11 @@
 -- many times, so each pair's strength is still the number of shingles
 -- linking it.
 -- Chains are told apart by their size and two 64-bit fingerprints of their
--- members: the XOR of the doc_ids (themselves hashes, src/ingest) and the
--- XOR of a mix of them. Two different chains of equal size that agree on
--- both have odds of about 2^-128 each; SQL has no exact test of list
+-- members: the XOR of the doc_ids and the XOR of their splitmix64 hashes
+-- (the wrapping products are DataFusion's unsigned arithmetic). Two
+-- different chains of equal size agree on the second with odds of 2^-64,
+-- whatever the ids, and on the first too (the ids are xxh3 hashes,
+-- src/ingest/record.rs) with about 2^-128; SQL has no exact test of list
 -- equality that every engine runs (stock Ballista executors lack the
 -- array functions, see a12.sql).
 --
@@ -29,8 +31,16 @@ WITH chains AS (
     SELECT shingle,
            COUNT(*) AS members,
            bit_xor(doc_id) AS xor_ids,
-           bit_xor((doc_id ^ (doc_id >> 29)) * CAST(13787848793156543929 AS BIGINT UNSIGNED)) AS xor_mixed
-    FROM a11_shingles
+           bit_xor(mixed ^ (mixed >> 31)) AS xor_mixed
+    FROM (
+        SELECT shingle, doc_id,
+               (mixing ^ (mixing >> 27)) * CAST(10723151780598845931 AS BIGINT UNSIGNED) AS mixed
+        FROM (
+            SELECT shingle, doc_id,
+                   (doc_id ^ (doc_id >> 30)) * CAST(13787848793156543929 AS BIGINT UNSIGNED) AS mixing
+            FROM a11_shingles
+        ) first_round
+    ) hashed
     GROUP BY shingle
     HAVING COUNT(*) >= 2
 ),

@@ -4,7 +4,7 @@
 #
 # Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH | --profile P]
 #                         [--work DIR] [--json FILE] [--memory-limit SIZE]
-#                         [--threads N] CORPUS...
+#                         [--threads N] [--new-words] CORPUS...
 #
 # CORPUS: WARC/ARC or JSON Lines files or folders, as for `pipeline run --input`.
 #
@@ -21,7 +21,10 @@
 # documents exported as JSON Lines; the copies are translated through
 # per-copy vocabulary permutations with light random edits, and 5% of the
 # documents of each copy stay near-duplicates of the original), then prints
-# the growth factor of every stage between consecutive scales. If the
+# the growth factor of every stage between consecutive scales. With
+# --new-words, each copy is translated into made-up words of its own
+# instead (bench_corpus.py --new-words): the vocabulary and the
+# statistics grow with the copies. If the
 # binary cannot read JSON Lines, the input files are replicated unchanged
 # under distinct names instead (exact duplicates, so the pair counts grow
 # quadratically: the script says so).
@@ -39,6 +42,7 @@ PROFILE="release"
 WORK="$ROOT/target/bench"
 JSON_OUT="bench.json"
 RUN_FLAGS=()
+CORPUS_FLAGS=()
 CORPUS=()
 
 usage() {
@@ -55,6 +59,7 @@ while [[ $# -gt 0 ]]; do
         --json) JSON_OUT="${2:?--json needs a file}"; shift 2 ;;
         --memory-limit) RUN_FLAGS+=(--memory-limit "${2:?--memory-limit needs a size}"); shift 2 ;;
         --threads) RUN_FLAGS+=(--threads "${2:?--threads needs a number}"); shift 2 ;;
+        --new-words) CORPUS_FLAGS+=(--new-words); shift ;;
         -h|--help) usage ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) CORPUS+=("$(realpath "$1")"); shift ;;
@@ -127,7 +132,7 @@ else
         "$BIN" --quiet run --stage ingest --force --out "$WORK/base" --input "${CORPUS[@]}" || [[ $? -eq 3 ]]
         "$BIN" --quiet query --out "$WORK/base" --format json \
             "SELECT doc_id, url, text FROM documents ORDER BY doc_id" > "$WORK/base-documents.jsonl"
-        python3 "$ROOT/scripts/bench_corpus.py" "$WORK/base-documents.jsonl" "$COPIES" "$MAX_SCALE"
+        python3 "$ROOT/scripts/bench_corpus.py" "${CORPUS_FLAGS[@]}" "$WORK/base-documents.jsonl" "$COPIES" "$MAX_SCALE"
     else
         echo "warning: $BIN reads no JSON Lines; replicating the input files unchanged" \
              "(exact duplicates: candidate and verify costs grow quadratically)" >&2

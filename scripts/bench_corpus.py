@@ -29,6 +29,14 @@ Instead, copy 0 is the corpus as it is, and in copy k > 0:
   strings from matching across copies, which real unrelated pages do not),
   and --edits words (default 3) are replaced by random vocabulary words.
 
+With --new-words, the content words of copy k > 0 are not taken from the
+corpus's vocabulary but made up for that copy (random letters of the
+same script and length, one fresh word per corpus word), so the
+vocabulary, the document frequencies and the statistics built on them
+grow with the number of copies, as they do in a crawl that grows (the
+issue "Any crawl size": a series "whose copies bring new words"). Words
+of other scripts stay as they are.
+
 Everything is seeded by the copy number and the document id: the same
 input gives the same copies.
 """
@@ -113,6 +121,32 @@ def permutation(classes, copy):
     return mapping
 
 
+ALPHABETS = {"latin": "abcdefghijklmnopqrstuvwxyz", "cyrillic": "абвгдежзийклмнопрстуфхцчшщъыьэюя"}
+
+
+def new_words(classes, copy):
+    """A per-copy bijection of the content vocabulary onto made-up words of
+    the same script and length that neither the corpus nor another copy
+    has (up to the odds of drawing the same letters twice)."""
+    mapping = {}
+    used = {w for words in classes.values() for w in words}
+    for (script, length), words in sorted(classes.items()):
+        letters = ALPHABETS.get(script)
+        if letters is None:
+            continue
+        for word in words:
+            attempt = 0
+            while True:
+                rng = random.Random(stable_hash("new", copy, word, attempt))
+                made = "".join(rng.choice(letters) for _ in range(length))
+                if made not in used:
+                    break
+                attempt += 1
+            used.add(made)
+            mapping[word] = made
+    return mapping
+
+
 def drop_words(text, copy, frequent):
     """Drops the second content word of about a third of the sentences."""
     lines = []
@@ -158,6 +192,11 @@ def main():
     ap.add_argument("copies", type=int)
     ap.add_argument("--dup-rate", type=float, default=0.05, help="share of untranslated (cross-copy) near-duplicates")
     ap.add_argument("--edits", type=int, default=3, help="words replaced per copied document")
+    ap.add_argument(
+        "--new-words",
+        action="store_true",
+        help="translate each copy into made-up words of its own, so that the vocabulary grows with the copies",
+    )
     args = ap.parse_args()
     if args.copies < 1:
         sys.exit("copies must be at least 1")
@@ -169,7 +208,12 @@ def main():
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for copy in range(args.copies):
-        mapping = permutation(classes, copy) if copy > 0 else {}
+        if copy == 0:
+            mapping = {}
+        elif args.new_words:
+            mapping = new_words(classes, copy)
+        else:
+            mapping = permutation(classes, copy)
         translated = 0
         with open(out / f"copy-{copy:03}.jsonl", "w", encoding="utf-8") as f:
             for doc_id, url, text in docs:

@@ -215,6 +215,15 @@ fn a11_sql_equals_reference_chains_at(min_shared: f64, prefix_share: f64) {
             let bound = [40, 40, 12][(splitmix64(&mut state) % 3) as usize];
             shingles.insert(splitmix64(&mut state) % bound);
         }
+        // Shared passages: runs of shingles that the same documents have,
+        // so that several shingles have one chain (a11_chains keeps it
+        // once, and its links must still count once per shingle).
+        if doc % 5 == 0 {
+            shingles.extend(100..105);
+        }
+        if doc % 7 == 0 {
+            shingles.extend(200..203);
+        }
         rows.extend(shingles.into_iter().map(|s| (s, doc * 7919 + 3, len)));
     }
     write_shingles(&out, &rows);
