@@ -12,7 +12,12 @@
 -- 3. As for the signature groups (candidates_exact.sql), a chain is never
 --    expanded into all its pairs: each record is linked to the next
 --    ${max_edges} records of its chain when their length ratio is
---    <= ${ratio}. `strength` counts the shingles two documents are linked
+--    <= ${ratio}. The walk joins each record with two blocks of
+--    ${max_edges} places (its own and the next) rather than with each of
+--    the ${max_edges} places: under a memory limit the join is a
+--    sort-merge join, and its sorted side is then 2 copies of the chains
+--    rather than ${max_edges} (at 41 copies of the Javadoc crawl, 8 copies
+--    of the chains took more than 27 GB of spill files). `strength` counts the shingles two documents are linked
 --    by; candidates.sql keeps each document's ${max_edges} strongest edges.
 -- 4. A pair is kept only when its links number at least ${a11_min_shared}
 --    of the smaller document's chained shingles (all its distinct ones at
@@ -26,12 +31,19 @@
 -- Chains longer than ${max_group_size} are walked like any other and
 -- listed in hot_signatures.
 -- Gives (method = 'a11', doc_a, doc_b, strength, len_gap, score = NULL).
-WITH steps(step) AS (VALUES ${chain_steps}),
+WITH sides(ahead) AS (VALUES (0), (1)),
+blocks AS (
+    -- Each chain cut into blocks of ${max_edges} places: the next
+    -- ${max_edges} records of a record are in its block or the next one.
+    SELECT shingle, doc_id, doc_len, shingles, pos, (pos - 1) / ${max_edges} AS block
+    FROM a11_chains
+),
 targets AS (
-    -- next_pos is its own column: see candidates_exact.sql for why.
-    SELECT a.shingle, a.doc_id, a.doc_len, a.shingles, a.pos + s.step AS next_pos
-    FROM a11_chains a
-    CROSS JOIN steps s
+    -- The block and the next, as a column of its own: an equi-join key
+    -- (see candidates_exact.sql for why it is not an expression in ON).
+    SELECT a.shingle, a.doc_id, a.doc_len, a.shingles, a.pos, a.block + s.ahead AS target_block
+    FROM blocks a
+    CROSS JOIN sides s
 ),
 links AS (
     SELECT LEAST(a.doc_id, b.doc_id) AS doc_a,
@@ -39,9 +51,10 @@ links AS (
            CAST(b.doc_len AS BIGINT) - CAST(a.doc_len AS BIGINT) AS len_gap,
            a.shingles
     FROM targets a
-    JOIN a11_chains b ON b.shingle = a.shingle AND b.pos = a.next_pos
-    WHERE a.doc_len = b.doc_len
-       OR (a.doc_len > 0 AND CAST(b.doc_len AS DOUBLE) / CAST(a.doc_len AS DOUBLE) <= ${ratio})
+    JOIN blocks b ON b.shingle = a.shingle AND b.block = a.target_block
+    WHERE b.pos > a.pos AND b.pos <= a.pos + ${max_edges}
+      AND (a.doc_len = b.doc_len
+           OR (a.doc_len > 0 AND CAST(b.doc_len AS DOUBLE) / CAST(a.doc_len AS DOUBLE) <= ${ratio}))
 ),
 sizes AS (
     SELECT doc_id, COUNT(*) AS shingle_count
