@@ -17,8 +17,9 @@
 --    the ${max_edges} places: under a memory limit the join is a
 --    sort-merge join, and its sorted side is then 2 copies of the chains
 --    rather than ${max_edges} (at 41 copies of the Javadoc crawl, 8 copies
---    of the chains took more than 27 GB of spill files). `strength` counts the shingles two documents are linked
---    by; candidates.sql keeps each document's ${max_edges} strongest edges.
+--    of the chains filled 27 GB of spill files and the disk). `strength`
+--    counts the shingles two documents are linked by; candidates.sql
+--    keeps each document's ${max_edges} strongest edges.
 -- 4. A pair is kept only when its links number at least ${a11_min_shared}
 --    of the smaller document's chained shingles (all its distinct ones at
 --    a prefix share of 1; 0 keeps every linked pair): pages that share a
