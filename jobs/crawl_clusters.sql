@@ -22,19 +22,26 @@ WITH attributes AS (
     WHERE m.crawl <> ${night} AND h.crawl IN (${member_crawls})
 ),
 ranked AS (
-    SELECT *,
-           ROW_NUMBER() OVER (PARTITION BY group_no ORDER BY ${keep_order}) AS nth,
-           COUNT(*) OVER (PARTITION BY group_no) AS members
+    SELECT *, ROW_NUMBER() OVER (PARTITION BY group_no ORDER BY ${keep_order}) AS nth
     FROM attributes
+),
+-- A GROUP BY, not `COUNT(*) OVER (PARTITION BY group_no)`: a window
+-- without an order is DataFusion's WindowAggExec, which holds its whole
+-- input in memory outside the pool (see a11_shingles.sql).
+sizes AS (
+    SELECT group_no, COUNT(*) AS members
+    FROM attributes
+    GROUP BY group_no
 )
 SELECT k.doc_id AS cluster_id,
        k.crawl AS cluster_crawl,
        r.doc_id,
        r.crawl,
        r.url,
-       CAST(r.members AS BIGINT UNSIGNED) AS cluster_size,
+       CAST(s.members AS BIGINT UNSIGNED) AS cluster_size,
        r.nth = 1 AS is_kept,
        r.nth > 1 AND (NOT ${new_only} OR r.crawl = ${night}) AS is_duplicate
 FROM ranked r
 JOIN ranked k ON k.group_no = r.group_no AND k.nth = 1
+JOIN sizes s ON s.group_no = r.group_no
 ORDER BY cluster_crawl, cluster_id, r.crawl, r.doc_id

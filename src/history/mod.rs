@@ -521,8 +521,8 @@ impl History {
                     pairs.entry(key).or_default().push(method.value(i).to_string());
                 }
             }
-            let night =
-                load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM history_candidates)", kind).await?;
+            let night_ids: std::collections::HashSet<u64> = pairs.keys().map(|(doc, _, _)| *doc).collect();
+            let night = load_verification_texts(&session, |id| night_ids.contains(&id), kind).await?;
             let mut urls: HashMap<u64, String> = HashMap::new();
             let sql = "SELECT doc_id, url FROM documents WHERE doc_id IN (SELECT doc_id FROM history_candidates)";
             let mut stream = session.sql(sql).await?.execute_stream().await?;

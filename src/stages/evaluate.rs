@@ -44,7 +44,7 @@ use crate::runner::{RunContext, Stage, StageReport};
 use crate::sql::{run_into_table, substitute};
 use crate::table::{TableOutput, TableWriter};
 use crate::tables::columns::{duplicates, gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
-use crate::verification::{compare, load_verification_texts, register_doc_ids, CandidateEdges, Doc};
+use crate::verification::{compare, load_verification_texts, CandidateEdges, Doc};
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -277,11 +277,8 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
 
     let unknown: HashSet<u64> =
         chosen.iter().filter(|(_, a, b, _)| !known.contains_key(&(*a, *b))).flat_map(|&(_, a, b, _)| [a, b]).collect();
-    let mut ids: Vec<u64> = unknown.into_iter().collect();
-    ids.sort_unstable();
-    register_doc_ids(&session, "judged_docs", ids)?;
     let texts: HashMap<u64, Doc> =
-        load_verification_texts(&session, "doc_id IN (SELECT doc_id FROM judged_docs)", ctx.config.verify.text)
+        load_verification_texts(&session, |id| unknown.contains(&id), ctx.config.verify.text)
             .await?
             .into_iter()
             .map(|(id, text)| (id, Doc::new(id, String::new(), text)))

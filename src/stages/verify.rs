@@ -354,12 +354,13 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         uf.union(a, b);
     }
     let components: Vec<Vec<u64>> = uf.components().into_iter().filter(|c| ctx.shard.owns_doc(c[0])).collect();
-    let own: Vec<u64> = components.iter().flatten().copied().collect();
+    let mut own: Vec<u64> = components.iter().flatten().copied().collect();
+    own.sort_unstable();
     let own_count = own.len();
-    register_doc_ids(&session, "own_docs", own)?;
+    register_doc_ids(&session, "own_docs", own.clone())?;
 
     let texts =
-        spill_verification_texts(&session, "doc_id IN (SELECT doc_id FROM own_docs)", ctx.config.verify.text, &ctx.out)
+        spill_verification_texts(&session, |id| own.binary_search(&id).is_ok(), ctx.config.verify.text, &ctx.out)
             .await?;
     let mut docs: HashMap<u64, Member> = HashMap::with_capacity(own_count);
     let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", ctx.config.dedup.keep_order())]);
