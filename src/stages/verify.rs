@@ -120,13 +120,79 @@ struct Rule {
     max_comparisons: usize,
 }
 
-/// An own document as verify holds it in memory: what the rows and the
-/// keep order need. Its text stays on disk until it is compared.
-struct Member {
-    doc_id: u64,
-    url: String,
-    /// Its place in the keep order (`[dedup] keep`).
-    keep_rank: u64,
+/// The task's documents as verify holds them in memory, by dense index:
+/// their position in `ids`, ascending doc_id, so that ordering pairs of
+/// indices orders them by doc_id. What the rows and the keep order need;
+/// the texts stay on disk until compared.
+///
+/// Why arrays and not a map of structs: this is held for every document of
+/// the task, and it is what grows with the crawl. At 8 copies of the
+/// Javadoc crawl (199 k documents, 1.2 M candidate pairs) the maps of
+/// documents, edges and verdicts made `verify` 564 MB; the million-page
+/// run's `verify` peaked at 3.0 GB with them.
+struct Members {
+    /// The task's doc_ids, ascending.
+    ids: Vec<u64>,
+    /// Each one's place in the keep order (`[dedup] keep`), [`ABSENT`] for a
+    /// document with no `documents` row (never placed).
+    keep_rank: Vec<u64>,
+    /// The urls, one after the other; `url_span[i]` is (start, length).
+    urls: String,
+    url_span: Vec<(usize, usize)>,
+}
+
+/// The keep rank of a document missing from `documents`.
+const ABSENT: u64 = u64::MAX;
+
+impl Members {
+    /// The dense index of `doc_id`, if it is one of the task's.
+    fn index(&self, doc_id: u64) -> Option<u32> {
+        self.ids.binary_search(&doc_id).ok().map(|i| i as u32)
+    }
+
+    fn url(&self, i: u32) -> &str {
+        let (start, len) = self.url_span[i as usize];
+        &self.urls[start..start + len]
+    }
+}
+
+/// The candidate edges between the task's documents, by dense index, in
+/// compressed rows: document i's neighbours are `to[start[i]..start[i + 1]]`,
+/// with the masks of the methods that proposed each in `mask`.
+struct Adjacency {
+    start: Vec<usize>,
+    to: Vec<u32>,
+    mask: Vec<u64>,
+}
+
+impl Adjacency {
+    /// From the pairs (a, b, mask) between present documents, each once.
+    fn new(n: usize, pairs: &[(u32, u32, u64)]) -> Adjacency {
+        let mut start = vec![0usize; n + 1];
+        for &(a, b, _) in pairs {
+            start[a as usize + 1] += 1;
+            start[b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let (mut to, mut mask) = (vec![0u32; start[n]], vec![0u64; start[n]]);
+        for &(a, b, m) in pairs {
+            for (from, other) in [(a, b), (b, a)] {
+                let k = &mut next[from as usize];
+                (to[*k], mask[*k]) = (other, m);
+                *k += 1;
+            }
+        }
+        Adjacency { start, to, mask }
+    }
+
+    /// Document i's neighbours and their masks.
+    fn of(&self, i: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
+        let range = self.start[i as usize]..self.start[i as usize + 1];
+        self.to[range.clone()].iter().copied().zip(self.mask[range].iter().copied())
+    }
 }
 
 /// The most documents (text and histogram) one component's placement holds
@@ -337,52 +403,79 @@ fn compare_all<L: Fn(usize) -> Result<Doc> + Sync>(
     Ok(others.par_iter().map(|other| compare(doc, other, rule.threshold, rule.algorithm)).collect())
 }
 
-/// One `duplicates` row: the pair (doc_a < doc_b), the methods whose edges
-/// led to the comparison, the similarity (None below threshold).
-struct DuplicateRow<'a> {
-    a: &'a Member,
-    b: &'a Member,
+/// One comparison made, by dense index ([`Members`]; a < b, so rows sort
+/// by doc_id): a `duplicates` row when `similarity` is set, a
+/// `failed_pairs` row otherwise.
+struct Compared {
+    a: u32,
+    b: u32,
+    /// The methods whose edges led to the comparison.
     methods: u64,
     similarity: Option<f64>,
 }
 
+/// One `clusters` row, by dense index.
+struct ClusterRow {
+    doc: u32,
+    representative: u32,
+    size: u64,
+    similarity: Option<f64>,
+}
+
+/// What one component gives, by dense index: its comparisons, its
+/// clusters' members, and counts for the manifest.
+#[derive(Default)]
+struct ComponentResult {
+    compared: Vec<Compared>,
+    clustered: Vec<ClusterRow>,
+    outcomes: [u64; 3],
+    capped: u64,
+}
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
-    let edges = CandidateEdges::load(&session).await?;
+    let mut edges = CandidateEdges::load(&session).await?;
+    let pairs = std::mem::take(&mut edges.pairs);
     let mut uf = UnionFind::new();
-    for &(a, b) in edges.pairs.keys() {
+    for &(a, b) in pairs.keys() {
         uf.union(a, b);
     }
     let components: Vec<Vec<u64>> = uf.components().into_iter().filter(|c| ctx.shard.owns_doc(c[0])).collect();
-    let mut own: Vec<u64> = components.iter().flatten().copied().collect();
-    own.sort_unstable();
-    let own_count = own.len();
-    register_doc_ids(&session, "own_docs", own.clone())?;
+    drop(uf);
+    let mut ids: Vec<u64> = components.iter().flatten().copied().collect();
+    ids.sort_unstable();
+    anyhow::ensure!(u32::try_from(ids.len()).is_ok(), "more than 2^32 documents in one verify task: shard it");
+    register_doc_ids(&session, "own_docs", ids.clone())?;
 
     let texts =
-        spill_verification_texts(&session, |id| own.binary_search(&id).is_ok(), ctx.config.verify.text, &ctx.out)
+        spill_verification_texts(&session, |id| ids.binary_search(&id).is_ok(), ctx.config.verify.text, &ctx.out)
             .await?;
-    let mut docs: HashMap<u64, Member> = HashMap::with_capacity(own_count);
+    let n = ids.len();
+    let mut members = Members { ids, keep_rank: vec![ABSENT; n], urls: String::new(), url_span: vec![(0, 0); n] };
     let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", ctx.config.dedup.keep_order())]);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let (ids, urls) = (documents::doc_id(&batch)?, documents::url(&batch)?);
+        let (doc_ids, urls) = (documents::doc_id(&batch)?, documents::url(&batch)?);
         let ranks: &arrow::array::UInt64Array = crate::tables::column(&batch, "keep_rank")?;
-        for i in 0..batch.num_rows() {
-            let id = ids.value(i);
-            docs.insert(id, Member { doc_id: id, url: urls.value(i).to_string(), keep_rank: ranks.value(i) });
+        for r in 0..batch.num_rows() {
+            let Some(i) = members.index(doc_ids.value(r)) else { continue };
+            members.keep_rank[i as usize] = ranks.value(r);
+            members.url_span[i as usize] = (members.urls.len(), urls.value(r).len());
+            members.urls.push_str(urls.value(r));
         }
     }
+    members.urls.shrink_to_fit();
 
-    // Adjacency per own document.
-    let mut adjacency: HashMap<u64, Vec<(u64, u64)>> = HashMap::with_capacity(own_count);
-    for (&(a, b), &mask) in &edges.pairs {
-        if docs.contains_key(&a) {
-            adjacency.entry(a).or_default().push((b, mask));
-            adjacency.entry(b).or_default().push((a, mask));
-        }
-    }
+    // The pairs between present documents (a document with no `documents`
+    // row is in no component's placement) by dense index, a < b as
+    // doc_a < doc_b; then the pair map goes.
+    let present = |id: u64| members.index(id).filter(|&i| members.keep_rank[i as usize] != ABSENT);
+    let edges_count = pairs.len() as u64;
+    let own_pairs: Vec<(u32, u32, u64)> =
+        pairs.iter().filter_map(|(&(a, b), &m)| Some((present(a)?, present(b)?, m))).collect();
+    drop(pairs);
+    let adjacency = Adjacency::new(n, &own_pairs);
 
     let comparing = edges.comparing_mask();
     let rule = Rule {
@@ -391,76 +484,71 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         comparing,
         max_comparisons: ctx.config.verify.max_comparisons_per_document,
     };
-    let progress = crate::progress::counter(ctx.progress, own_count as u64, "verify", "docs");
-    let placed: Result<Vec<(Vec<&Member>, Placed)>> = components
+    let progress = crate::progress::counter(ctx.progress, n as u64, "verify", "docs");
+    let results: Vec<ComponentResult> = components
         .par_iter()
         .map(|component| {
-            let mut members: Vec<&Member> = component.iter().filter_map(|id| docs.get(id)).collect();
-            members.sort_by_key(|d| d.keep_rank);
-            let index: HashMap<u64, usize> = members.iter().enumerate().map(|(i, d)| (d.doc_id, i)).collect();
-            let local_edges: Vec<Vec<(usize, u64)>> = members
+            let mut local: Vec<u32> = component.iter().filter_map(|&id| present(id)).collect();
+            local.sort_by_key(|&i| members.keep_rank[i as usize]);
+            let position: HashMap<u32, usize> = local.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+            let local_edges: Vec<Vec<(usize, u64)>> = local
                 .iter()
-                .map(|d| {
-                    let mut e: Vec<(usize, u64)> = adjacency
-                        .get(&d.doc_id)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|(other, mask)| index.get(other).map(|&j| (j, *mask)))
-                        .collect();
+                .map(|&i| {
+                    let mut e: Vec<(usize, u64)> =
+                        adjacency.of(i).filter_map(|(other, mask)| position.get(&other).map(|&j| (j, mask))).collect();
                     e.sort_unstable();
                     e
                 })
                 .collect();
+            drop(position);
             // A missing text (no `tokens` row) is an empty one. The url
-            // is the member's, in memory.
+            // is not needed to compare.
             let load = |j: usize| {
-                let id = members[j].doc_id;
+                let id = members.ids[local[j] as usize];
                 Ok(Doc::new(id, String::new(), spilled_verification_text(&texts, id)?))
             };
-            let result = place(&local_edges, load, rule)?;
-            progress.inc(members.len() as u64);
-            Ok((members, result))
+            let placed = place(&local_edges, load, rule)?;
+            progress.inc(local.len() as u64);
+            Ok(component_result(&local, placed))
         })
-        .collect();
+        .collect::<Result<_>>()?;
     progress.finish_and_clear();
-    let placed = placed?;
     drop(texts);
+    drop(adjacency);
 
     let mut report = StageReport::default();
     let mut outcome_counts = [0u64; 3];
-    let mut verified_count = 0u64;
-    // duplicates: one row per comparison, by (doc_a, doc_b).
-    let mut rows: Vec<DuplicateRow> = Vec::new();
-    for (members, result) in &placed {
-        for c in &result.comparisons {
-            let (x, y) = (members[c.doc], members[c.other]);
-            let (a, b) = if x.doc_id < y.doc_id { (x, y) } else { (y, x) };
-            rows.push(DuplicateRow { a, b, methods: c.methods, similarity: c.similarity });
-            outcome_counts[c.outcome as usize] += 1;
-            verified_count += c.similarity.is_some() as u64;
-        }
+    let mut capped = 0u64;
+    let (mut compared, mut clustered) = (Vec::new(), Vec::new());
+    for r in results {
+        outcome_counts.iter_mut().zip(r.outcomes).for_each(|(total, k)| *total += k);
+        capped += r.capped;
+        compared.extend(r.compared);
+        clustered.extend(r.clustered);
     }
-    rows.sort_unstable_by_key(|r| (r.a.doc_id, r.b.doc_id));
+    // duplicates and failed_pairs: one row per comparison, by (doc_a, doc_b).
+    compared.sort_unstable_by_key(|c| (c.a, c.b));
     let mut verified = TableOutput::<duplicates::Rows>::for_shard(&ctx.out, ctx.shard)?;
     let mut failed = TableOutput::<failed_pairs::Rows>::for_shard(&ctx.out, ctx.shard)?;
-    for DuplicateRow { a: da, b: db, methods, similarity: sim } in &rows {
-        let names: Vec<&str> = edges.names(*methods).collect();
-        match sim {
-            Some(sim) => verified.push(|b| {
-                b.doc_a.append_value(da.doc_id);
-                b.doc_b.append_value(db.doc_id);
-                b.url_a.append_value(&da.url);
-                b.url_b.append_value(&db.url);
-                b.methods.append_value(names.iter().map(Some));
-                b.similarity.append_value(*sim);
-                b.verified.append_value(true);
+    for c in &compared {
+        let names: Vec<&str> = edges.names(c.methods).collect();
+        let (a, b) = (members.ids[c.a as usize], members.ids[c.b as usize]);
+        match c.similarity {
+            Some(sim) => verified.push(|row| {
+                row.doc_a.append_value(a);
+                row.doc_b.append_value(b);
+                row.url_a.append_value(members.url(c.a));
+                row.url_b.append_value(members.url(c.b));
+                row.methods.append_value(names.iter().map(Some));
+                row.similarity.append_value(sim);
+                row.verified.append_value(true);
             })?,
-            None => failed.push(|b| {
-                b.doc_a.append_value(da.doc_id);
-                b.doc_b.append_value(db.doc_id);
-                b.url_a.append_value(&da.url);
-                b.url_b.append_value(&db.url);
-                b.methods.append_value(names.iter().map(Some));
+            None => failed.push(|row| {
+                row.doc_a.append_value(a);
+                row.doc_b.append_value(b);
+                row.url_a.append_value(members.url(c.a));
+                row.url_b.append_value(members.url(c.b));
+                row.methods.append_value(names.iter().map(Some));
             })?,
         }
     }
@@ -468,60 +556,72 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     report.rows.insert(failed_pairs::TABLE.into(), failed.commit()?);
 
     // clusters: every member of a cluster of two or more, by (cluster, rep first, doc).
-    let mut members_rows: Vec<(u64, u64, u64, bool, Option<f64>)> = Vec::new();
-    for (members, result) in &placed {
-        let mut sizes = vec![0u64; members.len()];
-        for &r in &result.representative {
-            sizes[r] += 1;
-        }
-        for (i, d) in members.iter().enumerate() {
-            let r = result.representative[i];
-            if sizes[r] > 1 {
-                members_rows.push((d.doc_id, members[r].doc_id, sizes[r], r == i, result.similarity[i]));
-            }
-        }
-    }
-    members_rows.sort_unstable_by_key(|r| (r.1, !r.3, r.0));
+    clustered.sort_unstable_by_key(|r| (r.representative, r.doc != r.representative, r.doc));
     let mut writer = TableOutput::<clusters::Rows>::for_shard(&ctx.out, ctx.shard)?;
-    for (doc, cluster, size, is_rep, sim) in &members_rows {
-        writer.push(|b| {
-            b.doc_id.append_value(*doc);
-            b.cluster_id.append_value(*cluster);
-            b.cluster_size.append_value(*size);
-            b.is_representative.append_value(*is_rep);
-            b.similarity_to_representative.append_option(*sim);
+    for r in &clustered {
+        writer.push(|row| {
+            row.doc_id.append_value(members.ids[r.doc as usize]);
+            row.cluster_id.append_value(members.ids[r.representative as usize]);
+            row.cluster_size.append_value(r.size);
+            row.is_representative.append_value(r.doc == r.representative);
+            row.similarity_to_representative.append_option(r.similarity);
         })?;
     }
     report.rows.insert(clusters::TABLE.into(), writer.commit()?);
 
     let c = &mut report.counters;
-    c.insert("candidate_edges".into(), edges.pairs.len() as u64);
+    c.insert("candidate_edges".into(), edges_count);
     c.insert("components".into(), components.len() as u64);
     c.insert("largest_component".into(), components.iter().map(Vec::len).max().unwrap_or(0) as u64);
-    c.insert("comparisons".into(), rows.len() as u64);
-    c.insert("documents_at_comparison_bound".into(), placed.iter().map(|(_, p)| p.capped).sum());
+    c.insert("comparisons".into(), compared.len() as u64);
+    c.insert("documents_at_comparison_bound".into(), capped);
     c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
     c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
     c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
-    c.insert("verified_pairs".into(), verified_count);
-    c.insert("clusters_with_duplicates".into(), members_rows.iter().filter(|r| r.3).count() as u64);
+    c.insert("verified_pairs".into(), compared.iter().filter(|c| c.similarity.is_some()).count() as u64);
+    c.insert("clusters_with_duplicates".into(), clustered.iter().filter(|r| r.doc == r.representative).count() as u64);
     // The own comparisons of the methods that include theirs: every
     // candidate pair of this task's documents, each compared once (a pair
     // of another task's documents is not among its rows).
-    let passed: HashMap<(u64, u64), bool> =
-        rows.iter().map(|r| ((r.a.doc_id, r.b.doc_id), r.similarity.is_some())).collect();
     for (bit, method) in edges.methods.iter().enumerate().filter(|(i, _)| comparing >> i & 1 == 1) {
-        let (mut compared, mut found) = (0u64, 0u64);
-        for (pair, mask) in &edges.pairs {
-            if let Some(&verified) = passed.get(pair).filter(|_| mask >> bit & 1 == 1) {
-                compared += 1;
-                found += verified as u64;
-            }
+        let (mut compared_own, mut found) = (0u64, 0u64);
+        for &(a, b, _) in own_pairs.iter().filter(|p| p.2 >> bit & 1 == 1) {
+            let Ok(k) = compared.binary_search_by_key(&(a, b), |c| (c.a, c.b)) else { continue };
+            compared_own += 1;
+            found += compared[k].similarity.is_some() as u64;
         }
-        c.insert(format!("{method}_comparisons"), compared);
+        c.insert(format!("{method}_comparisons"), compared_own);
         c.insert(format!("{method}_found_pairs"), found);
     }
     Ok(report)
+}
+
+/// A placed component's rows by dense index (`local[k]` is the index of
+/// its k-th document in keep order).
+fn component_result(local: &[u32], placed: Placed) -> ComponentResult {
+    let mut result = ComponentResult { capped: placed.capped, ..ComponentResult::default() };
+    for c in &placed.comparisons {
+        let (x, y) = (local[c.doc], local[c.other]);
+        let (a, b) = (x.min(y), x.max(y));
+        result.compared.push(Compared { a, b, methods: c.methods, similarity: c.similarity });
+        result.outcomes[c.outcome as usize] += 1;
+    }
+    let mut sizes = vec![0u64; local.len()];
+    for &r in &placed.representative {
+        sizes[r] += 1;
+    }
+    for (k, &i) in local.iter().enumerate() {
+        let r = placed.representative[k];
+        if sizes[r] > 1 {
+            result.clustered.push(ClusterRow {
+                doc: i,
+                representative: local[r],
+                size: sizes[r],
+                similarity: placed.similarity[k],
+            });
+        }
+    }
+    result
 }
 
 #[cfg(test)]
