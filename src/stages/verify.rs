@@ -127,9 +127,10 @@ struct Rule {
 ///
 /// Why arrays and not a map of structs: this is held for every document of
 /// the task, and it is what grows with the crawl. At 8 copies of the
-/// Javadoc crawl (199 k documents, 1.2 M candidate pairs) the maps of
-/// documents, edges and verdicts made `verify` 564 MB; the million-page
-/// run's `verify` peaked at 3.0 GB with them.
+/// Javadoc crawl (199 k documents, 1.2 M candidate pairs, `--memory-limit
+/// 2G`) `verify` peaked at 564 MB with maps of documents, edges, adjacency
+/// lists and verdicts, and at 451 MB with these arrays (the million-page
+/// run's `verify` peaked at 3.0 GB with the maps).
 struct Members {
     /// The task's doc_ids, ascending.
     ids: Vec<u64>,
@@ -432,6 +433,7 @@ struct ComponentResult {
     capped: u64,
 }
 
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
     let mut edges = CandidateEdges::load(&session).await?;
@@ -446,6 +448,13 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     ids.sort_unstable();
     anyhow::ensure!(u32::try_from(ids.len()).is_ok(), "more than 2^32 documents in one verify task: shard it");
     register_doc_ids(&session, "own_docs", ids.clone())?;
+    // The task's pairs by dense index (a < b as doc_a < doc_b), before the
+    // texts are read: the pair map takes two to three times as much.
+    let edges_count = pairs.len() as u64;
+    let dense = |id: u64| ids.binary_search(&id).ok().map(|i| i as u32);
+    let mut own_pairs: Vec<(u32, u32, u64)> =
+        pairs.iter().filter_map(|(&(a, b), &m)| Some((dense(a)?, dense(b)?, m))).collect();
+    drop(pairs);
 
     let texts =
         spill_verification_texts(&session, |id| ids.binary_search(&id).is_ok(), ctx.config.verify.text, &ctx.out)
@@ -467,14 +476,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     }
     members.urls.shrink_to_fit();
 
-    // The pairs between present documents (a document with no `documents`
-    // row is in no component's placement) by dense index, a < b as
-    // doc_a < doc_b; then the pair map goes.
+    // A document with no `documents` row is in no component's placement.
     let present = |id: u64| members.index(id).filter(|&i| members.keep_rank[i as usize] != ABSENT);
-    let edges_count = pairs.len() as u64;
-    let own_pairs: Vec<(u32, u32, u64)> =
-        pairs.iter().filter_map(|(&(a, b), &m)| Some((present(a)?, present(b)?, m))).collect();
-    drop(pairs);
+    own_pairs.retain(|&(a, b, _)| members.keep_rank[a as usize] != ABSENT && members.keep_rank[b as usize] != ABSENT);
     let adjacency = Adjacency::new(n, &own_pairs);
 
     let comparing = edges.comparing_mask();
