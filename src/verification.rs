@@ -78,7 +78,7 @@ impl CandidateEdges {
     /// passed (`passed`: `verify`'s verdict per pair, from `duplicates`);
     /// a pair no method found any more is dropped. Every pair of such a
     /// method must have a verdict: `verify` compares them all.
-    pub fn keep_found(&mut self, passed: &HashMap<(u64, u64), bool>) -> Result<()> {
+    pub fn keep_found(&mut self, passed: impl Fn(&(u64, u64)) -> Option<bool>) -> Result<()> {
         let comparing = self.comparing_mask();
         if comparing == 0 {
             return Ok(());
@@ -86,7 +86,7 @@ impl CandidateEdges {
         let mut missing = None;
         self.pairs.retain(|pair, mask| {
             if *mask & comparing != 0 {
-                match passed.get(pair) {
+                match passed(pair) {
                     Some(true) => {}
                     Some(false) => *mask &= !comparing,
                     None => missing = Some(*pair),
@@ -310,11 +310,11 @@ mod tests {
         assert_eq!(edges.comparing_mask(), a11);
         // 1-2 passed, 0-3 and 2-3 failed; a0's 0-1 was never compared.
         let passed = HashMap::from([((1, 2), true), ((0, 3), false), ((2, 3), false)]);
-        edges.keep_found(&passed).unwrap();
+        edges.keep_found(|p| passed.get(p).copied()).unwrap();
         assert_eq!(edges.pairs, HashMap::from([((1, 2), a0 | a11), ((0, 1), a0), ((2, 3), a0)]));
         // A pair of a11 without a verdict: verify did not run on these edges.
         let mut stale = CandidateEdges { methods: vec!["a11".into()], pairs: HashMap::from([((4, 5), 1)]) };
-        let err = stale.keep_found(&passed).unwrap_err().to_string();
+        let err = stale.keep_found(|p| passed.get(p).copied()).unwrap_err().to_string();
         assert!(err.contains("(4, 5)"), "{err}");
     }
 

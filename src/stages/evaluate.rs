@@ -231,8 +231,10 @@ impl Judged {
 async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut StageReport) -> Result<Judged> {
     let session = ctx.session().await?;
     let mut edges = CandidateEdges::load(&session).await?;
-    // Verdicts `verify` already reached.
-    let mut known: HashMap<(u64, u64), bool> = HashMap::new();
+    // Verdicts `verify` already reached, sorted by pair: a sorted list
+    // rather than a map, and the pair map dropped once the pairs are a
+    // list, since both hold about one entry per candidate pair.
+    let mut known: Vec<((u64, u64), bool)> = Vec::new();
     let mut stream = session
         .sql("SELECT doc_a, doc_b, verified FROM duplicates UNION ALL SELECT doc_a, doc_b, FALSE FROM failed_pairs")
         .await?
@@ -242,14 +244,17 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
         let batch = batch?;
         let (a, b, v) = (duplicates::doc_a(&batch)?, duplicates::doc_b(&batch)?, duplicates::verified(&batch)?);
         for i in 0..batch.num_rows() {
-            known.insert((a.value(i), b.value(i)), v.value(i));
+            known.push(((a.value(i), b.value(i)), v.value(i)));
         }
     }
+    known.sort_unstable_by_key(|&(pair, _)| pair);
+    let verdict = |pair: &(u64, u64)| known.binary_search_by_key(pair, |&(p, _)| p).ok().map(|i| known[i].1);
     report.counters.insert("candidate_pairs".into(), edges.pairs.len() as u64);
-    edges.keep_found(&known)?;
+    edges.keep_found(verdict)?;
     let k = usize::try_from(ctx.config.evaluate.max_judged_pairs).unwrap_or(usize::MAX).max(1);
+    let found_pairs = edges.pairs.len() as u64;
     let mut all: Vec<(u64, u64, u64, u64)> =
-        edges.pairs.iter().map(|(&(a, b), &m)| (pair_hash(a, b), a, b, m)).collect();
+        std::mem::take(&mut edges.pairs).into_iter().map(|((a, b), m)| (pair_hash(a, b), a, b, m)).collect();
     all.sort_unstable();
     let methods = edges.methods.len();
     let pool_mask = (0..methods).filter(|&i| pool.contains(&edges.methods[i])).fold(0u64, |mask, i| mask | 1 << i);
@@ -276,7 +281,7 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     drop(all);
 
     let unknown: HashSet<u64> =
-        chosen.iter().filter(|(_, a, b, _)| !known.contains_key(&(*a, *b))).flat_map(|&(_, a, b, _)| [a, b]).collect();
+        chosen.iter().filter(|(_, a, b, _)| verdict(&(*a, *b)).is_none()).flat_map(|&(_, a, b, _)| [a, b]).collect();
     let texts: HashMap<u64, Doc> =
         load_verification_texts(&session, |id| unknown.contains(&id), ctx.config.verify.text)
             .await?
@@ -288,8 +293,8 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     let pairs: Vec<JudgedPair> = chosen
         .par_iter()
         .map(|&(_, a, b, methods)| {
-            let verified = match known.get(&(a, b)) {
-                Some(&v) => v,
+            let verified = match verdict(&(a, b)) {
+                Some(v) => v,
                 None => {
                     let (doc_a, doc_b) = (texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty));
                     compare(doc_a, doc_b, threshold, algorithm).0.is_some()
@@ -298,9 +303,9 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
             JudgedPair { methods, verified }
         })
         .collect();
-    report.counters.insert("found_pairs".into(), edges.pairs.len() as u64);
+    report.counters.insert("found_pairs".into(), found_pairs);
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
-    let reused = chosen.iter().filter(|(_, a, b, _)| known.contains_key(&(*a, *b))).count();
+    let reused = chosen.iter().filter(|(_, a, b, _)| verdict(&(*a, *b)).is_some()).count();
     report.counters.insert("judged_pairs_verified_here".into(), (pairs.len() - reused) as u64);
     Ok(Judged { methods: edges.methods, both, pool: pool_mask, pool_found, pairs, k })
 }

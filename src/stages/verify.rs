@@ -433,7 +433,6 @@ struct ComponentResult {
     capped: u64,
 }
 
-
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
     let mut edges = CandidateEdges::load(&session).await?;
