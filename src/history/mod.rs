@@ -521,7 +521,7 @@ impl History {
                     pairs.entry(key).or_default().push(method.value(i).to_string());
                 }
             }
-            let night_ids: std::collections::HashSet<u64> = pairs.keys().map(|(doc, _, _)| *doc).collect();
+            let night_ids: HashSet<u64> = pairs.keys().map(|(doc, _, _)| *doc).collect();
             let night = load_verification_texts(&session, |id| night_ids.contains(&id), kind).await?;
             let mut urls: HashMap<u64, String> = HashMap::new();
             let sql = "SELECT doc_id, url FROM documents WHERE doc_id IN (SELECT doc_id FROM history_candidates)";
@@ -544,12 +544,13 @@ impl History {
                 // read (the literal list prunes the others by folder).
                 let matched: BTreeSet<&str> = pairs.keys().map(|(_, _, c)| c.as_str()).collect();
                 let matched = sql_list(matched.into_iter());
+                // The matched pages are picked here, not by a join in SQL:
+                // under a memory limit that join is a sort-merge join, which
+                // sorted the earlier crawls' texts (as `verify`'s did).
+                let wanted: HashSet<(u64, &str)> =
+                    pairs.keys().map(|(_, other, crawl)| (*other, crawl.as_str())).collect();
                 let sql = format!(
-                    "SELECT h.doc_id, h.crawl, h.url, h.verification_text FROM history_documents h \
-                     JOIN (SELECT DISTINCT earlier_doc_id, earlier_crawl FROM history_candidates \
-                           WHERE earlier_crawl IN ({matched})) c \
-                       ON h.doc_id = c.earlier_doc_id AND h.crawl = c.earlier_crawl \
-                     WHERE h.crawl IN ({matched})"
+                    "SELECT doc_id, crawl, url, verification_text FROM history_documents WHERE crawl IN ({matched})"
                 );
                 let mut stream = session.sql(&sql).await?.execute_stream().await?;
                 while let Some(batch) = stream.next().await {
@@ -557,7 +558,7 @@ impl History {
                     let (ids, url) = (history_documents::doc_id(&batch)?, history_documents::url(&batch)?);
                     let text = history_documents::verification_text(&batch)?;
                     let crawl: &StringArray = crate::tables::column(&batch, "crawl")?;
-                    for i in 0..batch.num_rows() {
+                    for i in (0..batch.num_rows()).filter(|&i| wanted.contains(&(ids.value(i), crawl.value(i)))) {
                         let doc = Doc::new(ids.value(i), url.value(i).to_string(), text.value(i).to_string());
                         earlier.insert((ids.value(i), crawl.value(i).to_string()), doc);
                     }
