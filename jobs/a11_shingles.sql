@@ -14,10 +14,10 @@
 -- ranking costs nothing); below 1 it is the other way round.
 -- Each document's count of shingles is a GROUP BY joined back, not a
 -- `COUNT(*) OVER (PARTITION BY doc_id)`: a window without an order is
--- DataFusion's WindowAggExec, which holds its whole input in one batch,
--- outside the memory pool (6.9 GB of RSS under `--memory-limit 2G` at 8
--- copies of the Javadoc crawl, then "Not enough memory to continue
--- external sort"). ROW_NUMBER over an order streams on sorted input, and
+-- DataFusion's WindowAggExec, which holds its whole input in memory and
+-- cannot spill (6.9 GB of RSS under `--memory-limit 2G` at 8 copies of
+-- the Javadoc crawl, then "Not enough memory to continue external
+-- sort"). ROW_NUMBER over an order streams on sorted input, and
 -- the aggregate and the join spill.
 SELECT shingle, doc_id, doc_len
 FROM shingles

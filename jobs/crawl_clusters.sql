@@ -35,7 +35,7 @@ ranked AS (
 ),
 -- A GROUP BY, not `COUNT(*) OVER (PARTITION BY group_no)`: a window
 -- without an order is DataFusion's WindowAggExec, which holds its whole
--- input in memory outside the pool (see a11_shingles.sql).
+-- input in memory and cannot spill (see a11_shingles.sql).
 sizes AS (
     SELECT group_no, COUNT(*) AS members
     FROM attributes
