@@ -151,6 +151,12 @@ impl Members {
         self.ids.binary_search(&doc_id).ok().map(|i| i as u32)
     }
 
+    /// Whether document `i` has a `documents` row (a keep rank).
+    fn is_present(&self, i: u32) -> bool {
+        self.keep_rank[i as usize] != ABSENT
+    }
+
+    /// The url of document `i`.
     fn url(&self, i: u32) -> &str {
         let (start, len) = self.url_span[i as usize];
         &self.urls[start..start + len]
@@ -447,19 +453,17 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     ids.sort_unstable();
     anyhow::ensure!(u32::try_from(ids.len()).is_ok(), "more than 2^32 documents in one verify task: shard it");
     register_doc_ids(&session, "own_docs", ids.clone())?;
+    let n = ids.len();
+    let mut members = Members { ids, keep_rank: vec![ABSENT; n], urls: String::new(), url_span: vec![(0, 0); n] };
     // The task's pairs by dense index (a < b as doc_a < doc_b), before the
     // texts are read: the pair map takes two to three times as much.
     let edges_count = pairs.len() as u64;
-    let dense = |id: u64| ids.binary_search(&id).ok().map(|i| i as u32);
     let mut own_pairs: Vec<(u32, u32, u64)> =
-        pairs.iter().filter_map(|(&(a, b), &m)| Some((dense(a)?, dense(b)?, m))).collect();
+        pairs.iter().filter_map(|(&(a, b), &m)| Some((members.index(a)?, members.index(b)?, m))).collect();
     drop(pairs);
 
     let texts =
-        spill_verification_texts(&session, |id| ids.binary_search(&id).is_ok(), ctx.config.verify.text, &ctx.out)
-            .await?;
-    let n = ids.len();
-    let mut members = Members { ids, keep_rank: vec![ABSENT; n], urls: String::new(), url_span: vec![(0, 0); n] };
+        spill_verification_texts(&session, |id| members.index(id).is_some(), ctx.config.verify.text, &ctx.out).await?;
     let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", ctx.config.dedup.keep_order())]);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
@@ -476,8 +480,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     members.urls.shrink_to_fit();
 
     // A document with no `documents` row is in no component's placement.
-    let present = |id: u64| members.index(id).filter(|&i| members.keep_rank[i as usize] != ABSENT);
-    own_pairs.retain(|&(a, b, _)| members.keep_rank[a as usize] != ABSENT && members.keep_rank[b as usize] != ABSENT);
+    let present = |id: u64| members.index(id).filter(|&i| members.is_present(i));
+    own_pairs.retain(|&(a, b, _)| members.is_present(a) && members.is_present(b));
     let adjacency = Adjacency::new(n, &own_pairs);
 
     let comparing = edges.comparing_mask();
