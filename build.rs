@@ -33,7 +33,7 @@ fn main() {
     code.push_str(
         "pub(crate) fn empty_batches() -> Vec<(&'static str, anyhow::Result<arrow::array::RecordBatch>)> {\n",
     );
-    code.push_str("    use crate::table::Rows as _;\n    vec![\n");
+    code.push_str("    use crate::tables::write::Rows as _;\n    vec![\n");
     for table in &tables {
         code.push_str(&format!("        ({table}::TABLE, {table}::Rows::default().finish()),\n"));
     }
@@ -56,7 +56,7 @@ fn column_type(name: &str, file: &Path) -> ColumnType {
         return ColumnType {
             builder: format!("arrow::array::ListBuilder<arrow::array::{item_builder}>"),
             array: "ListArray",
-            // The item field as `crate::schema::parse_type` makes it.
+            // The item field as `crate::tables::schema::parse_type` makes it.
             new_builder: format!(
                 "arrow::array::ListBuilder::new(arrow::array::{item_builder}::new()).with_field(std::sync::Arc::new(\
                  arrow::datatypes::Field::new(\"item\", arrow::datatypes::DataType::{data_type}, true)))"
@@ -145,7 +145,7 @@ fn table_module(path: &Path) -> (String, String) {
     let _ = writeln!(m, "            }}");
     let _ = writeln!(m, "        }}");
     let _ = writeln!(m, "    }}");
-    let _ = writeln!(m, "    impl crate::table::Rows for Rows {{");
+    let _ = writeln!(m, "    impl crate::tables::write::Rows for Rows {{");
     let _ = writeln!(m, "        const TABLE: &'static str = TABLE;");
     let _ = writeln!(m, "        fn len(&self) -> usize {{");
     let _ = writeln!(m, "            arrow::array::ArrayBuilder::len(&self.{})", ident(&columns[0].0));

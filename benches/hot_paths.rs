@@ -19,20 +19,24 @@ use std::sync::LazyLock;
 use divan::counter::{BytesCount, ItemsCount};
 use divan::{black_box, Bencher};
 
-use neardup::config::{Config, IngestConfig, MethodsConfig};
+use neardup::config::Config;
+
+use neardup::ingest::settings::IngestConfig;
+
 use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
 use neardup::ingest::record::{process_record, sniff_html};
 use neardup::ingest::{html, http};
 use neardup::methods::registry::{build_signers, StateSource};
+use neardup::methods::settings::MethodsConfig;
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
 use neardup::methods::terms::TermIds;
 use neardup::methods::InMemory;
 use neardup::methods::{splitmix64, CorpusStats, DocView, PairMethod, TermStats};
-use neardup::similarity::{similarity_at_least, string_similarity};
 use neardup::text::{Normalizer, Tokenized};
-use neardup::union_find::UnionFind;
+use neardup::verify::similarity::{similarity_at_least, string_similarity};
+use neardup::verify::union_find::UnionFind;
 
 fn main() {
     divan::main();
@@ -186,7 +190,7 @@ fn html_extract(bencher: Bencher) {
     let bytes: usize = pages.iter().map(String::len).sum();
     bencher.counter(BytesCount::new(bytes)).bench(|| {
         for page in pages {
-            black_box(html::extract(page, &neardup::config::IngestConfig::default()).ok());
+            black_box(html::extract(page, &neardup::ingest::settings::IngestConfig::default()).ok());
         }
     });
 }

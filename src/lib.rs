@@ -1,42 +1,56 @@
 //! neardup: find near-duplicate documents in web crawls.
 //!
-//! The pipeline is a chain of stages (`ingest` → `tokens` → `stats` →
-//! `signatures` → `search` → `candidates` → `verify` → `evaluate`), each
-//! reading and writing Parquet tables under one output folder; see
-//! `README.md`. The map stages (`ingest`, `tokens`,
-//! `signatures`, `verify`) can run as N independent tasks (`shard`). `report`
-//! renders a finished run as one HTML page; `status` tells which stages a
-//! run would redo; `export` writes what a run decided as a deduplicated
-//! crawl or corpus. Inputs and the output folder
-//! may live in an object store (`store`, `remote`).
+//! The pipeline is a chain of stages (`ingest` → `blocks` → `boilerplate`
+//! → `tokens` → `stats` → `signatures` → `search` → `candidates` →
+//! `verify` → `decide` → `evaluate`), each reading and writing Parquet
+//! tables under one output folder; see `README.md`. The map stages can run
+//! as N independent tasks ([`tables::shard`]). Inputs and the output folder
+//! may live in an object store ([`storage`]).
+//!
+//! # Layers
+//!
+//! Each module imports only from its own layer and the layers before it
+//! (`tests/layers.rs` reads this list and checks every `crate::` path of
+//! `src/` against it):
+//!
+//! 1. foundations: [`process`] (threads, memory, logs, Ctrl-C),
+//!    [`storage`] (object-store locations, spill files), [`tables`]
+//!    (schemas, writing, SQL sessions, shards), [`settings`] (what every
+//!    step's settings share);
+//! 2. [`text`] (normalization, boilerplate) and [`ingest`] (archives and
+//!    corpora → documents), each with its settings;
+//! 3. [`methods`], with their settings, their table readers and the
+//!    [`methods::registry`];
+//! 4. [`verify`] (similarity, comparisons, cluster placement, the keep
+//!    rule) and [`evaluate`] (gold labels, judging the methods);
+//! 5. [`config`]: a job file read into every step's settings, checked;
+//! 6. [`runner`]: the stage trait, run context, manifests, locks, status,
+//!    object-store outputs;
+//! 7. [`stages`]: one thin adapter per stage, from tables to a step and
+//!    back;
+//! 8. [`history`] (nights against earlier crawls), [`report`] (the HTML
+//!    report, `explain`) and [`export`] (the deduplicated crawl);
+//! 9. the binaries (`main.rs`, `bin/`), which may use any of them.
+
+pub mod process;
+pub mod settings;
+pub mod storage;
+pub mod tables;
+
+pub mod ingest;
+pub mod text;
+
+pub mod methods;
+
+pub mod evaluate;
+pub mod verify;
 
 pub mod config;
-pub mod explain;
-pub mod export;
-pub mod gold;
-pub mod history;
-pub mod ingest;
-pub mod interrupt;
-pub mod lock;
-pub mod logging;
-pub mod memory;
-pub mod methods;
-pub mod parallelism;
-pub mod progress;
-pub mod remote;
-pub mod report;
+
 pub mod runner;
-pub mod schema;
-pub mod shard;
-pub mod similarity;
-pub mod spilled_docs;
-pub mod sql;
+
 pub mod stages;
-pub mod status;
-pub mod store;
-pub mod table;
-pub mod tables;
-pub mod terminal;
-pub mod text;
-pub mod union_find;
-pub mod verification;
+
+pub mod export;
+pub mod history;
+pub mod report;

@@ -16,12 +16,12 @@ use std::process::ExitCode;
 
 use neardup::config::Config;
 use neardup::history::HistoryLocation;
-use neardup::logging::LogFormat;
 use neardup::methods::registry;
-use neardup::remote::RemoteOut;
+use neardup::process::logging::LogFormat;
+use neardup::runner::mirror::RemoteOut;
 use neardup::runner::{run_stage, MissingInput, RunContext, StageOutcome};
-use neardup::shard::Shard;
 use neardup::stages;
+use neardup::tables::shard::Shard;
 
 #[derive(Parser)]
 #[command(
@@ -125,7 +125,7 @@ struct ExportArgs {
     /// Memory of the query that streams the decisions, e.g. 2G, as `run
     /// --memory-limit` (default: 75% of the container's or machine's
     /// memory); its sorts spill to --out's _spill folder beyond half of it.
-    #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+    #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
     memory_limit: Option<usize>,
 }
 
@@ -173,7 +173,7 @@ struct NightArgs {
     /// (default: 75% of the container's or machine's memory): half of it
     /// is the SQL engine's pool, beyond which sorts and aggregations spill
     /// to --out's _spill folder.
-    #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+    #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
     memory_limit: Option<usize>,
 }
 
@@ -238,14 +238,14 @@ struct RunArgs {
     /// engine's pool, beyond which sorts and aggregations spill to
     /// DIR/_spill. Given, it also makes joins sort-merge joins, which spill
     /// too but cost more CPU.
-    #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+    #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
     memory_limit: Option<usize>,
     /// Where the SQL stages (boilerplate, stats, candidates, evaluate) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
     /// Ballista 55 scheduler whose executors see the same --out folder, or
     /// the same --cache folder for an object-store output).
     #[arg(long, default_value = "embedded")]
-    engine: neardup::sql::Engine,
+    engine: neardup::tables::sql::Engine,
     /// History folder of earlier crawls (a local path): after the last stage
     /// of `--stage all`, the run is matched against the crawls before it
     /// (tables history_candidates, repeats, crawl_clusters; see [history] in
@@ -364,7 +364,7 @@ struct CacheArg {
 /// The local folder holding the tables of `out`: the path itself, or the
 /// cache of an object-store URL, with the store's handle.
 fn local_out(out: &str, cache: &CacheArg, shard: Shard) -> Result<(PathBuf, Option<RemoteOut>)> {
-    if !neardup::store::is_url(out) {
+    if !neardup::storage::location::is_url(out) {
         return Ok((PathBuf::from(out), None));
     }
     let remote =
@@ -394,7 +394,7 @@ enum Format {
 
 fn main() -> ExitCode {
     // Before any thread starts: every thread inherits the blocked signals.
-    neardup::interrupt::install();
+    neardup::process::interrupt::install();
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet, cli.log_format);
     let quiet = cli.quiet;
@@ -412,10 +412,10 @@ fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<MissingInput>().is_some();
-            let busy = e.downcast_ref::<neardup::lock::Busy>().is_some();
-            eprintln!("error: {}", neardup::terminal::escape_controls(&format!("{e:#}")));
+            let busy = e.downcast_ref::<neardup::runner::lock::Busy>().is_some();
+            eprintln!("error: {}", neardup::process::terminal::escape_controls(&format!("{e:#}")));
             ExitCode::from(if busy {
-                neardup::lock::EXIT_BUSY
+                neardup::runner::lock::EXIT_BUSY
             } else if usage {
                 2
             } else {
@@ -458,7 +458,7 @@ fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
         let others = if quiet { "error" } else { "warn" };
         tracing_subscriber::EnvFilter::new(format!("neardup={level},pipeline={level},html5ever=error,{others}"))
     });
-    neardup::logging::init(format, filter);
+    neardup::process::logging::init(format, filter);
 }
 
 /// The config and inputs of a job: the config file (or the defaults) with
@@ -493,9 +493,9 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     if args.threads == Some(0) {
         return Err(UsageError("--threads must be at least 1".into()).into());
     }
-    let threads = neardup::parallelism::configure(args.threads)?;
+    let threads = neardup::process::parallelism::configure(args.threads)?;
     tracing::debug!(threads, "threads for rayon, tokio and DataFusion's partitions");
-    let memory_limit = neardup::memory::run_limit(args.memory_limit);
+    let memory_limit = neardup::process::memory::run_limit(args.memory_limit);
     match memory_limit {
         Some(limit) => tracing::info!(threads, "{limit}"),
         None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
@@ -527,7 +527,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
                 )
                 .into());
             }
-            if neardup::store::is_url(&args.out) {
+            if neardup::storage::location::is_url(&args.out) {
                 return Err(UsageError("--history works with a local --out".into()).into());
             }
             let history = HistoryLocation::open(dir, args.history_cache.history_cache.clone())
@@ -552,11 +552,11 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     }
     let (out, remote) = local_out(&args.out, &args.cache, shard)?;
     std::fs::create_dir_all(&out)
-        .map_err(|e| neardup::table::name_the_disk(e.into(), &out))
+        .map_err(|e| neardup::tables::write::name_the_disk(e.into(), &out))
         .with_context(|| format!("cannot create the output folder {}", out.display()))?;
-    neardup::interrupt::watch_output(&out);
-    let _spill = neardup::sql::SpillFolder(out.clone());
-    if remote.is_some() && args.engine != neardup::sql::Engine::Embedded {
+    neardup::process::interrupt::watch_output(&out);
+    let _spill = neardup::tables::sql::SpillFolder(out.clone());
+    if remote.is_some() && args.engine != neardup::tables::sql::Engine::Embedded {
         tracing::warn!(
             cache = %out.display(),
             "the Ballista executors read the tables from the local cache folder, which they must see at the same path"
@@ -567,7 +567,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         out,
         config,
         inputs,
-        runtime: neardup::parallelism::runtime()?,
+        runtime: neardup::process::parallelism::runtime()?,
         progress: !quiet && std::io::stderr().is_terminal(),
         engine: args.engine.clone(),
         memory_limit,
@@ -655,17 +655,17 @@ fn query(args: QueryArgs) -> Result<()> {
     if matches!(args.format, Format::Parquet) && args.output.is_none() {
         return Err(UsageError("--format parquet writes a file: give it with --output FILE".into()).into());
     }
-    let rt = neardup::parallelism::runtime()?;
+    let rt = neardup::process::parallelism::runtime()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
     let history = match &args.history {
-        Some(spec) if !neardup::store::is_url(spec) && !Path::new(spec).is_dir() => {
+        Some(spec) if !neardup::storage::location::is_url(spec) && !Path::new(spec).is_dir() => {
             return Err(UsageError(format!("--history {spec}: no such folder")).into())
         }
         Some(spec) => Some(HistoryLocation::open(spec, args.history_cache.history_cache.clone())?),
         None => None,
     };
     let text = rt.block_on(async {
-        let ctx = neardup::sql::session_over(&out).await?;
+        let ctx = neardup::tables::sql::session_over(&out).await?;
         if let Some(spec) = &history {
             spec.local()?.register(&ctx).await?;
         }
@@ -677,7 +677,7 @@ fn query(args: QueryArgs) -> Result<()> {
             Format::Table => {
                 // For people, so crawled text is escaped (the other formats keep it).
                 let table = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
-                bytes = format!("{}\n", neardup::terminal::escape_controls(&table)).into_bytes();
+                bytes = format!("{}\n", neardup::process::terminal::escape_controls(&table)).into_bytes();
             }
             Format::Csv => {
                 let mut w = arrow::csv::Writer::new(&mut bytes);
@@ -703,7 +703,7 @@ fn query(args: QueryArgs) -> Result<()> {
         anyhow::Ok(bytes)
     })?;
     match &args.output {
-        Some(path) => neardup::table::write_file_atomically(path, &text)
+        Some(path) => neardup::tables::write::write_file_atomically(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
         None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?,
     }
@@ -723,18 +723,18 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         inputs,
         runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
         progress: false,
-        engine: neardup::sql::Engine::Embedded,
+        engine: neardup::tables::sql::Engine::Embedded,
         memory_limit: None,
         wait_for_lock: false,
     };
     let tables = match remote {
-        Some(_) => neardup::status::Tables::Committed,
-        None => neardup::status::Tables::Local,
+        Some(_) => neardup::runner::status::Tables::Committed,
+        None => neardup::runner::status::Tables::Local,
     };
-    let lines = neardup::status::status(&stages::all(), &ctx, &tables);
+    let lines = neardup::runner::status::status(&stages::all(), &ctx, &tables);
     let mut text = String::new();
     match args.format {
-        StatusFormat::Table => text = neardup::status::table_text(&lines),
+        StatusFormat::Table => text = neardup::runner::status::table_text(&lines),
         StatusFormat::Json => {
             for line in &lines {
                 text.push_str(&serde_json::to_string(line)?);
@@ -743,7 +743,7 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         }
     }
     print!("{text}");
-    Ok(if neardup::status::all_up_to_date(&lines) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if neardup::runner::status::all_up_to_date(&lines) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
 /// One log line per stage of the run: whether it ran or was up to date,
@@ -754,12 +754,12 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
 fn check_inputs(inputs: &[String]) -> Result<()> {
     for input in inputs {
         let looks_like_glob = input.contains(['*', '?', '[']);
-        if !neardup::store::is_url(input) && !looks_like_glob && !Path::new(input).exists() {
+        if !neardup::storage::location::is_url(input) && !looks_like_glob && !Path::new(input).exists() {
             return Err(UsageError(format!("--input {input}: no such file or folder")).into());
         }
     }
     // Object stores are listed by ingest itself (a listing costs requests).
-    if inputs.iter().all(|i| !neardup::store::is_url(i)) {
+    if inputs.iter().all(|i| !neardup::storage::location::is_url(i)) {
         let (files, problems, _) = neardup::ingest::inputs::expand_inputs(inputs);
         if files.is_empty() {
             let why = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
@@ -830,7 +830,7 @@ fn report(args: ReportArgs) -> Result<()> {
         ))
         .into());
     }
-    let rt = neardup::parallelism::runtime()?;
+    let rt = neardup::process::parallelism::runtime()?;
     let path = neardup::report::write_report(&out, &rt)?;
     match remote {
         Some(r) => {
@@ -858,8 +858,8 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         }
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
-            let rt = neardup::parallelism::runtime()?;
-            let pool = neardup::memory::run_limit(night.memory_limit).map(|l| l.sql());
+            let rt = neardup::process::parallelism::runtime()?;
+            let pool = neardup::process::memory::run_limit(night.memory_limit).map(|l| l.sql());
             let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, pool, &rt)?;
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
@@ -872,7 +872,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         }
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;
-            let rt = neardup::parallelism::runtime()?;
+            let rt = neardup::process::parallelism::runtime()?;
             let kept = location.local()?.append(&night.out, &night.crawl_id, &config, &rt)?;
             location.commit(&night.crawl_id)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
@@ -914,7 +914,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
         )
         .into());
     }
-    neardup::parallelism::configure(None)?;
+    neardup::process::parallelism::configure(None)?;
     let (out, remote) = local_out(&args.out, &args.cache, Shard::WHOLE)?;
     if let Some(r) = &remote {
         // ingest_files tells the WARC formats which inputs are gzipped per record.
@@ -924,7 +924,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
     if !out.is_dir() {
         return Err(UsageError(format!("--out {}: no such output folder", args.out)).into());
     }
-    let _spill = neardup::sql::SpillFolder(out.clone());
+    let _spill = neardup::tables::sql::SpillFolder(out.clone());
     let options = neardup::export::ExportOptions {
         out,
         to: args.to,
@@ -933,10 +933,10 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
         keep_boilerplate: args.keep_boilerplate,
         shard: args.shard.unwrap_or(Shard::WHOLE),
         inputs: args.input,
-        memory: neardup::memory::run_limit(args.memory_limit).map(|l| l.sql()),
+        memory: neardup::process::memory::run_limit(args.memory_limit).map(|l| l.sql()),
         progress: !quiet && std::io::stderr().is_terminal(),
     };
-    let summary = neardup::export::export(&options, &neardup::parallelism::runtime()?)?;
+    let summary = neardup::export::export(&options, &neardup::process::parallelism::runtime()?)?;
     let counts: Vec<String> = summary.counts.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!("{}\t{}", summary.written, counts.join(" "));
     if !summary.unreadable.is_empty() {
@@ -946,9 +946,9 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
 }
 
 fn explain(args: ExplainArgs) -> Result<()> {
-    let rt = neardup::parallelism::runtime()?;
+    let rt = neardup::process::parallelism::runtime()?;
     let (out, _) = finished_out(&args.out, &args.cache)?;
-    let text = rt.block_on(neardup::explain::explain(&out, &args.document))?;
-    print!("{}", neardup::terminal::escape_controls(&text));
+    let text = rt.block_on(neardup::report::explain::explain(&out, &args.document))?;
+    print!("{}", neardup::process::terminal::escape_controls(&text));
     Ok(())
 }

@@ -69,7 +69,7 @@ fn a_table_with_a_wrong_column_type_is_an_error_not_a_panic() {
     // A `documents` table whose doc_id is Int64 instead of UInt64 (one row,
     // the other columns null): the blocks stage reads it by position.
     let out = temp_dir("wrong-column-type");
-    let expected = neardup::schema::arrow_schema("documents");
+    let expected = neardup::tables::schema::arrow_schema("documents");
     let fields: Vec<Field> = expected
         .fields()
         .iter()

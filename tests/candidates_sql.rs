@@ -9,8 +9,8 @@ use neardup::config::Config;
 use neardup::methods::a12::{a12_pair_matches, A12Record};
 use neardup::methods::splitmix64;
 use neardup::stages::candidates::{candidate_edges, scored_candidate_edges};
-use neardup::table::{TableOutput, TableWriter};
 use neardup::tables::columns::{a12_records, shingles, signatures, sketches};
+use neardup::tables::write::{TableOutput, TableWriter};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 

@@ -6,11 +6,12 @@
 mod common;
 
 use common::{canonical_rows, pipeline, run_ok, temp_dir};
-use neardup::config::{Config, VerificationText};
+use neardup::config::Config;
 use neardup::history::{CrawlManifest, History};
 use neardup::methods::splitmix64;
-use neardup::table::{TableOutput, TableWriter};
 use neardup::tables::columns::{history_candidates, signatures};
+use neardup::tables::write::{TableOutput, TableWriter};
+use neardup::verify::settings::VerificationText;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -537,7 +538,7 @@ fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
             assert_eq!(r["crawl"], format!("night{}", n + 1));
             assert!(r["earlier_crawl"] < r["crawl"], "{r:?}");
             let earlier = &kept[&(r["earlier_crawl"].clone(), r["earlier_doc_id"].clone())];
-            let similarity = neardup::similarity::similarity(&texts[&r["doc_id"]], earlier);
+            let similarity = neardup::verify::similarity::similarity(&texts[&r["doc_id"]], earlier);
             assert!(similarity >= 0.8, "{r:?}: {similarity}");
             assert!((similarity - r["similarity"].parse::<f64>().unwrap()).abs() < 1e-9, "{r:?}: {similarity}");
             repeats += 1;

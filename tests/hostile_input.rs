@@ -7,8 +7,8 @@
 mod common;
 
 use common::{pipeline, read_table, temp_dir};
-use neardup::config::IngestConfig;
 use neardup::ingest::record::Outcome;
+use neardup::ingest::settings::IngestConfig;
 use neardup::ingest::source::Source;
 use neardup::ingest::{ingest_file, FileSummary};
 use std::io::Write;

@@ -3,8 +3,8 @@
 //! code (with `zcat | grep`, Python's `gzip`/`zlib` modules and by reading
 //! the files; see the comments at each assertion).
 
-use neardup::config::IngestConfig;
 use neardup::ingest::record::{Document, Outcome, Reject};
+use neardup::ingest::settings::IngestConfig;
 use neardup::ingest::source::Source;
 use neardup::ingest::{ingest_file, FileSummary};
 use rayon::prelude::*;

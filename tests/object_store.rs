@@ -2,7 +2,7 @@
 //! local S3-compatible server (moto) on loopback. A run against the store
 //! writes the same tables, row for row, as a run on local folders; the
 //! store holds exactly the objects its manifests list (the commit
-//! protocol of `neardup::remote`); tasks on "different machines" (separate
+//! protocol of `neardup::runner::mirror`); tasks on "different machines" (separate
 //! cache folders) share nothing but the store.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -258,7 +258,8 @@ mod s3 {
     /// The keys of every object under `prefix`, sorted.
     fn keys_under(store: &dyn object_store::ObjectStore, prefix: &str) -> Vec<String> {
         let listing = store.list(Some(&prefix.into()));
-        let metas = neardup::store::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(listing)).unwrap();
+        let metas =
+            neardup::storage::location::block_on(futures::TryStreamExt::try_collect::<Vec<_>>(listing)).unwrap();
         let mut keys: Vec<String> = metas.into_iter().map(|m| m.location.to_string()).collect();
         keys.sort();
         keys
@@ -297,8 +298,12 @@ mod s3 {
             let path = entry.unwrap().path();
             let key = format!("crawl/{}", path.file_name().unwrap().to_string_lossy());
             let bytes = std::fs::read(&path).unwrap();
-            neardup::store::block_on(object_store::ObjectStoreExt::put(&store, &key.as_str().into(), bytes.into()))
-                .unwrap();
+            neardup::storage::location::block_on(object_store::ObjectStoreExt::put(
+                &store,
+                &key.as_str().into(),
+                bytes.into(),
+            ))
+            .unwrap();
         }
 
         let (reference, sample_text) = reference_run("s3-reference");
@@ -391,7 +396,7 @@ mod s3 {
         let mut listed = BTreeSet::new();
         let objects = keys_under(&store, "history");
         for name in objects.iter().filter(|o| o.starts_with("history/_crawls/")) {
-            let bytes = neardup::store::block_on(async {
+            let bytes = neardup::storage::location::block_on(async {
                 object_store::ObjectStoreExt::get(&store, &name.as_str().into()).await.unwrap().bytes().await
             })
             .unwrap();

@@ -33,11 +33,11 @@ fn check_schemas(out: &Path) {
         }
         let part = std::fs::read_dir(entry.path()).unwrap().next().expect("a part file").unwrap().path();
         let builder = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&part).unwrap()).unwrap();
-        let diffs = neardup::schema::schema_differences(&name, builder.schema());
+        let diffs = neardup::tables::schema::schema_differences(&name, builder.schema());
         assert!(diffs.is_empty(), "{diffs:?}");
         // A column the schema writes without a dictionary has no dictionary
         // page, one without statistics has none (a list's values included).
-        let def = neardup::schema::table_def(&name);
+        let def = neardup::tables::schema::table_def(&name);
         for chunk in builder.metadata().row_groups().iter().flat_map(|g| g.columns()) {
             let column = &chunk.column_path().parts()[0];
             let column_def = def.columns.iter().find(|c| &c.name == column).unwrap();

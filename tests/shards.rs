@@ -90,7 +90,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     for table in ["documents", "ingest_files", "blocks", "tokens", "signatures", "sketches", "duplicates"] {
         let mut tasks: Vec<u32> = parts(&sharded, table)
             .keys()
-            .map(|name| neardup::table::part_shard(name).unwrap_or_else(|| panic!("{table}/{name}")))
+            .map(|name| neardup::tables::write::part_shard(name).unwrap_or_else(|| panic!("{table}/{name}")))
             .inspect(|s| assert_eq!(s.count, TASKS))
             .map(|s| s.index)
             .collect();

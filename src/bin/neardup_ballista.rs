@@ -88,7 +88,7 @@ enum Role {
         /// Memory for the tasks, e.g. 8G (default: Ballista's, 70% of the
         /// machine's memory per executor; set it when several executors
         /// share a machine).
-        #[arg(long, value_parser = neardup::sql::parse_memory_size)]
+        #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
         memory: Option<usize>,
         /// Folder for shuffle files.
         #[arg(long)]

@@ -43,8 +43,8 @@ use std::path::{Path, PathBuf};
 use crate::ingest::inputs::expand_inputs;
 use crate::ingest::source::Source;
 use crate::runner::MissingInput;
-use crate::shard::Shard;
 use crate::tables::columns::{decisions, documents};
+use crate::tables::shard::Shard;
 
 /// What `pipeline export --format` writes: each format is one type (see
 /// the module doc).
@@ -93,7 +93,7 @@ pub struct ExportOptions {
     /// its ingest manifest.
     pub inputs: Vec<String>,
     /// The memory of the SQL session that streams the decisions.
-    pub memory: Option<crate::memory::SqlMemory>,
+    pub memory: Option<crate::process::memory::SqlMemory>,
     /// Show a progress bar on stderr.
     pub progress: bool,
 }
@@ -153,7 +153,7 @@ fn run_files(out: &Path, decided_names: &[String]) -> Result<Vec<RunFile>> {
         let name = if decided.contains(label) && !decided.contains(path) { label } else { path };
         // A relative path is relative to where the run ran.
         let at = match &manifest.working_dir {
-            Some(dir) if !crate::store::is_url(path) && Path::new(path).is_relative() => {
+            Some(dir) if !crate::storage::location::is_url(path) && Path::new(path).is_relative() => {
                 Path::new(dir).join(path).display().to_string()
             }
             _ => path.to_string(),
@@ -227,7 +227,7 @@ fn locate(files: &mut [RunFile], inputs: &[String]) -> Result<()> {
 /// `path` made absolute, for messages: a run's relative paths are
 /// relative to where it ran, which may not be where the export runs.
 fn absolute(path: &str) -> String {
-    if crate::store::is_url(path) {
+    if crate::storage::location::is_url(path) {
         return path.to_string();
     }
     std::path::absolute(path).map_or_else(|_| path.to_string(), |p| p.display().to_string())
@@ -254,8 +254,8 @@ fn changed_since_run(then: &serde_json::Value, now: &serde_json::Value, same_pla
 /// The input file at `path` as a run named it (a path relative to where it
 /// ran, or an object URL); `None` when it is not there any more.
 fn source_at(path: &str) -> Result<Option<Source>> {
-    if crate::store::is_url(path) {
-        let location = crate::store::Location::parse(path)?;
+    if crate::storage::location::is_url(path) {
+        let location = crate::storage::location::Location::parse(path)?;
         return Ok(location.head()?.map(|meta| Source::Object {
             location,
             size: meta.size,
@@ -313,7 +313,7 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
         needed.push(crate::tables::columns::ingest_files::TABLE);
     }
     for table in needed {
-        if !crate::table::table_exists(out, table) {
+        if !crate::tables::write::table_exists(out, table) {
             return Err(MissingInput(format!(
                 "table `{table}` is missing in {}: run the pipeline (`pipeline run --out {}`) first",
                 out.display(),
@@ -322,12 +322,12 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
             .into());
         }
     }
-    let session = runtime.block_on(crate::sql::session_with_memory_limit(out, options.memory))?;
+    let session = runtime.block_on(crate::tables::sql::session_with_memory_limit(out, options.memory))?;
     // Batches of a thousand rows: a sort of texts spills batch by batch,
     // and 8,192 texts make one batch larger than a small pool.
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.batch_size", "1024")?;
-    let session = crate::sql::one_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
+    let session = crate::tables::sql::one_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
     let decided = runtime.block_on(decided_file_names(&session))?;
     let mut files = shard_files(run_files(out, &decided)?, options.shard);
     // Only the kept WARC (and its index) is read again from the input files.

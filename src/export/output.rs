@@ -5,7 +5,7 @@
 //! output folder and uploaded in one PUT or one multipart upload, which
 //! the store completes only after its last part.
 //!
-//! Temporary names follow [`crate::table`]'s (`.<name>.tmp-<pid>` files,
+//! Temporary names follow [`crate::tables::write`]'s (`.<name>.tmp-<pid>` files,
 //! `.tmp-export-<pid>` folders), so an interruption's cleanup removes them.
 
 use anyhow::{Context, Result};
@@ -13,7 +13,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::store::{is_url, Location};
+use crate::storage::location::{is_url, Location};
 
 /// The folder or object prefix of `--to`.
 pub(super) enum Destination {
@@ -30,16 +30,16 @@ impl Destination {
         if is_url(to) {
             let prefix = Location::parse(to).map_err(|e| crate::runner::MissingInput(format!("--to {to}: {e:#}")))?;
             let staging = scratch.join(format!(".tmp-export-{}", std::process::id()));
-            let _creating = crate::interrupt::unpublished_write()?;
+            let _creating = crate::process::interrupt::unpublished_write()?;
             std::fs::create_dir_all(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
-            crate::interrupt::watch_output(scratch);
+            crate::process::interrupt::watch_output(scratch);
             return Ok(Destination::Store { prefix, staging });
         }
         let folder = PathBuf::from(to);
         std::fs::create_dir_all(&folder)
-            .map_err(|e| crate::table::name_the_disk(e.into(), &folder))
+            .map_err(|e| crate::tables::write::name_the_disk(e.into(), &folder))
             .with_context(|| format!("cannot create the export folder {}", folder.display()))?;
-        crate::interrupt::watch_output(&folder);
+        crate::process::interrupt::watch_output(&folder);
         Ok(Destination::Folder(folder))
     }
 
@@ -64,7 +64,7 @@ impl Destination {
     /// Starts writing file `name`.
     pub(super) fn create(&self, name: &str) -> Result<OutputFile> {
         let tmp = self.scratch_path(name);
-        let _creating = crate::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write()?;
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         Ok(OutputFile {
             writer: BufWriter::with_capacity(1 << 20, file),
@@ -79,7 +79,7 @@ impl Destination {
     pub(super) fn publish(&self, mut file: OutputFile) -> Result<String> {
         file.writer.flush().with_context(|| format!("cannot write {}", file.tmp.display()))?;
         file.writer.get_ref().sync_all().with_context(|| format!("cannot write {}", file.tmp.display()))?;
-        let _publishing = crate::interrupt::unpublished_write()?;
+        let _publishing = crate::process::interrupt::unpublished_write()?;
         let place = match self {
             Destination::Folder(folder) => {
                 let path = folder.join(&file.name);

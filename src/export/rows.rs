@@ -2,7 +2,7 @@
 //! per removed one) with the visible text a reader sees, in its original
 //! case: `documents.text` without the lines that are its host's
 //! boilerplate (the `boilerplate` table, matched as the `tokens` stage
-//! matches them, [`crate::text::blocks::Boilerplate::strip`]), or with them
+//! matches them, [`crate::text::boilerplate::Boilerplate::strip`]), or with them
 //! under `--keep-boilerplate`. The columns are `schemas/export_documents.json`'s.
 //!
 //! The rows come out of one query over `decisions` and `documents`, in
@@ -16,9 +16,9 @@ use rayon::prelude::*;
 
 use super::output::{Destination, OutputFile};
 use super::{files_predicate, ExportSummary, Format, Job};
-use crate::table::Rows as _;
 use crate::tables::columns::{decisions, documents, export_documents};
-use crate::text::blocks::Boilerplate;
+use crate::tables::write::Rows as _;
+use crate::text::boilerplate::Boilerplate;
 
 /// A row format: takes batches of `export_documents` rows.
 trait RowWriter {
@@ -36,7 +36,7 @@ impl RowWriter for ParquetRows {
         self.0.write(batch)?;
         // 64 Ki texts are a row group of gigabytes on a crawl of long
         // pages: cut it by size too, as the pipeline's tables are.
-        if self.0.in_progress_size() >= crate::table::ROW_GROUP_BYTES {
+        if self.0.in_progress_size() >= crate::tables::write::ROW_GROUP_BYTES {
             self.0.flush()?;
         }
         Ok(())
@@ -66,13 +66,13 @@ pub(super) fn export(job: &Job, destination: &Destination, name: &str, summary: 
     let boilerplate = if job.options.keep_boilerplate {
         Boilerplate::default()
     } else {
-        job.runtime.block_on(crate::tables::boilerplate::load_boilerplate(job.session))?
+        job.runtime.block_on(crate::text::boilerplate::load_boilerplate(job.session))?
     };
     let file = destination.create(name)?;
-    let schema = crate::schema::arrow_schema(export_documents::TABLE);
+    let schema = crate::tables::schema::arrow_schema(export_documents::TABLE);
     let mut writer: Box<dyn RowWriter> = match job.options.format {
         Format::Parquet => {
-            Box::new(ParquetRows(ArrowWriter::try_new(file, schema, Some(crate::table::writer_properties()?))?))
+            Box::new(ParquetRows(ArrowWriter::try_new(file, schema, Some(crate::tables::write::writer_properties()?))?))
         }
         _ => Box::new(JsonRows(arrow::json::LineDelimitedWriter::new(file))),
     };
@@ -141,7 +141,7 @@ mod tests {
     #[test]
     fn rows_keep_the_original_case_without_the_hosts_template_lines() {
         let mut b = Boilerplate::default();
-        b.insert("example.org", crate::text::blocks::block_key("Home | Docs").unwrap());
+        b.insert("example.org", crate::text::boilerplate::block_key("Home | Docs").unwrap());
         let schema = std::sync::Arc::new(arrow::datatypes::Schema::new(vec![
             arrow::datatypes::Field::new("doc_id", arrow::datatypes::DataType::UInt64, false),
             arrow::datatypes::Field::new("url", arrow::datatypes::DataType::Utf8, false),

@@ -193,7 +193,7 @@ impl Setup {
         let payload = manifest
             .as_ref()
             .and_then(|m| m.config["max_payload_bytes"].as_u64())
-            .unwrap_or_else(|| crate::config::IngestConfig::default().max_payload_bytes);
+            .unwrap_or_else(|| crate::ingest::settings::IngestConfig::default().max_payload_bytes);
         let mut per_record_warc = HashSet::new();
         let sql = "SELECT warc_file FROM ingest_files \
                    WHERE compression = 'gzip_per_record' AND starts_with(format, 'WARC/1.')";
@@ -215,7 +215,7 @@ fn write_records(job: &Job, ctx: &Setup, sink: &mut dyn RecordSink, summary: &mu
     let mut cursor = DecisionCursor::open(job, removed)?;
     let sizes: Vec<u64> = job.files.iter().map(|f| f.source.as_ref().map_or(0, |s| s.size().unwrap_or(0))).collect();
     let total = if removed { 0 } else { sizes.iter().sum() };
-    let progress = crate::progress::bar(job.options.progress, total, "export");
+    let progress = crate::process::progress::bar(job.options.progress, total, "export");
     for (file, size) in job.files.iter().zip(sizes) {
         let decisions = cursor.take(&file.name)?;
         let start = sink.position();

@@ -25,20 +25,22 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::config::{Config, MarkRule, VerificationText};
+use crate::config::{Config, MarkRule};
+
 use crate::methods::registry;
-use crate::sql::substitute;
-use crate::table::{parquet_files, write_file_atomically, writer_properties, TableOutput, TableWriter};
 use crate::tables::columns::{
     clusters, crawl_clusters, documents, history_candidates, history_documents, repeats, signatures,
 };
-use crate::verification::{compare, load_verification_texts, Doc};
+use crate::tables::sql::substitute;
+use crate::tables::write::{parquet_files, write_file_atomically, writer_properties, TableOutput, TableWriter};
+use crate::verify::compare::{compare, load_verification_texts, Doc};
+use crate::verify::settings::VerificationText;
 use arrow::array::StringArray;
 use futures::StreamExt;
 use rayon::prelude::*;
 use std::collections::{HashMap, HashSet};
 
-pub mod remote;
+pub mod mirror;
 
 /// Folder of the crawl manifests.
 const MANIFESTS: &str = "_crawls";
@@ -74,7 +76,7 @@ pub struct NightMatch {
 /// (`s3://bucket/history`, `file:///path`) worked on through a local cache.
 pub enum HistoryLocation {
     Local(History),
-    Remote(remote::RemoteHistory),
+    Remote(mirror::RemoteHistory),
 }
 
 impl HistoryLocation {
@@ -82,8 +84,8 @@ impl HistoryLocation {
     /// (default: under the user's cache folder), anything else a folder,
     /// created when missing.
     pub fn open(spec: &str, cache: Option<PathBuf>) -> Result<HistoryLocation> {
-        if crate::store::is_url(spec) {
-            Ok(HistoryLocation::Remote(remote::RemoteHistory::open(spec, cache)?))
+        if crate::storage::location::is_url(spec) {
+            Ok(HistoryLocation::Remote(mirror::RemoteHistory::open(spec, cache)?))
         } else {
             Ok(HistoryLocation::Local(History::open(Path::new(spec))?))
         }
@@ -102,17 +104,21 @@ impl HistoryLocation {
         }
     }
 
-    /// Takes the history's lock ([`crate::lock`]), held while a run
+    /// Takes the history's lock ([`crate::runner::lock`]), held while a run
     /// matches against it, appends to it, drops or compacts crawls: two
     /// such runs at once would match a night against a half-written crawl
     /// or replace each other's partitions. For an object store the lock is
     /// the local cache's, so runs sharing a cache folder are kept apart.
-    pub fn lock(&self, wait: bool) -> Result<crate::lock::TaskLock> {
+    pub fn lock(&self, wait: bool) -> Result<crate::runner::lock::TaskLock> {
         let root = match self {
             HistoryLocation::Local(history) => history.root(),
             HistoryLocation::Remote(remote) => remote.cache().root(),
         };
-        crate::lock::acquire(&root.join(crate::lock::LOCK_DIR).join("history.lock"), "the history", wait)
+        crate::runner::lock::acquire(
+            &root.join(crate::runner::lock::LOCK_DIR).join("history.lock"),
+            "the history",
+            wait,
+        )
     }
 
     /// Makes crawl `crawl`, appended to [`HistoryLocation::local`], the
@@ -240,7 +246,7 @@ impl History {
         check_crawl_id(crawl)?;
         for table in ["documents", "tokens"].into_iter().chain(copied_tables()) {
             anyhow::ensure!(
-                crate::table::table_exists(out, table),
+                crate::tables::write::table_exists(out, table),
                 "{} has no table `{table}`: run the pipeline there first",
                 out.display()
             );
@@ -330,13 +336,13 @@ impl History {
              FROM documents d JOIN tokens t ON t.doc_id = d.doc_id ORDER BY d.doc_id"
         );
         let documents = runtime.block_on(async {
-            let session = crate::sql::session_over(out).await?;
+            let session = crate::tables::sql::session_over(out).await?;
             let stream = session.sql(&sql).await?.execute_stream().await?;
-            crate::table::write_stream(staging, history_documents::TABLE, stream).await
+            crate::tables::write::write_stream(staging, history_documents::TABLE, stream).await
         })?;
         rows.insert(history_documents::TABLE.to_string(), documents);
         for table in copied_tables() {
-            crate::table::check_table_schema(out, table)?;
+            crate::tables::write::check_table_schema(out, table)?;
             let target = staging.join(table);
             std::fs::create_dir_all(&target)?;
             let mut n = 0;
@@ -365,9 +371,9 @@ impl History {
     async fn session_over(
         &self,
         out: &Path,
-        memory_limit: Option<crate::memory::SqlMemory>,
+        memory_limit: Option<crate::process::memory::SqlMemory>,
     ) -> Result<datafusion::prelude::SessionContext> {
-        let session = crate::sql::session_with_memory_limit(out, memory_limit).await?;
+        let session = crate::tables::sql::session_with_memory_limit(out, memory_limit).await?;
         self.register(&session).await?;
         Ok(session)
     }
@@ -384,7 +390,7 @@ impl History {
             let name = if table.starts_with("history_") { table.to_string() } else { format!("history_{table}") };
             if !dir.is_dir() || std::fs::read_dir(&dir)?.next().is_none() {
                 let mut fields: Vec<arrow::datatypes::FieldRef> =
-                    crate::schema::arrow_schema(table).fields().iter().cloned().collect();
+                    crate::tables::schema::arrow_schema(table).fields().iter().cloned().collect();
                 fields.push(std::sync::Arc::new(arrow::datatypes::Field::new(
                     "crawl",
                     arrow::datatypes::DataType::Utf8,
@@ -429,7 +435,7 @@ impl History {
         out: &Path,
         crawl: &str,
         config: &Config,
-        memory_limit: Option<crate::memory::SqlMemory>,
+        memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<NightMatch> {
         check_crawl_id(crawl)?;
@@ -458,20 +464,20 @@ impl History {
         out: &Path,
         earlier: &[CrawlManifest],
         config: &Config,
-        memory_limit: Option<crate::memory::SqlMemory>,
+        memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         if earlier.is_empty() {
             return TableWriter::for_table(out, history_candidates::TABLE)?.commit();
         }
-        crate::table::check_table_schema(out, signatures::TABLE)?;
+        crate::tables::write::check_table_schema(out, signatures::TABLE)?;
         let mut params = crate::stages::candidates::sql_params(config);
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
             let session = self.session_over(out, memory_limit).await?;
             register_keys(&session, out, &params).await?;
-            crate::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
+            crate::tables::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
         })
     }
 
@@ -487,7 +493,7 @@ impl History {
         crawl: &str,
         earlier: &[CrawlManifest],
         config: &Config,
-        memory_limit: Option<crate::memory::SqlMemory>,
+        memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         let kind = config.verify.text;
@@ -608,7 +614,7 @@ impl History {
         out: &Path,
         crawl: &str,
         config: &Config,
-        memory_limit: Option<crate::memory::SqlMemory>,
+        memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
         runtime.block_on(async {
@@ -616,7 +622,7 @@ impl History {
             // Every member once, in (crawl, doc) order, so the groups'
             // numbers depend on the members only.
             let mut edges: Vec<((String, u64), (String, u64))> = Vec::new();
-            if crate::table::table_exists(out, clusters::TABLE) {
+            if crate::tables::write::table_exists(out, clusters::TABLE) {
                 let mut stream = session.sql("SELECT doc_id, cluster_id FROM clusters").await?.execute_stream().await?;
                 while let Some(batch) = stream.next().await {
                     let batch = batch?;
@@ -643,7 +649,7 @@ impl History {
             let members: Vec<(String, u64)> =
                 edges.iter().flat_map(|(a, b)| [a, b]).cloned().collect::<BTreeSet<_>>().into_iter().collect();
             let number = |m: &(String, u64)| members.binary_search(m).expect("every member is listed") as u64;
-            let mut sets = crate::union_find::UnionFind::new();
+            let mut sets = crate::verify::union_find::UnionFind::new();
             for (a, b) in &edges {
                 sets.union(number(a), number(b));
             }
@@ -670,7 +676,7 @@ impl History {
             ])?;
             session.register_batch("members", batch)?;
             let sql = substitute(include_str!("../../jobs/crawl_clusters.sql"), &params);
-            crate::sql::run_into_table(&session, out, crawl_clusters::TABLE, &sql).await
+            crate::tables::sql::run_into_table(&session, out, crawl_clusters::TABLE, &sql).await
         })
     }
 
@@ -812,10 +818,10 @@ async fn register_keys(
     let mut past = vec!["SELECT method, slot, sig, doc_id, doc_len, crawl FROM history_signatures".to_string()];
     for m in registry::METHODS {
         let Some(keys) = &m.history_keys else { continue };
-        if !crate::table::table_exists(out, keys.kept) {
+        if !crate::tables::write::table_exists(out, keys.kept) {
             continue;
         }
-        crate::table::check_table_schema(out, keys.kept)?;
+        crate::tables::write::check_table_schema(out, keys.kept)?;
         let records = match keys.night {
             Some(sql) => {
                 let name = format!("night_{}", keys.kept);
@@ -840,12 +846,12 @@ async fn register_keys(
 /// The night's documents that repeat a page of an earlier crawl
 /// (`out/repeats` of crawl `crawl`; none when the table is missing).
 fn night_repeats(out: &Path, crawl: &str, runtime: &tokio::runtime::Runtime) -> Result<HashSet<u64>> {
-    if !crate::table::table_exists(out, repeats::TABLE) {
+    if !crate::tables::write::table_exists(out, repeats::TABLE) {
         return Ok(HashSet::new());
     }
-    crate::table::check_table_schema(out, repeats::TABLE)?;
+    crate::tables::write::check_table_schema(out, repeats::TABLE)?;
     runtime.block_on(async {
-        let session = crate::sql::session_over(out).await?;
+        let session = crate::tables::sql::session_over(out).await?;
         let sql = format!("SELECT DISTINCT doc_id FROM repeats WHERE crawl = '{crawl}'");
         let mut stream = session.sql(&sql).await?.execute_stream().await?;
         let mut ids = HashSet::new();

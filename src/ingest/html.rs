@@ -25,7 +25,7 @@
 
 pub use super::page_tree::PageLinks;
 use super::page_tree::{PageNode, PageTree, Part};
-use crate::config::IngestConfig;
+use crate::ingest::settings::IngestConfig;
 use ego_tree::Tree;
 use encoding_rs::Encoding;
 use html5ever::driver::{parse_document, ParseOpts};

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::corpus;
 use super::source::Source;
-use crate::store;
+use crate::storage::location;
 
 /// Expands input arguments into a sorted list of input files. Folders are
 /// read recursively and contribute files whose names look like archives
@@ -30,7 +30,7 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>, Vec<Str
     let mut walker = Walker::default();
     for input in inputs {
         let path = Path::new(input);
-        if store::is_url(input) {
+        if location::is_url(input) {
             if let Err(e) = list_objects(input, &mut files) {
                 problems.push(format!("{input}: {e:#}"));
             }
@@ -183,8 +183,8 @@ pub struct InputFile {
 /// Adds the object `url` names or, when it names none, the archives and
 /// corpora listed under it as a prefix.
 fn list_objects(url: &str, files: &mut Vec<InputFile>) -> Result<()> {
-    let root = store::Location::parse(url)?;
-    let object = |location: store::Location, meta: &object_store::ObjectMeta| Source::Object {
+    let root = location::Location::parse(url)?;
+    let object = |location: location::Location, meta: &object_store::ObjectMeta| Source::Object {
         location,
         size: meta.size,
         e_tag: meta.e_tag.clone(),
@@ -197,7 +197,7 @@ fn list_objects(url: &str, files: &mut Vec<InputFile>) -> Result<()> {
     }
     let before = files.len();
     for meta in root.list()? {
-        let Some(label) = store::relative_path(&root.path, &meta.location) else { continue };
+        let Some(label) = location::relative_path(&root.path, &meta.location) else { continue };
         if looks_like_archive(Path::new(&label)) {
             files.push(InputFile { source: object(root.at(meta.location.clone(), &label), &meta), label });
         }

@@ -16,9 +16,10 @@ pub mod http;
 pub mod inputs;
 mod page_tree;
 pub mod record;
+pub mod settings;
 pub mod source;
 
-use crate::config::IngestConfig;
+use crate::ingest::settings::IngestConfig;
 use archive::{scan_archive_source, ArchiveEvent};
 use rayon::prelude::*;
 use record::{process_record, Outcome, Reject};

@@ -14,7 +14,7 @@
 use super::archive::{ArchiveFormat, RawRecord};
 use super::html;
 use super::http::{self, DecodeError};
-use crate::config::IngestConfig;
+use crate::ingest::settings::IngestConfig;
 use xxhash_rust::xxh3::xxh3_64;
 
 /// What a record became.

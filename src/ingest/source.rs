@@ -1,5 +1,5 @@
 //! Where an input file lives: a local path or an object in a store
-//! (`s3://…`, `file://…`, see [`crate::store`]). The readers of archives and
+//! (`s3://…`, `file://…`, see [`crate::storage::location`]). The readers of archives and
 //! corpora take a [`Source`] and never care which.
 
 use bytes::Bytes;
@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use std::io::{self, Read, Seek};
 use std::path::PathBuf;
 
-use crate::store::Location;
+use crate::storage::location::Location;
 
 /// A reader that can also seek (the archive reader resynchronizes on
 /// damaged gzip members by seeking back).

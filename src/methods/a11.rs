@@ -9,9 +9,9 @@
 use super::registry::RecordMethod;
 use super::shingles::distinct_shingles;
 use super::{DocView, Signature};
-use crate::config::MethodsConfig;
-use crate::table::TableOutput;
+use crate::methods::settings::MethodsConfig;
 use crate::tables::columns::shingles;
+use crate::tables::write::TableOutput;
 use anyhow::Result;
 use rayon::prelude::*;
 

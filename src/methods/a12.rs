@@ -30,9 +30,9 @@
 
 use super::registry::RecordMethod;
 use super::{DocView, Signature};
-use crate::config::MethodsConfig;
-use crate::table::TableOutput;
+use crate::methods::settings::MethodsConfig;
 use crate::tables::columns::a12_records;
+use crate::tables::write::TableOutput;
 use anyhow::Result;
 use rayon::prelude::*;
 

@@ -47,7 +47,7 @@
 //! `descr_min_bits = 1` this is the plain set cover of the spec.
 
 use super::{term_frequencies, CorpusStats, DocPasses, DocView, Signature, SignatureMethod, StateRow};
-use crate::config::MethodsConfig;
+use crate::methods::settings::MethodsConfig;
 use foldhash::HashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;

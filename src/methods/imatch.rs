@@ -8,7 +8,7 @@
 
 use super::StateRow;
 use super::{digest_prefix_u64, splitmix64, CorpusStats, DocView, Signature, SignatureMethod};
-use crate::config::MethodsConfig;
+use crate::methods::settings::MethodsConfig;
 use sha1::{Digest, Sha1};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 

@@ -19,9 +19,12 @@ pub mod a11;
 pub mod a12;
 pub mod descr;
 pub mod imatch;
+pub mod inputs;
+pub mod keyed;
 pub mod minwise;
 pub mod registry;
 pub mod sentences;
+pub mod settings;
 pub mod shingles;
 pub mod slst;
 pub mod spotsigs;
@@ -48,7 +51,7 @@ pub enum TokenParts {
 
 /// The view of one tokenized document that methods read. The stages build
 /// it over the Arrow buffers of the `tokens` table
-/// ([`crate::tables::tokens::TokenLists`]): a word is a `&str` into them,
+/// ([`crate::methods::inputs::tokens::TokenLists`]): a word is a `&str` into them,
 /// never a `String` of its own. `Default` (no tokens at all) lets tests
 /// spell out only the lists a method reads.
 #[derive(Debug, Clone, Copy, Default)]

@@ -23,9 +23,9 @@ use super::{
     a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocPasses, DocView,
     PairMethod, Signature, SignatureMethod, StateRow, TokenParts,
 };
-use crate::config::MethodsConfig;
-use crate::shard::Shard;
-use crate::table::{Rows, TableOutput};
+use crate::methods::settings::MethodsConfig;
+use crate::tables::shard::Shard;
+use crate::tables::write::{Rows, TableOutput};
 use anyhow::Result;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -555,7 +555,7 @@ mod tests {
                 (0..4).map(|_| sentence(&mut seed)).collect::<Vec<_>>().join(" ")
             })
             .collect();
-        let normalizer = crate::text::Normalizer::new(&crate::config::TextConfig::default());
+        let normalizer = crate::text::Normalizer::new(&crate::text::settings::TextConfig::default());
         let tokenized: Vec<crate::text::Tokenized> = texts.iter().map(|t| normalizer.tokenize(t, "en")).collect();
         let full: Vec<DocView> = tokenized
             .iter()
@@ -651,13 +651,13 @@ mod tests {
                     assert!(groups.is_none_or(|g| names.contains(&g)), "{}: group view is not among its views", m.id);
                     for job in *jobs {
                         if let SqlJob::Table(table, _) = job {
-                            assert!(crate::schema::table_names().any(|t| t == *table), "{table}: no schema");
+                            assert!(crate::tables::schema::table_names().any(|t| t == *table), "{table}: no schema");
                         }
                     }
                 }
             }
             if let Some(r) = &m.records {
-                assert!(crate::schema::table_names().any(|t| t == r.table), "{}: no schema", r.table);
+                assert!(crate::tables::schema::table_names().any(|t| t == r.table), "{}: no schema", r.table);
             }
             // History keys read the method's own table.
             if let Some(keys) = &m.history_keys {

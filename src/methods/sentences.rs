@@ -6,7 +6,7 @@
 
 use super::topwords::{crc32_of_sorted_join, top_by, TermWeigher, Weighting};
 use super::{CorpusStats, DocView, Signature, SignatureMethod};
-use crate::config::MethodsConfig;
+use crate::methods::settings::MethodsConfig;
 
 /// The bytes of a sentence's terms joined by single spaces, in order:
 /// sentences are ranked by that string without building it.

@@ -19,9 +19,9 @@
 pub use super::minwise::MinHasher;
 use super::registry::RecordMethod;
 use super::{DocView, Signature, SignatureMethod};
-use crate::config::MethodsConfig;
-use crate::table::TableOutput;
+use crate::methods::settings::MethodsConfig;
 use crate::tables::columns::sketches;
+use crate::tables::write::TableOutput;
 use anyhow::Result;
 use rayon::prelude::*;
 use xxhash_rust::xxh3::xxh3_64;

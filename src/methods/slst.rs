@@ -31,7 +31,7 @@
 //! terms instead (short words removed too), the rule of earlier runs.
 
 use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
-use crate::config::{MethodsConfig, SlstSentenceWords};
+use crate::methods::settings::{MethodsConfig, SlstSentenceWords};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
 use suffix::SuffixTable;
@@ -585,8 +585,8 @@ impl KeyedSearch for Slst {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::methods::keyed::keyed_pairs;
     use crate::methods::{leaked, InMemory};
-    use crate::stages::search::keyed_pairs;
     use proptest::prelude::*;
     use std::collections::HashSet;
 
@@ -642,7 +642,7 @@ mod tests {
 
     /// Tokenizes `text` as English with the default text settings.
     fn tokenize(text: &str) -> crate::text::Tokenized {
-        crate::text::Normalizer::new(&crate::config::TextConfig::default()).tokenize(text, "en")
+        crate::text::Normalizer::new(&crate::text::settings::TextConfig::default()).tokenize(text, "en")
     }
 
     fn view_of(t: &crate::text::Tokenized, doc_id: u64) -> DocView<'_> {

@@ -5,7 +5,7 @@
 //! methods differ only in the weight, so one type serves them all.
 
 use super::{CorpusStats, DocView, Signature, SignatureMethod, TermCount, TermStats};
-use crate::config::MethodsConfig;
+use crate::methods::settings::MethodsConfig;
 
 /// "Optimal" IDF of a10: `-ln(10/1_000_000)`, a word found in 10 documents
 /// out of a million (Maslov, as cited by the study).

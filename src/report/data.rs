@@ -17,8 +17,8 @@ use std::path::Path;
 
 use crate::methods::registry;
 use crate::runner::{finished_manifest, Manifest};
-use crate::sql::{session_over, substitute};
-use crate::table::table_exists;
+use crate::tables::sql::{session_over, substitute};
+use crate::tables::write::table_exists;
 
 /// Clusters listed in the report, largest first.
 pub const LARGEST_CLUSTERS: usize = 10;
@@ -417,7 +417,7 @@ mod tests {
     use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, UInt16Array, UInt64Array};
     use std::sync::Arc;
 
-    use crate::table::TableWriter;
+    use crate::tables::write::TableWriter;
 
     fn temp_out(name: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!("neardup-report-{name}-{}", std::process::id()));
@@ -427,7 +427,7 @@ mod tests {
     }
 
     fn write(out: &Path, table: &str, columns: Vec<ArrayRef>) {
-        let schema = crate::schema::arrow_schema(table);
+        let schema = crate::tables::schema::arrow_schema(table);
         let mut writer = TableWriter::create(out, table, schema.clone()).unwrap();
         writer.write(&RecordBatch::try_new(schema, columns).unwrap()).unwrap();
         writer.commit().unwrap();

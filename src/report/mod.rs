@@ -14,6 +14,7 @@
 //! input give the same page.
 
 pub mod data;
+pub mod explain;
 pub mod html;
 pub mod svg;
 
@@ -25,7 +26,7 @@ use data::{ClusterSample, Count, MethodQuality, Overlap, RejectReason, Repeats, 
 use html::{escape, grouped, ratio, seconds, truncate_chars};
 use svg::{BarGroup, Series};
 
-use crate::config::STUDY_POOL_METHODS;
+use crate::evaluate::settings::STUDY_POOL_METHODS;
 use crate::runner::Manifest;
 
 /// File name of the report inside the output folder.
@@ -50,7 +51,7 @@ const QUALITY_SERIES: [Series<'static>; 3] = [
 pub fn write_report(out: &Path, runtime: &tokio::runtime::Runtime) -> Result<PathBuf> {
     let page = runtime.block_on(render(out))?;
     let path = out.join(REPORT_FILE);
-    crate::table::write_file_atomically(&path, page.as_bytes())?;
+    crate::tables::write::write_file_atomically(&path, page.as_bytes())?;
     Ok(path)
 }
 

@@ -1,6 +1,6 @@
 //! Stage `blocks`: `documents` → `blocks`.
 //!
-//! The map half of boilerplate detection (see [`crate::text::blocks`]):
+//! The map half of boilerplate detection (see [`crate::text::boilerplate`]):
 //! one row per distinct line of every document that has a host, keyed by
 //! the hash of the folded line. The next stage, `boilerplate`, counts on
 //! how many pages of its host each line is found; that count is a corpus
@@ -19,9 +19,9 @@ use serde_json::Value;
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::TableOutput;
 use crate::tables::columns::{blocks, documents};
-use crate::text::blocks::{distinct_block_keys, host_of};
+use crate::tables::write::TableOutput;
+use crate::text::boilerplate::{distinct_block_keys, host_of};
 
 /// The blocks stage.
 pub struct Blocks;
@@ -59,7 +59,7 @@ struct DocBlocks {
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let session = crate::sql::one_stream(ctx.session().await?)?;
+    let session = crate::tables::sql::one_stream(ctx.session().await?)?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
     let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));

@@ -1,6 +1,6 @@
 //! Stage `boilerplate`: `blocks` → `boilerplate`.
 //!
-//! The global half of boilerplate detection (see [`crate::text::blocks`]):
+//! The global half of boilerplate detection (see [`crate::text::boilerplate`]):
 //! `jobs/boilerplate.sql` counts on how many distinct URLs of its host each
 //! line is found and keeps the lines over `[boilerplate] min_pages` and
 //! `min_share`. Like `df`, the result is a statistic over every task's
@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::sql::{run_into_table, substitute};
+use crate::tables::sql::{run_into_table, substitute};
 
 /// The boilerplate stage.
 pub struct Boilerplate;

@@ -20,9 +20,9 @@ use std::path::Path;
 use crate::config::Config;
 use crate::methods::registry::{self, Edges, SqlJob};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::sql::{register_table, run_into_table, substitute};
-use crate::table::TableOutput;
 use crate::tables::columns::candidates;
+use crate::tables::sql::{chain_steps, register_table, run_into_table, substitute};
+use crate::tables::write::TableOutput;
 
 /// The candidates stage.
 pub struct Candidates;
@@ -82,12 +82,6 @@ pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
         }
     }
     params
-}
-
-/// The `${chain_steps}` of a chain walk linking each member to its next
-/// `max_edges`: the VALUES list `(1), (2), ... (max_edges)`.
-pub fn chain_steps(max_edges: usize) -> String {
-    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
 }
 
 /// The view `candidates.sql` reads every method's edges from.
@@ -197,7 +191,7 @@ pub async fn candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u6
 /// of the methods that estimate one, `None` for the others); used by tests
 /// that check a method's rule on hand-made tables.
 pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u64, String, Option<f64>)>> {
-    let session = crate::sql::session_over(out).await?;
+    let session = crate::tables::sql::session_over(out).await?;
     run_edge_jobs(&session, out, config).await?;
     let sql = substitute(include_str!("../../jobs/candidates.sql"), &sql_params(config));
     let batches = session.sql(&sql).await?.collect().await?;

@@ -13,8 +13,8 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::sql::run_into_table;
 use crate::tables::columns::decisions;
+use crate::tables::sql::run_into_table;
 
 /// The decide stage.
 pub struct Decide;

@@ -22,10 +22,10 @@ use crate::ingest::inputs::{expand_inputs, InputFile};
 use crate::ingest::record::{Document, Outcome, Reject, Revisit};
 use crate::ingest::{corpus, ingest_file, FileSummary};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::schema::arrow_schema;
-use crate::shard::Shard;
-use crate::table::{PartWriter, TableDir};
 use crate::tables::columns::{documents, ingest_files, rejects, revisits};
+use crate::tables::schema::arrow_schema;
+use crate::tables::shard::Shard;
+use crate::tables::write::{PartWriter, TableDir};
 
 /// The ingest stage.
 pub struct Ingest;
@@ -73,7 +73,7 @@ impl Stage for Ingest {
         let dirs: Vec<TableDir> =
             TABLES.iter().map(|t| TableDir::create_for(&ctx.out, t, ctx.shard)).collect::<Result<_>>()?;
         let total_bytes: u64 = files.iter().map(|(i, _)| sizes[*i]).sum();
-        let progress = crate::progress::bar(ctx.progress, total_bytes, "ingest");
+        let progress = crate::process::progress::bar(ctx.progress, total_bytes, "ingest");
         let done_bytes = AtomicU64::new(0);
         let summaries: Vec<Result<FileSummary, String>> = files
             .par_iter()
@@ -138,7 +138,7 @@ impl Stage for Ingest {
                 }
             }
         }
-        let mut writer = crate::table::TableWriter::for_shard(&ctx.out, ingest_files::TABLE, ctx.shard)?;
+        let mut writer = crate::tables::write::TableWriter::for_shard(&ctx.out, ingest_files::TABLE, ctx.shard)?;
         writer.write_rest(&mut list)?;
         report.rows.insert(ingest_files::TABLE.into(), writer.commit()?);
         for dir in dirs {

@@ -24,13 +24,13 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::methods::inputs::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
 use crate::methods::registry::{self, StateSource};
 use crate::methods::terms::TermIds;
 use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::{TableOutput, TableWriter};
 use crate::tables::columns::signatures;
-use crate::tables::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
+use crate::tables::write::{TableOutput, TableWriter};
 use std::collections::BTreeMap;
 
 /// The signatures stage.
@@ -63,13 +63,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // Only what an enabled method reads: minhash alone needs neither the
     // `words` lists nor the dictionary.
     let reads = registry::doc_reads(&config.methods.enabled);
-    let stats = crate::tables::corpus_stats::load_corpus_stats(&session, reads.term_ids).await?;
+    let stats = crate::methods::inputs::corpus_stats::load_corpus_stats(&session, reads.term_ids).await?;
     let mut saved_state = BTreeMap::new();
     for m in registry::specs_of(&config.methods.enabled).filter(|m| m.state_reads_documents) {
-        saved_state.insert(m.id.to_string(), crate::tables::method_state::load_method_state(&session, m.id).await?);
+        saved_state
+            .insert(m.id.to_string(), crate::methods::inputs::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");
-    let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM tokens WHERE {own}")).await?;
+    let total = crate::tables::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM tokens WHERE {own}")).await?;
     let parts = if reads.words { TokenParts::All } else { TokenParts::Terms };
     let mut chunks = TokenChunks::open(&session, &own, parts).await?;
     let mut report = StageReport::default();
@@ -89,7 +90,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             }
         }
     }
-    let progress = crate::progress::counter(ctx.progress, total, "signatures", "docs");
+    let progress = crate::process::progress::counter(ctx.progress, total, "signatures", "docs");
     // Per method id: documents given a signature, and milliseconds spent.
     let mut signed: BTreeMap<String, u64> = BTreeMap::new();
     let mut spent_ms: BTreeMap<String, u64> = BTreeMap::new();

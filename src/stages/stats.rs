@@ -12,12 +12,12 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
+use crate::methods::inputs::tokens::{TokenParts, TokenPasses};
 use crate::methods::registry::{self, StateSource};
 use crate::methods::CorpusStats;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::TableOutput;
 use crate::tables::columns::method_state;
-use crate::tables::tokens::{TokenParts, TokenPasses};
+use crate::tables::write::TableOutput;
 
 /// The stats stage.
 pub struct Stats;
@@ -79,11 +79,11 @@ async fn frequencies(
     let df = include_str!("../../jobs/df.sql");
     let df = if terms { df.to_string() } else { format!("SELECT * FROM ({df}\n) WHERE false") };
     for (table, sql) in [("df", df.as_str()), ("corpus_stats", include_str!("../../jobs/corpus_stats.sql"))] {
-        let rows = crate::sql::run_into_table(&session, &ctx.out, table, sql).await?;
+        let rows = crate::tables::sql::run_into_table(&session, &ctx.out, table, sql).await?;
         report.rows.insert(table.into(), rows);
     }
     // A new session sees the tables just written.
     let session = ctx.session().await?;
-    let stats = crate::tables::corpus_stats::load_corpus_stats(&session, terms).await?;
+    let stats = crate::methods::inputs::corpus_stats::load_corpus_stats(&session, terms).await?;
     Ok((session, stats))
 }

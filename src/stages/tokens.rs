@@ -1,7 +1,7 @@
 //! Stage `tokens`: `documents`, `boilerplate` → `tokens`.
 //!
 //! Each document's text first loses its host's template lines (the
-//! `boilerplate` table, see [`crate::text::blocks`]); what is left is
+//! `boilerplate` table, see [`crate::text::boilerplate`]); what is left is
 //! tokenized for the signatures and, folded, kept as the visible text that
 //! verification compares. Documents stream in doc_id order, batch by
 //! batch; each batch is normalized in parallel (rayon) and written at once,
@@ -18,13 +18,15 @@ use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
 
-use crate::config::{Config, VerificationText};
+use crate::config::Config;
+
 use crate::methods::registry::{self, ListsRead};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::table::TableWriter;
 use crate::tables::columns::{documents, tokens};
-use crate::text::blocks::Stripped;
+use crate::tables::write::TableWriter;
+use crate::text::boilerplate::Stripped;
 use crate::text::{Normalizer, TokenBuffers};
+use crate::verify::settings::VerificationText;
 
 /// The tokens stage.
 pub struct Tokens;
@@ -76,12 +78,13 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut state = session.state();
     state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
     let session = datafusion::prelude::SessionContext::new_with_state(state);
-    let boilerplate = crate::tables::boilerplate::load_boilerplate(&session).await?;
+    let boilerplate = crate::text::boilerplate::load_boilerplate(&session).await?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
     let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));
-    let total = crate::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
-    let progress = crate::progress::counter(ctx.progress, total, "tokens", "docs");
+    let total =
+        crate::tables::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM documents WHERE {own}")).await?;
+    let progress = crate::process::progress::counter(ctx.progress, total, "tokens", "docs");
     let mut stream = session
         .sql(&format!("SELECT doc_id, url, text, lang FROM documents WHERE {own} ORDER BY doc_id"))
         .await?

@@ -1,20 +1,29 @@
-//! Typed tables: every table's columns by name, and readers of the tables
-//! that more than one stage reads.
+//! Tables: their schemas, typed columns, writing, and the SQL session that
+//! reads them; the foundation every stage and method writes and reads
+//! through.
 //!
-//! [`columns`] is generated from `schemas/*.json` by `build.rs`: per table
-//! a `Rows` struct with one typed builder per column (what writers fill,
-//! see [`crate::table::TableOutput`]) and one function per column that
-//! finds it by name in a batch. The other modules read whole tables for
-//! the stages that share them, so a stage reads its inputs here rather than
-//! through another stage's internals.
+//! - [`schema`]: the schemas, defined once in `schemas/<table>.json`;
+//! - [`columns`], generated from those files by `build.rs`: per table a
+//!   `Rows` struct with one typed builder per column (what writers fill,
+//!   see [`write::TableOutput`]) and one function per column that finds it
+//!   by name in a batch;
+//! - [`write`]: Parquet tables written atomically, part by part;
+//! - [`sql`]: DataFusion sessions over an output folder and the SQL jobs of
+//!   `jobs/`;
+//! - [`shard`]: which part of a stage's work (and of its tables) a task
+//!   does.
+//!
+//! Readers of one table for one consumer live with that consumer (the
+//! methods' inputs in [`crate::methods::inputs`], the boilerplate in
+//! [`crate::text::boilerplate`]).
 
 use anyhow::{Context, Result};
 use arrow::array::{Array, RecordBatch};
 
-pub mod boilerplate;
-pub mod corpus_stats;
-pub mod method_state;
-pub mod tokens;
+pub mod schema;
+pub mod shard;
+pub mod sql;
+pub mod write;
 
 /// Every table's columns, generated from its schema file (see the module
 /// doc above): `columns::documents::Rows`, `columns::documents::url(&batch)`.
@@ -45,18 +54,18 @@ mod tests {
     #[test]
     fn every_table_has_generated_rows_of_its_schema() {
         let generated: Vec<&str> = columns::empty_batches().iter().map(|(t, _)| *t).collect();
-        let mut expected: Vec<&str> = crate::schema::table_names().collect();
+        let mut expected: Vec<&str> = crate::tables::schema::table_names().collect();
         expected.sort();
         assert_eq!(generated, expected);
         for (table, batch) in columns::empty_batches() {
             let batch = batch.unwrap_or_else(|e| panic!("{table}: {e:#}"));
-            assert_eq!(batch.schema(), crate::schema::arrow_schema(table), "{table}");
+            assert_eq!(batch.schema(), crate::tables::schema::arrow_schema(table), "{table}");
         }
     }
 
     #[test]
     fn a_row_missing_a_column_is_an_error_not_a_shifted_table() {
-        use crate::table::Rows as _;
+        use crate::tables::write::Rows as _;
         let mut rows = columns::sketches::Rows::default();
         rows.doc_id.append_value(7);
         rows.position.append_value(0);
@@ -78,7 +87,7 @@ mod tests {
         rows.doc_b.append_value(2);
         rows.method.append_value("a0");
         rows.score.append_null();
-        let batch = crate::table::Rows::finish(&mut rows).unwrap();
+        let batch = crate::tables::write::Rows::finish(&mut rows).unwrap();
         assert_eq!(columns::candidates::doc_b(&batch).unwrap().value(0), 2);
         assert_eq!(columns::candidates::method(&batch).unwrap().value(0), "a0");
         let absent = column::<UInt64Array>(&batch, "doc_c").unwrap_err().to_string();

@@ -3,8 +3,9 @@
 //! Every method works on the output of [`Normalizer::tokenize`], so this is
 //! the one place where "what is a word" and "what is a sentence" is decided.
 
-pub mod blocks;
+pub mod boilerplate;
 mod normalize;
+pub mod settings;
 mod stopwords;
 
 pub use normalize::{normalize_word, words_of_cell, Normalizer, TokenBuffers, WORD_SEPARATOR};

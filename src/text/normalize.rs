@@ -43,7 +43,7 @@
 //! Not done: dictionary segmentation of CJK, word segmentation of Thai, Lao,
 //! Khmer and Myanmar (UAX #29 cuts those per character cluster), stemming.
 
-use crate::config::{CjkSegmentation, TextConfig};
+use crate::text::settings::{CjkSegmentation, TextConfig};
 use crate::text::stopwords::{canonical_lang, stop_words, StopSet, LANG_BUF};
 use crate::text::Tokenized;
 use foldhash::HashMap;

@@ -35,7 +35,7 @@ pub mod string_similarity;
 
 use std::collections::HashMap;
 
-use crate::config::SimilarityAlgorithm;
+use crate::verify::settings::SimilarityAlgorithm;
 
 impl SimilarityAlgorithm {
     /// The similarity of `a` and `b` by this algorithm if it is at least
@@ -394,11 +394,11 @@ pub(crate) mod tests {
     ];
 
     /// Pairs of visible texts (the default verification text, see
-    /// `crate::text::blocks`) of pages built from [`PAGE_LINES`]: the
+    /// `crate::text::boilerplate`) of pages built from [`PAGE_LINES`]: the
     /// second page differs by a dropped, replaced or edited line.
     fn visible_text_pairs(rng: &mut Rng) -> Vec<(String, String)> {
-        let mut template = crate::text::blocks::Boilerplate::default();
-        template.insert("docs.example.org", crate::text::blocks::block_key(PAGE_LINES[0]).unwrap());
+        let mut template = crate::text::boilerplate::Boilerplate::default();
+        template.insert("docs.example.org", crate::text::boilerplate::block_key(PAGE_LINES[0]).unwrap());
         let url = "https://docs.example.org/releases/3.2.1.html";
         let letters: Vec<char> = ALPHABETS[3].chars().collect();
         (0..150)

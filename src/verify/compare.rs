@@ -5,7 +5,7 @@
 //!
 //! The similarity is spec §9's `2·LCS/(|a|+|b|)` over the verification
 //! text (`[verify] text`: by default the visible text without the host's
-//! boilerplate, see [`crate::text::blocks`]), computed exactly or as Perl's
+//! boilerplate, see [`crate::text::boilerplate`]), computed exactly or as Perl's
 //! `String::Similarity` computes it (`[verify] algorithm`). Before any LCS,
 //! two bounds reject what cannot reach the threshold: the length bound
 //! `2·min(|a|,|b|)/(|a|+|b|)` and the character-multiset bound (LCS ≤ Σ
@@ -23,11 +23,11 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::config::{SimilarityAlgorithm, VerificationText};
 use crate::methods::registry::includes_comparison;
-use crate::spilled_docs::{SpillWriter, SpilledDocs};
+use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::tables::columns::{candidates, tokens};
 use crate::text::WORD_SEPARATOR;
+use crate::verify::settings::{SimilarityAlgorithm, VerificationText};
 
 /// The distinct candidate edges: for each pair, the methods that proposed
 /// it as a bit set over `methods` (sorted names).
@@ -219,7 +219,7 @@ async fn for_each_verification_text(
             }
             // One word per line in the table, one space between two here.
             VerificationText::Words => {
-                crate::tables::tokens::require_lists(&batch, &["words"])?;
+                crate::methods::inputs::tokens::require_lists(&batch, &["words"])?;
                 let words = tokens::words(&batch)?;
                 for &i in &rows {
                     row(ids.value(i), Cow::Owned(words.value(i).replace(WORD_SEPARATOR, " ")))?;

@@ -8,7 +8,7 @@
 //! the page cache when the machine has room) when it is needed.
 //!
 //! The file sits in the process's spill folder under the output folder
-//! ([`crate::sql::spill_dir_of`]), on the disk sized for the crawl and
+//! ([`crate::tables::sql::spill_dir_of`]), on the disk sized for the crawl and
 //! removed with the folder however the run ends; [`SpilledDocs`] also
 //! removes its file when dropped.
 
@@ -38,7 +38,7 @@ impl ScratchFile {
     /// caller's to create.
     pub fn new(out: &Path, name: &str) -> Result<ScratchFile> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let dir = crate::sql::spill_dir_of(out, std::process::id());
+        let dir = crate::tables::sql::spill_dir_of(out, std::process::id());
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create spill folder {}", dir.display()))?;
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(ScratchFile(dir.join(format!("{n}-{name}"))))

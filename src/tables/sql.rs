@@ -119,7 +119,7 @@ impl std::fmt::Display for Engine {
 pub async fn sql_stage_session(
     out: &Path,
     engine: &Engine,
-    memory: Option<crate::memory::SqlMemory>,
+    memory: Option<crate::process::memory::SqlMemory>,
 ) -> Result<SessionContext> {
     match engine {
         Engine::Embedded => session_with_memory_limit(out, memory).await,
@@ -173,7 +173,7 @@ pub async fn session_over(out: &Path) -> Result<SessionContext> {
 }
 
 /// [`session_over`] under a memory pool, if any (a share of the run's
-/// limit: [`crate::memory::RunLimit::sql`]). With a pool, DataFusion runs
+/// limit: [`crate::process::memory::RunLimit::sql`]). With a pool, DataFusion runs
 /// under it (a fair spill pool): sorts,
 /// aggregations and sort-merge joins spill to `out/_spill` when they reach
 /// it, and operators that cannot spill (final merges, the build side of a
@@ -182,8 +182,11 @@ pub async fn session_over(out: &Path) -> Result<SessionContext> {
 /// spilling operators of the same query hold the pool (seen at 8 MB with a
 /// group-by feeding a sort), so limits should leave room: tens of MB per
 /// core.
-pub async fn session_with_memory_limit(out: &Path, memory: Option<crate::memory::SqlMemory>) -> Result<SessionContext> {
-    let partitions = crate::parallelism::threads();
+pub async fn session_with_memory_limit(
+    out: &Path,
+    memory: Option<crate::process::memory::SqlMemory>,
+) -> Result<SessionContext> {
+    let partitions = crate::process::parallelism::threads();
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)
         .set_bool("datafusion.execution.parquet.schema_force_view_types", false)
@@ -196,9 +199,9 @@ pub async fn session_with_memory_limit(out: &Path, memory: Option<crate::memory:
         // one partition has no use for; off, the plan is sound.
         .set_bool("datafusion.optimizer.repartition_sorts", partitions > 1);
     let mut runtime = RuntimeEnvBuilder::new();
-    if let Some(crate::memory::SqlMemory { pool_bytes: bytes, sort_merge_joins }) = memory {
+    if let Some(crate::process::memory::SqlMemory { pool_bytes: bytes, sort_merge_joins }) = memory {
         let spill = spill_dir_of(out, std::process::id());
-        let _creating = crate::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write()?;
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
         // A fair pool: each spillable operator (sort, aggregation,
         // sort-merge join) gets an equal share and spills at it, where the
@@ -336,12 +339,20 @@ pub fn substitute(sql: &str, params: &[(&str, String)]) -> String {
     s
 }
 
+/// The `${chain_steps}` of a chain walk (the jobs that link each member of
+/// a group to its next `max_edges`, never to all: `candidates_exact.sql`,
+/// `a12.sql`, `keyed_pairs.sql`, `history_edges.sql`): the VALUES list
+/// `(1), (2), ... (max_edges)`.
+pub fn chain_steps(max_edges: usize) -> String {
+    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
+}
+
 /// Runs one SQL statement and writes its result as `table` under `out`.
 pub async fn run_into_table(ctx: &SessionContext, out: &Path, table: &str, sql: &str) -> Result<u64> {
     let started = std::time::Instant::now();
     let df = ctx.sql(sql).await.with_context(|| format!("SQL for table {table}"))?;
     let stream = df.execute_stream().await?;
-    let rows = crate::table::write_stream(out, table, stream).await?;
+    let rows = crate::tables::write::write_stream(out, table, stream).await?;
     // A stage's SQL tables are its steps: which one the time goes to.
     tracing::debug!(table, rows, seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "wrote");
     Ok(rows)
@@ -400,13 +411,14 @@ mod tests {
     }
 
     /// Writes table `t` (key, payload) under `out`: `n` rows, about 60 bytes
-    /// each, keys from splitmix64 so no order is given for free.
+    /// each, keys from a hash of the row number so no order is given for
+    /// free.
     fn write_table(out: &Path, n: usize) -> Vec<(u64, String)> {
-        let mut state = 11u64;
-        let rows: Vec<(u64, String)> = (0..n)
+        let hash = |x: u64| xxhash_rust::xxh3::xxh3_64(&x.to_le_bytes());
+        let rows: Vec<(u64, String)> = (0..n as u64)
             .map(|i| {
-                let key = crate::methods::splitmix64(&mut state) % 1_000_000;
-                (key, format!("row {i:08} payload {:032x}", crate::methods::splitmix64(&mut state)))
+                let key = hash(2 * i) % 1_000_000;
+                (key, format!("row {i:08} payload {:032x}", hash(2 * i + 1)))
             })
             .collect();
         let schema = Arc::new(Schema::new(vec![
@@ -459,7 +471,7 @@ mod tests {
         let rows = write_table(&out, 300_000);
         let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
         rt.block_on(async {
-            let pool = crate::memory::SqlMemory { pool_bytes: 8 << 20, sort_merge_joins: true };
+            let pool = crate::process::memory::SqlMemory { pool_bytes: 8 << 20, sort_merge_joins: true };
             let limited = session_with_memory_limit(&out, Some(pool)).await.unwrap();
             // The sort: every row back, in key then payload order.
             let (batches, spilled) = run(&limited, "SELECT key, payload FROM t ORDER BY key, payload").await.unwrap();

@@ -16,12 +16,12 @@ static THREADS: OnceLock<usize> = OnceLock::new();
 
 /// Sets the process's thread count (`None`: the CPUs it may use), sizes
 /// rayon's global pool with it and caps malloc's arenas at it
-/// ([`crate::memory::cap_malloc_arenas`]). Call once, before any parallel work; a
+/// ([`crate::process::memory::cap_malloc_arenas`]). Call once, before any parallel work; a
 /// second call keeps the first count.
 pub fn configure(threads: Option<usize>) -> Result<usize> {
     let n = threads.unwrap_or_else(available).max(1);
     let n = *THREADS.get_or_init(|| {
-        crate::memory::cap_malloc_arenas(n);
+        crate::process::memory::cap_malloc_arenas(n);
         n
     });
     // Fails only when the pool was already built (a second call): the

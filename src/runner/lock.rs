@@ -31,7 +31,7 @@ use std::os::unix::fs::MetadataExt;
 use std::os::unix::io::AsRawFd;
 use std::path::{Path, PathBuf};
 
-use crate::shard::Shard;
+use crate::tables::shard::Shard;
 
 /// Folder of the lock files inside an output folder.
 pub const LOCK_DIR: &str = "_locks";
@@ -74,7 +74,13 @@ impl Holder {
 
 impl std::fmt::Display for Holder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "pid {} on {}, started {} UTC", self.pid, self.host, crate::logging::utc_text(self.started_at_unix))
+        write!(
+            f,
+            "pid {} on {}, started {} UTC",
+            self.pid,
+            self.host,
+            crate::process::logging::utc_text(self.started_at_unix)
+        )
     }
 }
 
@@ -199,7 +205,7 @@ const STORE_HEARTBEAT_SECONDS: u64 = 60;
 /// which removes the object.
 #[derive(Debug)]
 pub struct StoreLock {
-    location: crate::store::Location,
+    location: crate::storage::location::Location,
     stop: std::sync::mpsc::Sender<()>,
     heartbeat: Option<std::thread::JoinHandle<()>>,
 }
@@ -222,7 +228,7 @@ impl Drop for StoreLock {
 /// holder is a process of this host that is gone, is stale: it is removed
 /// and taken. (Two runs taking over one stale lock in the same instant may
 /// both succeed; that takes a crash and two restarts within a second.)
-pub fn acquire_in_store(location: crate::store::Location, task: &str, wait: bool) -> Result<StoreLock> {
+pub fn acquire_in_store(location: crate::storage::location::Location, task: &str, wait: bool) -> Result<StoreLock> {
     let mut waited = false;
     loop {
         let mut holder = Holder::this_process(task);
@@ -353,7 +359,7 @@ mod tests {
     fn a_lock_object_refuses_a_second_taker_until_released_or_stale() {
         let dir = scratch("store");
         let url = format!("file://{}", dir.display());
-        let location = crate::store::Location::parse(&url).unwrap().child("_locks/verify.lock");
+        let location = crate::storage::location::Location::parse(&url).unwrap().child("_locks/verify.lock");
         let held = acquire_in_store(location.clone(), "stage verify", false).unwrap();
         let refused = acquire_in_store(location.clone(), "stage verify", false).unwrap_err();
         let busy = refused.downcast_ref::<Busy>().expect("a Busy error");

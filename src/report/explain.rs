@@ -15,11 +15,11 @@ use crate::tables::columns::{boilerplate, clusters, crawl_clusters, documents, d
 /// proposed it and the verified similarity.
 pub async fn explain(out: &Path, document: &str) -> Result<String> {
     for table in ["documents", "clusters", "duplicates", "failed_pairs", "boilerplate", repeats::TABLE] {
-        if crate::table::table_exists(out, table) {
-            crate::table::check_table_schema(out, table)?;
+        if crate::tables::write::table_exists(out, table) {
+            crate::tables::write::check_table_schema(out, table)?;
         }
     }
-    let session = crate::sql::session_over(out).await?;
+    let session = crate::tables::sql::session_over(out).await?;
     let filter = match document.parse::<u64>() {
         Ok(id) => format!("doc_id = {id}"),
         Err(_) => format!("url = '{}'", document.replace('\'', "''")),
@@ -110,7 +110,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
 /// by a run with `--history`), most similar first; nothing without it.
 async fn earlier_repeats(session: &datafusion::prelude::SessionContext, out: &Path, id: u64) -> Result<String> {
     let mut text = String::new();
-    if !crate::table::table_exists(out, repeats::TABLE) {
+    if !crate::tables::write::table_exists(out, repeats::TABLE) {
         return Ok(text);
     }
     let sql = format!(
@@ -134,7 +134,7 @@ async fn earlier_repeats(session: &datafusion::prelude::SessionContext, out: &Pa
             )?;
         }
     }
-    if crate::table::table_exists(out, crawl_clusters::TABLE) {
+    if crate::tables::write::table_exists(out, crawl_clusters::TABLE) {
         text.push_str(&surviving_copy(session, id).await?);
     }
     Ok(text)
@@ -176,8 +176,8 @@ async fn surviving_copy(session: &datafusion::prelude::SessionContext, id: u64) 
 /// first few of them: what signatures and verification did not see.
 async fn boilerplate_lines(session: &datafusion::prelude::SessionContext, url: &str, body: &str) -> Result<String> {
     const SHOWN: usize = 12;
-    let Some(host) = crate::text::blocks::host_of(url) else { return Ok(String::new()) };
-    let mut template = crate::text::blocks::Boilerplate::default();
+    let Some(host) = crate::text::boilerplate::host_of(url) else { return Ok(String::new()) };
+    let mut template = crate::text::boilerplate::Boilerplate::default();
     let sql = format!("SELECT block_hash FROM boilerplate WHERE host = '{}'", host.replace('\'', "''"));
     for b in session.sql(&sql).await.context("reading boilerplate")?.collect().await? {
         let keys = boilerplate::block_hash(&b)?;

@@ -121,8 +121,7 @@ mod tests {
 
     #[test]
     fn every_document_has_exactly_one_owner() {
-        let mut state = 7u64;
-        let ids: Vec<u64> = (0..2000).map(|_| crate::methods::splitmix64(&mut state)).collect();
+        let ids: Vec<u64> = (0..2000u64).map(|i| xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes())).collect();
         let shards: Vec<Shard> = (0..5).map(|index| Shard { index, count: 5 }).collect();
         let mut per_shard = [0usize; 5];
         for &id in &ids {

@@ -5,7 +5,7 @@
 //! crashed or failed stage leaves the previous table intact and a later stage
 //! never reads half a table.
 //!
-//! A task of a sharded stage (`--shard I/N`, see [`crate::shard`]) owns only
+//! A task of a sharded stage (`--shard I/N`, see [`crate::tables::shard`]) owns only
 //! its part files, `part-I-of-N-*.parquet`: it moves them in one by one
 //! when done, after removing its own earlier parts and any part of another
 //! layout (an unsharded run, another N). The other tasks' parts stay. The
@@ -22,8 +22,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPrope
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use crate::schema;
-use crate::shard::Shard;
+use crate::tables::schema;
+use crate::tables::shard::Shard;
 
 /// Rows per record batch and per Parquet row group flush.
 pub const BATCH_ROWS: usize = 8192;
@@ -82,7 +82,7 @@ impl TableDir {
     pub fn create_for(out_dir: &Path, table: &str, shard: Shard) -> Result<TableDir> {
         let final_dir = out_dir.join(table);
         let tmp_dir = out_dir.join(format!(".tmp-{table}-{}-of-{}-{}", shard.index, shard.count, std::process::id()));
-        let _creating = crate::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write()?;
         if tmp_dir.exists() {
             std::fs::remove_dir_all(&tmp_dir)?;
         }
@@ -105,7 +105,7 @@ impl TableDir {
     /// Replaces the previous version of the table (of this task's parts,
     /// for a task of a sharded stage) by this one.
     pub fn commit(mut self) -> Result<()> {
-        let _publishing = crate::interrupt::unpublished_write()?;
+        let _publishing = crate::process::interrupt::unpublished_write()?;
         if !self.shard.is_whole() {
             self.publish_shard_parts()?;
             self.committed = true;
@@ -378,7 +378,7 @@ pub fn remove_unpublished(dir: &Path, pid: u32) {
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let _writing = crate::interrupt::unpublished_write()?;
+    let _writing = crate::process::interrupt::unpublished_write()?;
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot publish {}", path.display()))?;
     Ok(())
@@ -447,6 +447,17 @@ pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
         .collect();
     files.sort();
     Ok(files)
+}
+
+/// Name of the folder of the stages' manifests inside an output folder (or
+/// store). The runner writes them; it is named here, beside the tables'
+/// own folders, because cleaning up after an interrupted process
+/// ([`crate::process::interrupt`]) must find its temporary manifests too.
+pub const MANIFEST_DIR: &str = "_manifests";
+
+/// Folder of the manifests.
+pub fn manifest_dir(out: &Path) -> PathBuf {
+    out.join(MANIFEST_DIR)
 }
 
 /// True when `DIR/<table>/` holds a published table.

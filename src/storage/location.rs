@@ -3,7 +3,7 @@
 //!
 //! This module opens stores and moves bytes; what is read and written where
 //! is decided by the ingest sources ([`crate::ingest::source`]) and by the
-//! mirror of an object-store output folder ([`crate::remote`]).
+//! mirror of an object-store output folder ([`crate::runner::mirror`]).
 //!
 //! S3 settings come from the usual `AWS_*` environment variables
 //! (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`,

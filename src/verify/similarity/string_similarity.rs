@@ -306,7 +306,7 @@ impl<'s> EditCount<'s> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::similarity::tests::{perl_similarities, Rng};
+    use crate::verify::similarity::tests::{perl_similarities, Rng};
     use std::time::Instant;
 
     fn close(x: f64, y: f64) -> bool {
@@ -460,7 +460,7 @@ pub(crate) mod tests {
             let started = Instant::now();
             let port = similarity(a, b);
             let port_time = started.elapsed();
-            let exact = crate::similarity::similarity(a, b);
+            let exact = crate::verify::similarity::similarity(a, b);
             let exact_time = started.elapsed() - port_time;
             println!(
                 "{chars_a:>6} / {chars_b:>6} chars: exact {exact:.6} ({exact_time:.1?}), \
@@ -519,7 +519,7 @@ pub(crate) mod tests {
         for ((a, b), &want) in pairs.iter().zip(&perl) {
             let port = similarity(a, b);
             assert!(close(port, want), "{} / {} chars: port {port}, perl {want}", a.len(), b.len());
-            lower += (crate::similarity::similarity(a, b) - port > 1e-9) as usize;
+            lower += (crate::verify::similarity::similarity(a, b) - port > 1e-9) as usize;
         }
         println!("{} pairs over small alphabets equal to perl, {lower} below the exact value", pairs.len());
         assert!(lower >= 4, "the give-up lowered only {lower} pairs");

@@ -2,7 +2,7 @@
 //! exit code 130.
 //!
 //! A stage writes its tables into hidden temporary folders and publishes
-//! them by renames (`crate::table`), so an interrupted run never leaves half
+//! them by renames (`crate::tables::write`), so an interrupted run never leaves half
 //! a table that a later stage would read; but without a handler the
 //! temporary folders of the interrupted stage stay in the output folder,
 //! and nothing says where the run stopped. Both signals are blocked in every
@@ -11,7 +11,7 @@
 //! `sigwait(2)`: it runs ordinary code, not a signal handler, so it may log,
 //! remove files and exit.
 //!
-//! The interrupted task's lock file stays (`crate::lock`): naming a process
+//! The interrupted task's lock file stays (`crate::runner::lock`): naming a process
 //! that is gone, it tells `pipeline status` that the stage was interrupted,
 //! and the next run takes it over and resumes.
 
@@ -82,7 +82,7 @@ pub fn watch_output(out: &Path) {
 
 fn on_interrupt(signal: i32) {
     let name = if signal == libc::SIGTERM { "SIGTERM" } else { "Ctrl-C (SIGINT)" };
-    let stage = crate::logging::running_stage();
+    let stage = crate::process::logging::running_stage();
     let out = OUTPUT.lock().unwrap_or_else(|e| e.into_inner()).clone();
     // Held until the exit: no temporary file is created after the cleanup.
     let mut interrupted = INTERRUPTED.write().unwrap_or_else(|e| e.into_inner());
@@ -109,9 +109,9 @@ fn on_interrupt(signal: i32) {
 /// its spill folder; a table it had moved aside to replace
 /// (`.old-<table>-<pid>`) is put back when the new one is not in place.
 pub fn remove_temporary_files(out: &Path, pid: u32) {
-    crate::table::remove_unpublished(out, pid);
-    crate::table::remove_unpublished(&crate::runner::manifest_dir(out), pid);
-    let _ = std::fs::remove_dir_all(crate::sql::spill_dir_of(out, pid));
+    crate::tables::write::remove_unpublished(out, pid);
+    crate::tables::write::remove_unpublished(&crate::tables::write::manifest_dir(out), pid);
+    let _ = std::fs::remove_dir_all(crate::tables::sql::spill_dir_of(out, pid));
 }
 
 #[cfg(test)]
@@ -128,7 +128,7 @@ mod tests {
         }
         std::fs::write(out.join("_manifests/.tokens.json.tmp-4242"), "{").unwrap();
         std::fs::write(out.join("_manifests/ingest.json"), "{}").unwrap();
-        std::fs::create_dir_all(crate::sql::spill_dir_of(&out, pid)).unwrap();
+        std::fs::create_dir_all(crate::tables::sql::spill_dir_of(&out, pid)).unwrap();
         remove_temporary_files(&out, pid);
         let mut left: Vec<String> =
             std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(left, [".tmp-tokens-0-of-1-77", "_manifests", "_spill", "stats", "tokens"]);
         assert!(!out.join("_manifests/.tokens.json.tmp-4242").exists());
         assert!(out.join("_manifests/ingest.json").exists());
-        assert!(!crate::sql::spill_dir_of(&out, pid).exists());
+        assert!(!crate::tables::sql::spill_dir_of(&out, pid).exists());
         std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -42,14 +42,14 @@ pub fn init(format: LogFormat, filter: EnvFilter) {
 }
 
 /// Event fields as `name=value` (the message bare), every control
-/// character escaped ([`crate::terminal::escape_controls`]): fields carry
+/// character escaped ([`crate::process::terminal::escape_controls`]): fields carry
 /// crawled URLs, titles and error messages, and the colours of a text line
 /// are the formatter's, never the data's. (JSON lines escape them anyway.)
 fn escaped_fields() -> impl for<'w> tracing_subscriber::fmt::FormatFields<'w> + 'static {
     use tracing_subscriber::field::MakeExt;
     tracing_subscriber::fmt::format::debug_fn(|w, field, value| {
         let value = format!("{value:?}");
-        let value = crate::terminal::escape_controls(&value);
+        let value = crate::process::terminal::escape_controls(&value);
         match field.name() {
             "message" => write!(w, "{value}"),
             name => write!(w, "{name}={value}"),

@@ -1,6 +1,6 @@
 //! A history folder in an object store (`--history s3://bucket/history`),
 //! mirrored by a local cache folder, as an object-store output folder is
-//! ([`crate::remote`]).
+//! ([`crate::runner::mirror`]).
 //!
 //! Matching and appending work on the cache (a local [`History`]): a night
 //! reads its earlier crawls' partitions through DataFusion from local
@@ -24,7 +24,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::{tables, CrawlManifest, History, MANIFESTS};
-use crate::store::{self, Location};
+use crate::storage::location::{self, Location};
 
 /// A history in an object store and its local cache.
 pub struct RemoteHistory {
@@ -35,10 +35,11 @@ pub struct RemoteHistory {
 impl RemoteHistory {
     /// The history at `url`, cached in `cache` (default: a folder named
     /// after the URL under the user's cache folder, see
-    /// [`crate::remote::default_cache`]).
+    /// [`crate::runner::mirror::default_cache`]).
     pub fn open(url: &str, cache: Option<PathBuf>) -> Result<RemoteHistory> {
         let root = Location::parse(url)?;
-        let cache = cache.unwrap_or_else(|| crate::remote::default_cache(url, crate::shard::Shard::WHOLE));
+        let cache =
+            cache.unwrap_or_else(|| crate::runner::mirror::default_cache(url, crate::tables::shard::Shard::WHOLE));
         Ok(RemoteHistory { root, cache: History::open(&cache)? })
     }
 
@@ -57,7 +58,7 @@ impl RemoteHistory {
         let folder = self.root.child(MANIFESTS);
         let mut manifests = BTreeMap::new();
         for meta in folder.list()? {
-            let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+            let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
             if !name.ends_with(".json") || name.starts_with('.') {
                 continue;
             }
@@ -148,7 +149,7 @@ impl RemoteHistory {
         for table in tables() {
             let folder = self.root.child(&format!("{table}/crawl={crawl}"));
             for meta in folder.list()? {
-                let name = store::relative_path(&folder.path, &meta.location).unwrap_or_default();
+                let name = location::relative_path(&folder.path, &meta.location).unwrap_or_default();
                 folder.at(meta.location, &name).delete()?;
             }
         }
@@ -162,7 +163,7 @@ impl RemoteHistory {
             let folder = self.root.child(&format!("{table}/crawl={}", manifest.crawl));
             let listed = manifest.objects.get(table).map(Vec::as_slice).unwrap_or_default();
             for meta in folder.list()? {
-                let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+                let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
                 if !listed.contains(&name) {
                     folder.at(meta.location, &name).delete()?;
                 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::runner::{completion, maker_of, Completion, Manifest, Plan, RunContext, Stage};
-use crate::shard::Shard;
+use crate::tables::shard::Shard;
 
 /// The state of one stage's tables.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,7 +85,7 @@ pub enum Tables {
 impl Tables {
     fn present(&self, out: &std::path::Path, manifest: &Manifest, table: &str) -> bool {
         match self {
-            Tables::Local => crate::table::table_exists(out, table),
+            Tables::Local => crate::tables::write::table_exists(out, table),
             Tables::Committed => manifest.objects.contains_key(table),
         }
     }
@@ -182,15 +182,17 @@ fn stage_status(
 /// "<task> (pid P on HOST, started T)".
 fn lock_holders(out: &std::path::Path, stage: &str) -> (Option<String>, Option<String>) {
     let (mut running, mut interrupted) = (None, None);
-    let Ok(entries) = std::fs::read_dir(out.join(crate::lock::LOCK_DIR)) else { return (None, None) };
+    let Ok(entries) = std::fs::read_dir(out.join(crate::runner::lock::LOCK_DIR)) else { return (None, None) };
     let mut paths: Vec<_> = entries
         .flatten()
         .map(|e| e.path())
-        .filter(|p| p.file_name().is_some_and(|n| crate::lock::stage_lock_task(&n.to_string_lossy(), stage).is_some()))
+        .filter(|p| {
+            p.file_name().is_some_and(|n| crate::runner::lock::stage_lock_task(&n.to_string_lossy(), stage).is_some())
+        })
         .collect();
     paths.sort();
     for path in paths {
-        let Some(holder) = crate::lock::read_holder(&path) else { continue };
+        let Some(holder) = crate::runner::lock::read_holder(&path) else { continue };
         let text = format!("{} ({holder})", holder.task);
         if holder.is_gone() {
             interrupted.get_or_insert(text);
@@ -218,7 +220,7 @@ pub fn table_text(lines: &[StageStatus]) -> String {
             [
                 l.stage.to_string(),
                 format!("{}{tasks}", l.state.name()),
-                l.ran_at_unix.map(crate::logging::utc_text).unwrap_or_default(),
+                l.ran_at_unix.map(crate::process::logging::utc_text).unwrap_or_default(),
                 crate::runner::rows_text(&l.rows),
                 l.state.why(),
             ]

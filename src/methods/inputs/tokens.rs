@@ -305,7 +305,7 @@ async fn whole_file_scans(
     let mut state = session.state();
     let options = state.config_mut().options_mut();
     options.set("datafusion.execution.batch_size", &READ_BATCH_DOCS.to_string())?;
-    if let Some(files) = folder.and_then(|dir| crate::table::parquet_files(&dir).ok()) {
+    if let Some(files) = folder.and_then(|dir| crate::tables::write::parquet_files(&dir).ok()) {
         options.optimizer.repartition_file_scans = false;
         options.execution.target_partitions = files.len().max(1);
     }

@@ -20,9 +20,13 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub mod lock;
+pub mod mirror;
+pub mod status;
+
 use crate::config::Config;
-use crate::shard::Shard;
-use crate::table::table_exists;
+use crate::tables::shard::Shard;
+use crate::tables::write::{manifest_dir, table_exists};
 
 /// Everything a stage may read while it runs.
 pub struct RunContext {
@@ -42,13 +46,13 @@ pub struct RunContext {
     /// machine or cluster running the job and changes how queries run,
     /// never what they return, so it is in no fingerprint (a manifest
     /// records it for the record).
-    pub engine: crate::sql::Engine,
+    pub engine: crate::tables::sql::Engine,
     /// The run's memory limit (`--memory-limit`, or the default of
-    /// [`crate::memory::run_limit`]); its SQL sessions get a pool of a share
+    /// [`crate::process::memory::run_limit`]); its SQL sessions get a pool of a share
     /// of it. Like the engine, how queries run, not what they return.
-    pub memory_limit: Option<crate::memory::RunLimit>,
+    pub memory_limit: Option<crate::process::memory::RunLimit>,
     /// When another run holds a task's lock: wait for it (`--wait`)
-    /// rather than refuse ([`crate::lock`]).
+    /// rather than refuse ([`crate::runner::lock`]).
     pub wait_for_lock: bool,
 }
 
@@ -60,47 +64,47 @@ impl RunContext {
         // The Rust stages join big tables only with small id tables
         // (verify's own documents, evaluate's judged ones): hash joins
         // build those, where a sort-merge join would sort every text.
-        let memory = self.sql_pool().map(|m| crate::memory::SqlMemory { sort_merge_joins: false, ..m });
-        crate::sql::session_with_memory_limit(&self.out, memory).await
+        let memory = self.sql_pool().map(|m| crate::process::memory::SqlMemory { sort_merge_joins: false, ..m });
+        crate::tables::sql::session_with_memory_limit(&self.out, memory).await
     }
 
     /// A session for a stage that reads the whole corpus's texts in one
     /// sort (`tokens`: `documents` by doc_id): planned as one stream
-    /// ([`crate::sql::one_stream`]) under [`RunContext::corpus_pass_pool`],
+    /// ([`crate::tables::sql::one_stream`]) under [`RunContext::corpus_pass_pool`],
     /// so that the sort writes sorted runs to disk and merges them instead
     /// of holding every text of the crawl.
     pub async fn corpus_sort_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        let memory = crate::memory::SqlMemory { sort_merge_joins: false, ..self.corpus_pass_pool() };
-        crate::sql::one_stream(crate::sql::session_with_memory_limit(&self.out, Some(memory)).await?)
+        let memory = crate::process::memory::SqlMemory { sort_merge_joins: false, ..self.corpus_pass_pool() };
+        crate::tables::sql::one_stream(crate::tables::sql::session_with_memory_limit(&self.out, Some(memory)).await?)
     }
 
     /// The session of a SQL stage whose group-bys see a row per line or
     /// word of the whole corpus (`boilerplate`): on the run's engine, under
     /// [`RunContext::corpus_pass_pool`], so that they spill.
     pub async fn corpus_sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        crate::sql::sql_stage_session(&self.out, &self.engine, Some(self.corpus_pass_pool())).await
+        crate::tables::sql::sql_stage_session(&self.out, &self.engine, Some(self.corpus_pass_pool())).await
     }
 
-    /// The run's SQL pool, at most [`crate::sql::CORPUS_PASS_BYTES`]
+    /// The run's SQL pool, at most [`crate::tables::sql::CORPUS_PASS_BYTES`]
     /// whatever the run's limit: for the map side's passes over the whole
     /// corpus, which would otherwise hold it in memory up to the pool (half
     /// of 75% of the machine by default).
-    fn corpus_pass_pool(&self) -> crate::memory::SqlMemory {
-        let budget = crate::sql::CORPUS_PASS_BYTES;
+    fn corpus_pass_pool(&self) -> crate::process::memory::SqlMemory {
+        let budget = crate::tables::sql::CORPUS_PASS_BYTES;
         match self.sql_pool() {
-            Some(m) => crate::memory::SqlMemory { pool_bytes: m.pool_bytes.min(budget), ..m },
-            None => crate::memory::SqlMemory { pool_bytes: budget, sort_merge_joins: false },
+            Some(m) => crate::process::memory::SqlMemory { pool_bytes: m.pool_bytes.min(budget), ..m },
+            None => crate::process::memory::SqlMemory { pool_bytes: budget, sort_merge_joins: false },
         }
     }
 
     /// The session of a SQL stage: on the run's engine (see
-    /// [`crate::sql::sql_stage_session`]).
+    /// [`crate::tables::sql::sql_stage_session`]).
     pub async fn sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        crate::sql::sql_stage_session(&self.out, &self.engine, self.sql_pool()).await
+        crate::tables::sql::sql_stage_session(&self.out, &self.engine, self.sql_pool()).await
     }
 
     /// What the SQL sessions get of the run's limit.
-    pub fn sql_pool(&self) -> Option<crate::memory::SqlMemory> {
+    pub fn sql_pool(&self) -> Option<crate::process::memory::SqlMemory> {
         self.memory_limit.map(|l| l.sql())
     }
 }
@@ -144,14 +148,14 @@ pub trait Stage {
         Ok(Value::Null)
     }
     /// True for map stages whose work splits into independent tasks
-    /// (`--shard I/N`, see [`crate::shard`]); they must then read only their
+    /// (`--shard I/N`, see [`crate::tables::shard`]); they must then read only their
     /// share and write their tables through the shard's part files.
     fn shardable(&self) -> bool {
         false
     }
     /// True for the SQL stages whose queries go to the engine of
     /// `--engine` (embedded DataFusion or a Ballista cluster, see
-    /// [`crate::sql::sql_stage_session`]); their manifests record it.
+    /// [`crate::tables::sql::sql_stage_session`]); their manifests record it.
     fn runs_sql_on_engine(&self) -> bool {
         false
     }
@@ -188,7 +192,7 @@ pub struct Manifest {
     pub cpu_seconds: f64,
     /// For an output folder in an object store: the objects of each table
     /// this task committed (file names inside `<table>/`). Written with the
-    /// manifest by [`crate::remote`], which makes the manifest the commit
+    /// manifest by [`crate::runner::mirror`], which makes the manifest the commit
     /// record: readers take these objects and no others.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub objects: BTreeMap<String, Vec<String>>,
@@ -199,16 +203,8 @@ pub struct Manifest {
     pub working_dir: Option<String>,
 }
 
-/// Name of the folder of the manifests inside an output folder (or store).
-pub const MANIFEST_DIR: &str = "_manifests";
-
-/// Folder of the manifests.
-pub fn manifest_dir(out: &Path) -> PathBuf {
-    out.join(MANIFEST_DIR)
-}
-
 fn embedded_engine_text() -> String {
-    crate::sql::Engine::Embedded.to_string()
+    crate::tables::sql::Engine::Embedded.to_string()
 }
 
 fn whole_shard_text() -> String {
@@ -410,7 +406,7 @@ impl Plan {
             .outputs(&ctx.config)
             .iter()
             .flat_map(|t| {
-                crate::schema::arrow_schema(t)
+                crate::tables::schema::arrow_schema(t)
                     .fields()
                     .iter()
                     .map(|f| format!("{t}.{} {}", f.name(), f.data_type()))
@@ -527,8 +523,12 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     // Held until the stage's tables and manifest are published: a second
     // run of this task waits or refuses before it even checks whether the
     // stage is up to date.
-    let lock = crate::lock::stage_lock_path(&ctx.out, stage.name(), shard);
-    let _lock = crate::lock::acquire(&lock, &crate::lock::stage_task_name(stage.name(), shard), ctx.wait_for_lock)?;
+    let lock = crate::runner::lock::stage_lock_path(&ctx.out, stage.name(), shard);
+    let _lock = crate::runner::lock::acquire(
+        &lock,
+        &crate::runner::lock::stage_task_name(stage.name(), shard),
+        ctx.wait_for_lock,
+    )?;
     for table in stage.inputs() {
         let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table) {
@@ -539,7 +539,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
             ))
             .into());
         }
-        crate::table::check_table_schema(&ctx.out, table).with_context(|| {
+        crate::tables::write::check_table_schema(&ctx.out, table).with_context(|| {
             format!(
                 "stage {} cannot read its input; rerun the stage that writes it: `pipeline run --stage {maker} --force`",
                 stage.name()
@@ -562,20 +562,21 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     } else {
         tracing::info!(stage = stage.name(), shard = %shard, "running");
     }
-    let _stage = crate::logging::enter_stage(stage.name());
+    let _stage = crate::process::logging::enter_stage(stage.name());
     let started_at_unix = now_unix();
     let cpu_before = process_cpu_seconds();
     let t0 = Instant::now();
     let report = stage
         .run(ctx)
-        .map_err(|e| crate::table::name_the_disk(e, &ctx.out))
+        .map_err(|e| crate::tables::write::name_the_disk(e, &ctx.out))
         .with_context(|| format!("stage {} failed", stage.name()))?;
-    crate::memory::release_free_memory();
+    crate::process::memory::release_free_memory();
     let manifest = Manifest {
         stage: stage.name().into(),
         shard: shard.to_string(),
         program_version: env!("CARGO_PKG_VERSION").into(),
-        engine: if stage.runs_sql_on_engine() { &ctx.engine } else { &crate::sql::Engine::Embedded }.to_string(),
+        engine: if stage.runs_sql_on_engine() { &ctx.engine } else { &crate::tables::sql::Engine::Embedded }
+            .to_string(),
         fingerprint: plan.fingerprint,
         inputs: plan.inputs,
         external_inputs: plan.external,
@@ -589,7 +590,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         working_dir: std::env::current_dir().ok().map(|d| d.display().to_string()),
     };
     write_manifest(&manifest_path(&ctx.out, stage.name(), shard), &manifest)
-        .map_err(|e| crate::table::name_the_disk(e, &ctx.out))
+        .map_err(|e| crate::tables::write::name_the_disk(e, &ctx.out))
         .with_context(|| format!("stage {} failed", stage.name()))?;
     tracing::info!(
         stage = stage.name(),
@@ -619,7 +620,7 @@ pub fn manifest_text(manifest: &Manifest) -> Result<String> {
 pub fn write_manifest(path: &Path, manifest: &Manifest) -> Result<()> {
     let dir = path.parent().context("a manifest path has a folder")?;
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    crate::table::write_file_atomically(path, manifest_text(manifest)?.as_bytes())
+    crate::tables::write::write_file_atomically(path, manifest_text(manifest)?.as_bytes())
 }
 
 /// A stable hex fingerprint of JSON values (serde_json maps are sorted, so

@@ -16,7 +16,7 @@
 //! manifest listing those objects (`Manifest::objects`); a single PUT is
 //! atomic, so that write is the commit. Only then are the objects and
 //! manifests it replaced removed (the same rules as for a local folder:
-//! [`table::part_replaced_by`], [`runner::manifest_replaced_by`]). Readers
+//! [`write::part_replaced_by`], [`runner::manifest_replaced_by`]). Readers
 //! take exactly the objects the manifests list, so a task that dies midway
 //! leaves the previous version readable and at worst some unlisted objects,
 //! which the next commit of that task removes. Tasks on other machines
@@ -27,10 +27,11 @@ use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::runner::{self, Manifest, MANIFEST_DIR};
-use crate::shard::Shard;
-use crate::store::{self, Location};
-use crate::table;
+use crate::runner::{self, Manifest};
+use crate::storage::location::{self, Location};
+use crate::tables::shard::Shard;
+use crate::tables::write;
+use crate::tables::write::MANIFEST_DIR;
 
 /// An output folder in an object store and its local cache.
 pub struct RemoteOut {
@@ -119,18 +120,18 @@ impl RemoteOut {
         self.root
             .child(&format!("{MANIFEST_DIR}/{}", runner::manifest_file_name(stage, shard)))
             .put(Bytes::from(text.clone()))?;
-        table::write_file_atomically(&manifest_path, text.as_bytes())?;
+        write::write_file_atomically(&manifest_path, text.as_bytes())?;
         self.remove_replaced(stage, &manifest, shard)?;
         Ok(uploaded)
     }
 
     /// Takes the store's lock of task `shard` of `stage`
-    /// (`_locks/<stage>[.shard-I-of-N].lock`, see [`crate::lock`]): runs of
+    /// (`_locks/<stage>[.shard-I-of-N].lock`, see [`crate::runner::lock`]): runs of
     /// one task with different cache folders, or on different machines,
     /// share only the store.
-    pub fn lock(&self, stage: &str, shard: Shard, wait: bool) -> Result<crate::lock::StoreLock> {
-        let location = self.root.child(&crate::lock::stage_lock_name(stage, shard));
-        crate::lock::acquire_in_store(location, &crate::lock::stage_task_name(stage, shard), wait)
+    pub fn lock(&self, stage: &str, shard: Shard, wait: bool) -> Result<crate::runner::lock::StoreLock> {
+        let location = self.root.child(&crate::runner::lock::stage_lock_name(stage, shard));
+        crate::runner::lock::acquire_in_store(location, &crate::runner::lock::stage_task_name(stage, shard), wait)
     }
 
     /// Uploads one file of the cache folder (`report.html`) as it is.
@@ -144,8 +145,8 @@ impl RemoteOut {
         for (table, kept) in &manifest.objects {
             let folder = self.root.child(table);
             for meta in folder.list()? {
-                let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
-                if !kept.contains(&name) && table::part_replaced_by(&name, shard) {
+                let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
+                if !kept.contains(&name) && write::part_replaced_by(&name, shard) {
                     folder.child(&name).delete()?;
                 }
             }
@@ -153,7 +154,7 @@ impl RemoteOut {
         let own = runner::manifest_file_name(stage, shard);
         let folder = self.root.child(MANIFEST_DIR);
         for meta in folder.list()? {
-            let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+            let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
             if name != own && runner::manifest_replaced_by(&name, stage, shard) {
                 folder.child(&name).delete()?;
             }
@@ -169,14 +170,14 @@ impl RemoteOut {
         let folder = self.root.child(MANIFEST_DIR);
         let mut manifests = BTreeMap::new();
         for meta in folder.list()? {
-            let Some(name) = store::relative_path(&folder.path, &meta.location) else { continue };
+            let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
             if !name.ends_with(".json") || name.contains('/') {
                 continue;
             }
             let bytes = folder.child(&name).get()?;
             let manifest: Manifest =
                 serde_json::from_slice(&bytes).with_context(|| format!("{}/{name} is not a manifest", folder.url))?;
-            table::write_file_atomically(&local.join(&name), &bytes)?;
+            write::write_file_atomically(&local.join(&name), &bytes)?;
             manifests.insert(name, manifest);
         }
         for entry in std::fs::read_dir(&local)?.flatten() {
@@ -216,7 +217,7 @@ impl RemoteOut {
         std::fs::create_dir_all(&dir)?;
         for entry in std::fs::read_dir(&dir)?.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let ours = task.is_none_or(|(_, shard)| table::part_replaced_by(&name, shard));
+            let ours = task.is_none_or(|(_, shard)| write::part_replaced_by(&name, shard));
             if ours && !objects.contains(&name) {
                 std::fs::remove_file(entry.path())?;
             }
@@ -230,7 +231,7 @@ impl RemoteOut {
             let bytes = self.root.child(&format!("{table}/{name}")).get().with_context(|| {
                 format!("table {table} changed in the store while it was read (a task committed meanwhile); run again")
             })?;
-            table::write_file_atomically(&path, &bytes)?;
+            write::write_file_atomically(&path, &bytes)?;
             downloaded += 1;
         }
         Ok(downloaded)
@@ -263,7 +264,7 @@ fn own_files(dir: &Path, shard: Shard) -> Result<Vec<String>> {
         .map(|e| e.file_name().to_string_lossy().into_owned())
         // Hidden files are a crashed pull's leftovers, never table data.
         .filter(|name| !name.starts_with('.'))
-        .filter(|name| shard.is_whole() || table::part_shard(name) == Some(shard))
+        .filter(|name| shard.is_whole() || write::part_shard(name) == Some(shard))
         .collect();
     files.sort();
     Ok(files)
@@ -307,6 +308,6 @@ mod tests {
         assert_eq!(name, "part-1-of-3-000002.0123456789abcdef.parquet");
         assert!(is_committed_name(&name));
         assert!(!is_committed_name("part-1-of-3-000002.parquet"));
-        assert_eq!(table::part_shard(&name), Some("1/3".parse().unwrap()));
+        assert_eq!(write::part_shard(&name), Some("1/3".parse().unwrap()));
     }
 }

@@ -1,0 +1,9 @@
+//! What the methods read, from the tables earlier stages wrote: each
+//! document's tokens ([`tokens`], the form [`super::DocView`] gives a
+//! method), the corpus statistics ([`corpus_stats`]) and the state a method
+//! chose in `stats` ([`method_state`]). Kept beside the methods so that a
+//! stage hands a method its inputs without knowing their tables.
+
+pub mod corpus_stats;
+pub mod method_state;
+pub mod tokens;

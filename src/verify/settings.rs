@@ -1,0 +1,181 @@
+//! Verification's settings (`[verify]`, spec §9) and the keep rule
+//! (`[dedup]`) that orders placement: the first document of a cluster in
+//! that order is the copy kept.
+
+use serde::{Deserialize, Serialize};
+
+use crate::settings::Problems;
+
+/// Verification (spec §9).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VerifyConfig {
+    /// A pair is a verified near-duplicate when its similarity is at least this.
+    pub threshold: f64,
+    /// Which text of a document the similarity compares.
+    pub text: VerificationText,
+    /// How the similarity is computed: the exact formula or the Perl
+    /// module's heuristic value.
+    pub algorithm: SimilarityAlgorithm,
+    /// The most comparisons one document makes when it is placed (with the
+    /// representatives its edges reach and its partners outside the
+    /// cluster it joins; a11's own pairs come on top, as they are a11's
+    /// result): the constant that bounds verification's work per
+    /// document, however large a template group.
+    pub max_comparisons_per_document: usize,
+}
+
+/// The text of a document that verification compares (spec §9's
+/// similarity is computed over it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum VerificationText {
+    /// What a reader sees: the page text without its host's boilerplate
+    /// lines, whitespace collapsed, case folded (`tokens.text`). Numbers,
+    /// dates and short words stay: they are what tells two release notes
+    /// of one project apart.
+    Visible,
+    /// Every word of the text (boilerplate left out), lowercased, joined by
+    /// single spaces: the visible text without punctuation.
+    Words,
+    /// The kept terms (no stop words, no short words) joined by single
+    /// spaces: the study's normalization.
+    Terms,
+}
+
+impl VerifyConfig {
+    /// The threshold is a similarity, in [0, 1].
+    pub fn check(&self, p: &mut Problems) {
+        p.within("verify", "threshold", self.threshold, 0.0, 1.0);
+        p.at_least("verify", "max_comparisons_per_document", self.max_comparisons_per_document, 1);
+    }
+}
+
+/// How verification computes spec §9's similarity. The two agree except on
+/// long texts with many edits, where the Perl module's search gives up early
+/// and counts too many edits (its value is then lower).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SimilarityAlgorithm {
+    /// `2·LCS/(|a|+|b|)` exactly ([`crate::verify::similarity::similarity_at_least`]):
+    /// the definition, and the default.
+    #[default]
+    Exact,
+    /// The value Perl's `String::Similarity` returns, heuristics included
+    /// ([`crate::verify::similarity::string_similarity`]): to compare with results
+    /// obtained with the module, like the study's.
+    StringSimilarity,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig {
+            threshold: 0.8,
+            text: VerificationText::Visible,
+            algorithm: SimilarityAlgorithm::Exact,
+            max_comparisons_per_document: 64,
+        }
+    }
+}
+
+/// Which copy of a page is kept: the rule that orders verification's
+/// placement in a single run (the first document of a cluster in this order
+/// is its representative, the kept copy, and every other member verified
+/// against it) and picks the kept member of a cluster spanning crawls in
+/// the history.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DedupConfig {
+    /// The priority that picks the kept copy.
+    pub keep: KeepRule,
+    /// For `keep = "sql"`: an SQL `ORDER BY` list over the members'
+    /// columns `crawl` (the crawl id in the history, the same for every
+    /// document of a single run), `doc_id`, `url`, `canonical_url`,
+    /// `crawl_date`, `http_status` and `text_chars`; the first member in
+    /// that order is kept.
+    pub keep_order_by: String,
+}
+
+impl Default for DedupConfig {
+    fn default() -> Self {
+        DedupConfig { keep: KeepRule::CanonicalUrl, keep_order_by: String::new() }
+    }
+}
+
+/// The priority that picks the kept copy. Every rule ends with the crawl
+/// id, then the doc id, so the choice never depends on sharding or on the
+/// order pages were read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KeepRule {
+    /// The page of the earliest crawl (crawl ids sort in crawl order), then
+    /// the earliest crawl date, then the longest text: the page that was
+    /// there first.
+    EarliestCrawl,
+    /// The longest text, then the earliest crawl.
+    LongestText,
+    /// An HTTP 200 response before any other status, then the earliest crawl.
+    #[serde(rename = "http-200")]
+    Http200,
+    /// The shortest URL (the canonical one, usually), then the earliest crawl.
+    ShortestUrl,
+    /// The copy at its canonical URL (`documents.canonical_url`: declared
+    /// by `<link rel="canonical">`, else the URL without tracking
+    /// parameters and fragment), then as `earliest-crawl`. Pages of earlier
+    /// crawls count as at their canonical URL: the history does not keep
+    /// the declared one.
+    CanonicalUrl,
+    /// `[dedup] keep_order_by`.
+    Sql,
+}
+
+impl DedupConfig {
+    /// The `ORDER BY` list that ranks a cluster's members, first = kept,
+    /// over the columns named at [`DedupConfig::keep_order_by`]; the crawl
+    /// id and doc id close every rule.
+    pub fn keep_order(&self) -> String {
+        let rule = match self.keep {
+            KeepRule::EarliestCrawl => "crawl, crawl_date, text_chars DESC",
+            KeepRule::LongestText => "text_chars DESC, crawl",
+            KeepRule::Http200 => "CASE WHEN http_status = 200 THEN 0 ELSE 1 END, crawl",
+            KeepRule::ShortestUrl => "character_length(url), url, crawl",
+            KeepRule::CanonicalUrl => {
+                "CASE WHEN url = canonical_url THEN 0 ELSE 1 END, crawl, crawl_date, text_chars DESC"
+            }
+            KeepRule::Sql => self.keep_order_by.as_str(),
+        };
+        format!("{rule}, crawl, doc_id")
+    }
+
+    /// `keep = "sql"` needs its order; the order is one SQL expression list,
+    /// so it may not close the window it is placed in.
+    pub fn check(&self, p: &mut Problems) {
+        p.require(self.keep != KeepRule::Sql || !self.keep_order_by.trim().is_empty(), || {
+            "[dedup] keep = \"sql\" needs keep_order_by, e.g. \"http_status, text_chars DESC\"".to_string()
+        });
+        p.require(is_one_order_list(&self.keep_order_by), || {
+            format!(
+                "[dedup] keep_order_by = \"{}\": one ORDER BY list, balanced parentheses, no `;`",
+                self.keep_order_by
+            )
+        });
+    }
+}
+
+/// True when `order` can stand inside `OVER (... ORDER BY order)`: its
+/// parentheses balance and it holds no statement separator.
+fn is_one_order_list(order: &str) -> bool {
+    let mut depth = 0i64;
+    for c in order.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            ';' => return false,
+            _ => {}
+        }
+        if depth < 0 {
+            return false;
+        }
+    }
+    depth == 0
+}
