@@ -10,7 +10,7 @@
 #
 # Without --bin, builds the binary of cargo profile P first (default
 # `release`; `dist` is the packaged build with thin LTO and one codegen
-# unit, see README "Building").
+# unit, see docs/benchmarks.md, "Build profiles").
 # Each stage runs as its own process (`pipeline run --stage S --force`)
 # under `/usr/bin/time -v`, so the peak RSS is measured per stage; wall and
 # CPU seconds come from the stage manifests. Prints one table per scale and

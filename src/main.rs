@@ -204,7 +204,8 @@ enum HistoryAction {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Stage to run: all, ingest, blocks, boilerplate, tokens, stats, signatures, search, candidates, verify, evaluate.
+    /// Stage to run: all, ingest, blocks, boilerplate, tokens, stats, signatures, search, candidates, verify,
+    /// decide, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,
     /// Run task I of N of a map stage (ingest, blocks, tokens, signatures, verify),
@@ -240,7 +241,7 @@ struct RunArgs {
     /// too but cost more CPU.
     #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
     memory_limit: Option<usize>,
-    /// Where the SQL stages (boilerplate, stats, candidates, evaluate) run: `embedded`
+    /// Where the SQL stages (boilerplate, stats, candidates, decide, evaluate) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
     /// Ballista 55 scheduler whose executors see the same --out folder, or
     /// the same --cache folder for an object-store output).
@@ -276,7 +277,7 @@ struct JobArgs {
     #[arg(long)]
     config: Option<PathBuf>,
     /// Comma-separated method ids to run (default: all): a0..a12, imatch, minhash, spotsigs, slst.
-    #[arg(long, value_delimiter = ',')]
+    #[arg(long, value_delimiter = ',', long_help = methods_help())]
     methods: Vec<String>,
     /// Gold labels (JSONL: labeled pairs or clusters) to score every method
     /// against; the scores go to table `gold_quality`.
@@ -463,6 +464,15 @@ fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
 
 /// The config and inputs of a job: the config file (or the defaults) with
 /// the command line's changes, validated.
+/// `--methods`' long help (`--help`): every method by id and name, from
+/// the registry, so the list cannot fall behind it.
+fn methods_help() -> String {
+    let width = registry::ids().iter().map(|id| id.len()).max().unwrap_or(0);
+    let lines: Vec<String> =
+        registry::METHODS.iter().map(|m| format!("  {:width$}  {}", m.id, m.name)).collect();
+    format!("Comma-separated method ids to run (default: all):\n{}", lines.join("\n"))
+}
+
 fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
     let mut config = match &job.config {
         Some(path) => Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?,

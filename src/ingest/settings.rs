@@ -7,7 +7,7 @@ use crate::settings::Problems;
 
 /// WARC/ARC and corpus ingest limits. Together they keep the work spent on
 /// one record roughly linear in its size, whatever an adversary or a damaged
-/// file puts in it (see the README, "Bad input").
+/// file puts in it (see docs/bad-input.md).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IngestConfig {

@@ -36,6 +36,10 @@ use std::sync::LazyLock;
 pub struct MethodSpec {
     /// The id used everywhere (`--methods`, the `method` columns).
     pub id: &'static str,
+    /// What the method is, in a few words (the study's name first where it
+    /// has one), shown beside the id wherever a user reads it: `--help`,
+    /// `explain`, the report ([`title`]).
+    pub name: &'static str,
     /// Builds the method's signer from the settings and the corpus
     /// statistics; its state comes from [`StateInput`].
     pub signer: Option<BuildSigner>,
@@ -256,6 +260,7 @@ pub enum StateSource<'a> {
 /// A spec with only the common defaults: no parts, its signatures as edges.
 const BASE: MethodSpec = MethodSpec {
     id: "",
+    name: "",
     signer: None,
     reads: DocReads::TERMS,
     state_reads_documents: false,
@@ -269,42 +274,48 @@ const BASE: MethodSpec = MethodSpec {
 
 /// Every method, in report order (the study's a0–a12, then the others).
 pub static METHODS: &[MethodSpec] = &[
-    MethodSpec { id: "a0", signer: Some(|_, _, _| Box::new(whole::WholeMd5)), ..BASE },
+    MethodSpec { id: "a0", name: "MD5 of the whole text", signer: Some(|_, _, _| Box::new(whole::WholeMd5)), ..BASE },
     MethodSpec {
         id: "a1",
+        name: "TF: the 6 most frequent terms",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::Tf, c, s))),
         ..BASE
     },
     MethodSpec {
         id: "a2",
+        name: "TF*IDF: the 6 heaviest terms by BM25",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfIdf, c, s))),
         ..BASE
     },
     MethodSpec {
         id: "a3",
+        name: "TF*RIDF: the 6 heaviest terms by residual IDF",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfRidf, c, s))),
         ..BASE
     },
-    MethodSpec { id: "a4", signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))), ..BASE },
+    MethodSpec { id: "a4", name: "LongSent: the 2 longest sentences", signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))), ..BASE },
     MethodSpec {
         id: "a5",
+        name: "HeavySent: the 2 heaviest sentences",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(c, s))),
         ..BASE
     },
-    MethodSpec { id: "a6", signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))), ..BASE },
+    MethodSpec { id: "a6", name: "Megashingles: pairs of min-hash supershingles", signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))), ..BASE },
     MethodSpec {
         id: "a7",
+        name: "LexRand: I-Match with extra random lexicons",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(imatch::LexRand::new(c, s))),
         ..BASE
     },
-    MethodSpec { id: "a8", signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))), ..BASE },
+    MethodSpec { id: "a8", name: "LogShingles: about 8 sampled shingles", signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))), ..BASE },
     MethodSpec {
         id: "a9",
+        name: "DescrWords: descriptive words",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, state| {
             Box::new(match state {
@@ -317,12 +328,14 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "a10",
+        name: "OptFreq: the 6 terms of optimal frequency",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::OptFreq, c, s))),
         ..BASE
     },
     MethodSpec {
         id: "a11",
+        name: "Decomposition: chains of shared shingles",
         records: Some(Records::of::<a11::ShingleRecords>()),
         edges: Edges::Sql {
             jobs: &[
@@ -352,6 +365,7 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "a12",
+        name: "3+5: the 3 longest sentences and 5 longest words",
         reads: DocReads { words: true, term_ids: true },
         records: Some(Records::of::<a12::A12Records>()),
         edges: Edges::Sql {
@@ -374,12 +388,14 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "imatch",
+        name: "I-Match: the set of mid-frequency terms",
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, _| Box::new(imatch::IMatch::new(c, s))),
         ..BASE
     },
     MethodSpec {
         id: "minhash",
+        name: "MinHash: resemblance of min-hash sketches",
         records: Some(Records::of::<shingles::MinHash>()),
         edges: Edges::Sql {
             jobs: &[SqlJob::View("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
@@ -396,12 +412,14 @@ pub static METHODS: &[MethodSpec] = &[
     },
     MethodSpec {
         id: "spotsigs",
+        name: "SpotSigs: spot signatures after stop words",
         search: Some(|c, k| Box::new(spotsigs::SpotSigs::new(c).with_max_edges(k))),
         edges: Edges::Search,
         ..BASE
     },
     MethodSpec {
         id: "slst",
+        name: "SL+ST: sentence lengths and suffix structure",
         search: Some(|c, k| Box::new(slst::Slst::new(c).with_max_edges(k))),
         edges: Edges::Search,
         ..BASE
@@ -411,6 +429,16 @@ pub static METHODS: &[MethodSpec] = &[
 /// The method with id `id`.
 pub fn spec(id: &str) -> Option<&'static MethodSpec> {
     METHODS.iter().find(|m| m.id == id)
+}
+
+/// The method as a user reads it: its id and name, "a0 (MD5 of the whole
+/// text)"; an id the registry does not know (a table of an older run) as
+/// it is.
+pub fn title(id: &str) -> String {
+    match spec(id) {
+        Some(m) => format!("{} ({})", m.id, m.name),
+        None => id.to_string(),
+    }
 }
 
 /// Every method id, in report order.
@@ -630,6 +658,8 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for m in METHODS {
             assert!(seen.insert(m.id), "{} is listed twice", m.id);
+            // Every method has a name a user can read, not its id again.
+            assert!(!m.name.is_empty() && m.name != m.id, "{} has no name", m.id);
             // A signer reports the id it is listed under.
             if let Some(build) = m.signer {
                 assert_eq!(
@@ -667,5 +697,11 @@ mod tests {
         }
         assert_eq!(ids().iter().map(|s| s.to_string()).collect::<Vec<_>>(), config.enabled);
         assert_eq!(comparing_methods().collect::<Vec<_>>(), ["a11"]);
+    }
+
+    #[test]
+    fn a_title_is_the_id_with_its_name() {
+        assert_eq!(title("a0"), "a0 (MD5 of the whole text)");
+        assert_eq!(title("no-such-method"), "no-such-method");
     }
 }

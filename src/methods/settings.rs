@@ -58,11 +58,11 @@ pub struct MethodsConfig {
     pub minhash_functions: usize,
     /// minhash: rows per band of the LSH index that finds the pairs to
     /// estimate (functions / rows bands); must divide `minhash_functions`, so
-    /// no minimum is left out. Chosen for `minhash_threshold` (README).
+    /// no minimum is left out. Chosen for `minhash_threshold` (docs/methods.md, "minhash").
     pub minhash_band_rows: usize,
     /// minhash: the method's rule. A pair found by the bands is a duplicate
     /// when its estimated resemblance (share of equal minima) is at least
-    /// this; the study's 0.75 by default (README, "minhash").
+    /// this; the study's 0.75 by default (docs/methods.md, "minhash").
     pub minhash_threshold: f64,
     /// minhash, a6: seed of the min-wise function coefficients.
     pub minhash_seed: u64,
@@ -121,7 +121,7 @@ pub struct MethodsConfig {
     /// "не все, а выборочно" (not all, selectively), as a prefix filter
     /// that drops the common shingles, whose chains are the long ones, and
     /// keeps pages sharing most of their shingles linked. 1 uses all.
-    /// Measured on the shared crawl files: README, "a11".
+    /// Measured on the shared crawl files: docs/methods.md, "a11".
     pub a11_prefix_share: f64,
     /// a12: maximal ratio of sentence counts.
     pub a12_num_ratio: f64,

@@ -126,7 +126,7 @@ fn hash_u64s(values: &[u64]) -> u64 {
 /// which computes [`resemblance`] in SQL and keeps the pair at or above the
 /// threshold. With resemblance p a pair shares a band with probability
 /// 1-(1-p^r)^b; 7 rows x 12 bands put its 50% point at 0.66, a little below
-/// the threshold (README, "minhash"). r divides k
+/// the threshold (docs/methods.md, "minhash"). r divides k
 /// ([`crate::config::Config::validate`] refuses a job file where it does
 /// not), so every minimum is in exactly one band.
 #[derive(Debug, Clone)]

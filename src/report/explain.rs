@@ -49,8 +49,10 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         }
     }
     anyhow::ensure!(!text.is_empty(), "no document with {filter} in {}", out.display());
+    // The methods named in the comparisons, told by name at the end.
+    let mut named: Vec<String> = Vec::new();
     for id in ids {
-        text.push_str(&earlier_repeats(&session, out, id).await?);
+        text.push_str(&earlier_repeats(&session, out, id, &mut named).await?);
         let cl = session
             .sql(&format!(
                 "SELECT c.cluster_id, c.cluster_size, c.is_representative, c.similarity_to_representative, \
@@ -100,15 +102,36 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                 let s = if s.is_null(i) { "below threshold".to_string() } else { format!("{:.4}", s.value(i)) };
                 let verdict = if v.value(i) { "verified" } else { "rejected" };
                 writeln!(text, "  {verdict} comparison with {other}: similarity {s}, reached through {}", m.value(i))?;
+                named.extend(m.value(i).split(',').map(str::to_string));
             }
         }
     }
+    text.push_str(&method_legend(named));
     Ok(text)
+}
+
+/// One line per method named in the text, in registry order: its id with
+/// what it is ("a4 (LongSent: the 2 longest sentences)").
+fn method_legend(mut ids: Vec<String>) -> String {
+    let rank = |id: &str| crate::methods::registry::ids().iter().position(|x| *x == id).unwrap_or(usize::MAX);
+    ids.sort_by(|a, b| (rank(a), a).cmp(&(rank(b), b)));
+    ids.dedup();
+    ids.retain(|id| !id.is_empty());
+    if ids.is_empty() {
+        return String::new();
+    }
+    let lines: Vec<String> = ids.iter().map(|id| format!("  {}", crate::methods::registry::title(id))).collect();
+    format!("methods:\n{}\n", lines.join("\n"))
 }
 
 /// The pages of earlier crawls the document repeats (`repeats`, written
 /// by a run with `--history`), most similar first; nothing without it.
-async fn earlier_repeats(session: &datafusion::prelude::SessionContext, out: &Path, id: u64) -> Result<String> {
+async fn earlier_repeats(
+    session: &datafusion::prelude::SessionContext,
+    out: &Path,
+    id: u64,
+    named: &mut Vec<String>,
+) -> Result<String> {
     let mut text = String::new();
     if !crate::tables::write::table_exists(out, repeats::TABLE) {
         return Ok(text);
@@ -132,6 +155,7 @@ async fn earlier_repeats(session: &datafusion::prelude::SessionContext, out: &Pa
                 similarity.value(i),
                 methods.value(i)
             )?;
+            named.extend(methods.value(i).split(',').map(str::to_string));
         }
     }
     if crate::tables::write::table_exists(out, crawl_clusters::TABLE) {
@@ -204,4 +228,20 @@ async fn boilerplate_lines(session: &datafusion::prelude::SessionContext, url: &
         }
     }
     Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_legend_names_each_method_once_in_registry_order() {
+        let named = ["a11", "a2", "a11", "a10", "retired"].map(String::from).to_vec();
+        assert_eq!(
+            method_legend(named),
+            "methods:\n  a2 (TF*IDF: the 6 heaviest terms by BM25)\n  a10 (OptFreq: the 6 terms of optimal frequency)\n  \
+             a11 (Decomposition: chains of shared shingles)\n  retired\n"
+        );
+        assert_eq!(method_legend(Vec::new()), "");
+    }
 }

@@ -27,6 +27,7 @@ use html::{escape, grouped, ratio, seconds, truncate_chars};
 use svg::{BarGroup, Series};
 
 use crate::evaluate::settings::STUDY_POOL_METHODS;
+use crate::methods::registry;
 use crate::runner::Manifest;
 
 /// File name of the report inside the output folder.
@@ -246,7 +247,7 @@ fn study_comparison_html(quality: &[MethodQuality], pool: Option<&[String]>) -> 
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td>{}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{:.2}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            figure.method,
+            escape(&registry::title(figure.method)),
             figure.table,
             figure.recall,
             figure.precision,
@@ -289,7 +290,7 @@ fn quality_html(quality: &[MethodQuality], pool: Option<&[String]>) -> String {
         let _ = writeln!(
             out,
             "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-            escape(&q.method),
+            escape(&registry::title(&q.method)),
             grouped(q.pairs_found),
             grouped(q.pairs_judged),
             grouped(q.pairs_verified),
@@ -568,7 +569,7 @@ mod tests {
         // Pair-count row of a0: 10 found, all 10 judged, 5 verified, P 0.5
         // (exact), R 1, F1 2/3.
         assert!(html.contains(
-            "<tr><td>a0</td><td class=\"num\">10</td><td class=\"num\">10</td><td class=\"num\">5</td><td class=\"num\">0.500</td><td class=\"num\">exact</td><td class=\"num\">1.000</td><td class=\"num\">0.667</td></tr>"
+            "<tr><td>a0 (MD5 of the whole text)</td><td class=\"num\">10</td><td class=\"num\">10</td><td class=\"num\">5</td><td class=\"num\">0.500</td><td class=\"num\">exact</td><td class=\"num\">1.000</td><td class=\"num\">0.667</td></tr>"
         ));
         // One bar per present value: a0's three and a7's recall of 0.
         assert_eq!(html.matches("<rect class=\"bar\"").count(), 4);
@@ -600,15 +601,15 @@ mod tests {
         let html = page(&data);
         // a0: the study's 0.23 / 1.00 / 0.38 beside this run's 1 / 0.5 / 2/3.
         assert!(html.contains(
-            "<tr><td>a0</td><td>Table 2</td><td class=\"num\">0.23</td><td class=\"num\">1.00</td><td class=\"num\">0.38</td><td class=\"num\">1.000</td><td class=\"num\">0.500</td><td class=\"num\">0.667</td></tr>"
+            "<tr><td>a0 (MD5 of the whole text)</td><td>Table 2</td><td class=\"num\">0.23</td><td class=\"num\">1.00</td><td class=\"num\">0.38</td><td class=\"num\">1.000</td><td class=\"num\">0.500</td><td class=\"num\">0.667</td></tr>"
         ), "{html}");
         // a4 leads the study's table; this run did not evaluate it.
         assert!(html.contains(
-            "<tr><td>a4</td><td>Table 2</td><td class=\"num\">0.84</td><td class=\"num\">0.80</td><td class=\"num\">0.82</td><td class=\"num\">not run</td>"
+            "<tr><td>a4 (LongSent: the 2 longest sentences)</td><td>Table 2</td><td class=\"num\">0.84</td><td class=\"num\">0.80</td><td class=\"num\">0.82</td><td class=\"num\">not run</td>"
         ));
-        assert!(html.contains("<tr><td>a12</td><td>Table 7</td><td class=\"num\">0.96</td><td class=\"num\">0.95</td><td class=\"num\">0.95</td>"));
+        assert!(html.contains("<tr><td>a12 (3+5: the 3 longest sentences and 5 longest words)</td><td>Table 7</td><td class=\"num\">0.96</td><td class=\"num\">0.95</td><td class=\"num\">0.95</td>"));
         // a7 ran but found nothing: no precision, recall 0.
-        assert!(html.contains("<tr><td>a7</td><td>Table 2</td><td class=\"num\">0.50</td><td class=\"num\">0.97</td><td class=\"num\">0.66</td><td class=\"num\">0.000</td><td class=\"num\">–</td><td class=\"num\">–</td></tr>"));
+        assert!(html.contains("<tr><td>a7 (LexRand: I-Match with extra random lexicons)</td><td>Table 2</td><td class=\"num\">0.50</td><td class=\"num\">0.97</td><td class=\"num\">0.66</td><td class=\"num\">0.000</td><td class=\"num\">–</td><td class=\"num\">–</td></tr>"));
         assert_eq!(html.matches("<td>Table 2</td>").count(), 11);
         assert!(html.contains(
             "pool of a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10 (<code>evaluate.pool = \"study\"</code>): the study's definition"
