@@ -24,12 +24,13 @@
 //! 4. [`verify`] (similarity, comparisons, cluster placement, the keep
 //!    rule) and [`evaluate`] (gold labels, judging the methods);
 //! 5. [`config`]: a job file read into every step's settings, checked;
-//! 6. [`runner`]: the stage trait, run context, manifests, locks, status,
-//!    object-store outputs;
+//! 6. [`runner`] (the stage trait, run context, manifests, locks, status,
+//!    object-store outputs) and [`history`] (the folder of earlier crawls,
+//!    and the steps that match a night against it);
 //! 7. [`stages`]: one thin adapter per stage, from tables to a step and
-//!    back;
-//! 8. [`history`] (nights against earlier crawls), [`report`] (the HTML
-//!    report, `explain`) and [`export`] (the deduplicated crawl);
+//!    back (the history's three among them);
+//! 8. [`report`] (the HTML report, `explain`) and [`export`] (the
+//!    deduplicated crawl);
 //! 9. the binaries (`main.rs`, `bin/`), which may use any of them.
 
 pub mod process;
@@ -47,10 +48,10 @@ pub mod verify;
 
 pub mod config;
 
+pub mod history;
 pub mod runner;
 
 pub mod stages;
 
 pub mod export;
-pub mod history;
 pub mod report;

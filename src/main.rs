@@ -19,7 +19,7 @@ use neardup::history::HistoryLocation;
 use neardup::methods::registry;
 use neardup::process::logging::LogFormat;
 use neardup::runner::mirror::RemoteOut;
-use neardup::runner::{run_stage, MissingInput, RunContext, StageOutcome};
+use neardup::runner::{run_stage, HistoryRun, MissingInput, RunContext, StageOutcome};
 use neardup::stages;
 use neardup::tables::shard::Shard;
 
@@ -247,10 +247,19 @@ struct RunArgs {
     /// the same --cache folder for an object-store output).
     #[arg(long, default_value = "embedded")]
     engine: neardup::tables::sql::Engine,
-    /// History folder of earlier crawls (a local path): after the last stage
-    /// of `--stage all`, the run is matched against the crawls before it
-    /// (tables history_candidates, repeats, crawl_clusters; see [history] in
-    /// the job config) and appended to it as crawl --crawl-id (see `pipeline
+    #[command(flatten)]
+    night: NightHistoryArgs,
+}
+
+/// The history a run is matched against and appended to: the same for
+/// `run` and `status`, which answers for a run with these options.
+#[derive(clap::Args)]
+struct NightHistoryArgs {
+    /// History folder of earlier crawls: after the last stage of `--stage
+    /// all`, the run is matched against the crawls before it (stages
+    /// history_candidates, history_verify, history_clusters writing tables
+    /// history_candidates, repeats, crawl_clusters; see [history] in the job
+    /// config) and appended to it as crawl --crawl-id (see `pipeline
     /// history`). A folder, or an object-store URL (`s3://bucket/history`)
     /// worked on through a local cache (--history-cache).
     #[arg(long, value_name = "DIR|URL", requires = "crawl_id")]
@@ -295,6 +304,8 @@ struct StatusArgs {
     // The options of the `pipeline run` to answer for.
     #[command(flatten)]
     job: JobArgs,
+    #[command(flatten)]
+    night: NightHistoryArgs,
     /// Output format: an aligned table, or one JSON object per stage and line.
     #[arg(long, value_enum, default_value_t = StatusFormat::Table)]
     format: StatusFormat,
@@ -468,8 +479,7 @@ fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
 /// the registry, so the list cannot fall behind it.
 fn methods_help() -> String {
     let width = registry::ids().iter().map(|id| id.len()).max().unwrap_or(0);
-    let lines: Vec<String> =
-        registry::METHODS.iter().map(|m| format!("  {:width$}  {}", m.id, m.name)).collect();
+    let lines: Vec<String> = registry::METHODS.iter().map(|m| format!("  {:width$}  {}", m.id, m.name)).collect();
     format!("Comma-separated method ids to run (default: all):\n{}", lines.join("\n"))
 }
 
@@ -510,28 +520,44 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         Some(limit) => tracing::info!(threads, "{limit}"),
         None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
     }
-    let all = stages::all();
+    // The history's stages follow the pipeline's in a run with --history.
+    let mut all = stages::all();
+    let pipeline_stages = all.len();
+    let is_history_stage = |name: &str| stages::history_match::stages().iter().any(|s| s.name() == name);
+    if args.night.history.is_some() {
+        all.extend(stages::history_match::stages());
+    }
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
-        all.iter().map(|s| s.as_ref()).collect()
+        all[..pipeline_stages].iter().map(|s| s.as_ref()).collect()
     } else {
         match all.iter().find(|s| s.name() == args.stage) {
             Some(s) => vec![s.as_ref()],
-            None => {
+            None if is_history_stage(&args.stage) => {
                 return Err(UsageError(format!(
-                    "unknown stage `{}`; stages: all, {}",
-                    args.stage,
-                    all.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+                    "stage {} matches a night against a history: give --history DIR --crawl-id ID",
+                    args.stage
                 ))
                 .into())
             }
+            None => {
+                let names: Vec<&str> = all
+                    .iter()
+                    .map(|s| s.name())
+                    .chain(stages::history_match::stages().iter().map(|s| s.name()))
+                    .collect();
+                return Err(
+                    UsageError(format!("unknown stage `{}`; stages: all, {}", args.stage, names.join(", "))).into()
+                );
+            }
         }
     };
-    let history = match (&args.history, &args.crawl_id) {
+    let history = match (&args.night.history, &args.night.crawl_id) {
         (Some(dir), Some(crawl)) => {
             neardup::history::check_crawl_id(crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
-            if args.stage != "all" {
+            if args.stage != "all" && !is_history_stage(&args.stage) {
                 return Err(UsageError(
-                    "--history appends a whole run: use it with --stage all, or run \
+                    "--history matches and appends a whole run: use it with --stage all or one of the \
+                     history's stages (history_candidates, history_verify, history_clusters), or run \
                      `pipeline history append` after running the stages one by one"
                         .into(),
                 )
@@ -540,7 +566,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
             if neardup::storage::location::is_url(&args.out) {
                 return Err(UsageError("--history works with a local --out".into()).into());
             }
-            let history = HistoryLocation::open(dir, args.history_cache.history_cache.clone())
+            let history = HistoryLocation::open(dir, args.night.history_cache.history_cache.clone())
                 .map_err(|e| UsageError(format!("--history {dir}: {e:#}")))?;
             Some((history, crawl.clone()))
         }
@@ -582,9 +608,14 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         engine: args.engine.clone(),
         memory_limit,
         wait_for_lock: args.wait,
+        history: history
+            .as_ref()
+            .map(|(location, crawl)| HistoryRun { root: location.local_root().to_path_buf(), crawl: crawl.clone() }),
     };
     let mut input_errors = Vec::new();
     let mut outcomes = Vec::new();
+    // The history's stages are run in the history phase below, under its lock.
+    let (history_selected, selected): (Vec<_>, Vec<_>) = selected.into_iter().partition(|s| is_history_stage(s.name()));
     for stage in &selected {
         let writes = stage.outputs(&ctx.config);
         // The store's lock, beside the cache folder's that run_stage takes.
@@ -618,19 +649,22 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     // section on the night's repeats; appended after it, once matched.
     if let Some((location, crawl)) = &history {
         let _lock = location.lock(args.wait)?;
-        let history = location.local()?;
-        let found = history.match_night(&ctx.out, crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
-        tracing::info!(
-            history = %history.root().display(),
-            candidates = found.candidates,
-            repeats = found.repeats,
-            clustered = found.clustered,
-            "matched against earlier crawls: history_candidates, repeats, crawl_clusters"
-        );
-        let kept = history.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
-        location.commit(crawl)?;
-        let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
-        tracing::info!(history = %history.root().display(), crawl = %crawl, documents, "crawl appended to the history");
+        let local = location.local()?;
+        let matching: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
+            all[pipeline_stages..].iter().map(|s| s.as_ref()).collect()
+        } else {
+            history_selected
+        };
+        for stage in matching {
+            let outcome = run_stage(stage, &all, &ctx, args.force)?;
+            outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
+        }
+        if args.stage == "all" {
+            let kept = local.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+            location.commit(crawl)?;
+            let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
+            tracing::info!(history = %local.root().display(), crawl = %crawl, documents, "crawl appended to the history");
+        }
     }
     // The report sums up the whole run, so it follows the last stage.
     let mut report_path = None;
@@ -726,6 +760,19 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
     if let Some(r) = &remote {
         r.pull_manifests()?;
     }
+    // With --history, the history's stages too, judged against its crawls
+    // (read from the store's manifests for an object store).
+    let mut all = stages::all();
+    let history = match (&args.night.history, &args.night.crawl_id) {
+        (Some(dir), Some(crawl)) => {
+            neardup::history::check_crawl_id(crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
+            let location = HistoryLocation::open(dir, args.night.history_cache.history_cache.clone())
+                .map_err(|e| UsageError(format!("--history {dir}: {e:#}")))?;
+            all.extend(stages::history_match::stages());
+            Some(HistoryRun { root: location.local()?.root().to_path_buf(), crawl: crawl.clone() })
+        }
+        _ => None,
+    };
     let ctx = RunContext {
         shard: Shard::WHOLE,
         out,
@@ -736,12 +783,13 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         engine: neardup::tables::sql::Engine::Embedded,
         memory_limit: None,
         wait_for_lock: false,
+        history,
     };
     let tables = match remote {
         Some(_) => neardup::runner::status::Tables::Committed,
         None => neardup::runner::status::Tables::Local,
     };
-    let lines = neardup::runner::status::status(&stages::all(), &ctx, &tables);
+    let lines = neardup::runner::status::status(&all, &ctx, &tables);
     let mut text = String::new();
     match args.format {
         StatusFormat::Table => text = neardup::runner::status::table_text(&lines),
@@ -868,16 +916,43 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         }
         HistoryAction::Match(night) => {
             let config = night_settings(&night)?;
-            let rt = neardup::process::parallelism::runtime()?;
-            let pool = neardup::process::memory::run_limit(night.memory_limit).map(|l| l.sql());
-            let found = location.local()?.match_night(&night.out, &night.crawl_id, &config, pool, &rt)?;
+            // The history's stages, as `pipeline run --history` runs them:
+            // with manifests, skipped when up to date.
+            let ctx = RunContext {
+                shard: Shard::WHOLE,
+                out: night.out.clone(),
+                config,
+                inputs: Vec::new(),
+                runtime: neardup::process::parallelism::runtime()?,
+                progress: false,
+                engine: neardup::tables::sql::Engine::Embedded,
+                memory_limit: neardup::process::memory::run_limit(night.memory_limit),
+                wait_for_lock: args.wait,
+                history: Some(HistoryRun {
+                    root: location.local()?.root().to_path_buf(),
+                    crawl: night.crawl_id.clone(),
+                }),
+            };
+            let matching = stages::history_match::stages();
+            let all: Vec<Box<dyn neardup::runner::Stage>> =
+                stages::all().into_iter().chain(stages::history_match::stages()).collect();
+            let mut rows = std::collections::BTreeMap::new();
+            for stage in &matching {
+                run_stage(stage.as_ref(), &all, &ctx, false)?;
+                let manifest = neardup::runner::manifest_path(&ctx.out, stage.name(), Shard::WHOLE);
+                rows.extend(neardup::runner::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default());
+            }
+            let count = |table: &str| rows.get(table).copied().unwrap_or(0);
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
-                night.crawl_id, found.candidates, found.repeats, found.clustered
+                night.crawl_id,
+                count("history_candidates"),
+                count("repeats"),
+                count("crawl_clusters")
             );
             // The report has a section on the night's repeats.
             if night.out.join(neardup::report::REPORT_FILE).is_file() {
-                neardup::report::write_report(&night.out, &rt)?;
+                neardup::report::write_report(&night.out, &ctx.runtime)?;
             }
         }
         HistoryAction::Append(night) => {

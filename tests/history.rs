@@ -109,6 +109,31 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
     // The same pages as a third night: each finds itself in both earlier
     // crawls (a0, the exact text hash), and only there.
     run_ok(&["history", "--history", history_s, "match", "--out", out_s, "--crawl-id", "night3"]);
+    // The match ran as the history's three stages: `status` with the
+    // run's history sees them up to date, and a second match skips them.
+    let history_states = || -> BTreeMap<String, String> {
+        let o = pipeline()
+            .args(["status", "--out", out_s, "--methods", "a0,minhash,a11", "--format", "json"])
+            .args(["--history", history_s, "--crawl-id", "night3"])
+            .output()
+            .unwrap();
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|l| l["stage"].as_str().unwrap().starts_with("history_"))
+            .map(|l| (l["stage"].as_str().unwrap().to_string(), l["state"].as_str().unwrap().to_string()))
+            .collect()
+    };
+    let up_to_date: BTreeMap<String, String> = ["history_candidates", "history_clusters", "history_verify"]
+        .iter()
+        .map(|s| (s.to_string(), "up_to_date".to_string()))
+        .collect();
+    assert_eq!(history_states(), up_to_date);
+    let manifest = out.join("_manifests/history_verify.json");
+    let written = std::fs::read(&manifest).unwrap();
+    run_ok(&["history", "--history", history_s, "match", "--out", out_s, "--crawl-id", "night3"]);
+    assert_eq!(std::fs::read(&manifest).unwrap(), written, "an up-to-date match runs again");
     // Verified: each page repeats itself in both crawls, identical.
     let o = pipeline()
         .args(["query", "--out", out_s, "--format", "csv"])
@@ -188,6 +213,9 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
 
     // Drop: the crawl and its partitions go; dropping it again says so.
     run_ok(&["history", "--history", history_s, "drop", "night1"]);
+    // Night 3's match was against night 1 too: its stages are stale now.
+    let states = history_states();
+    assert!(states.len() == 3 && states.values().all(|state| state == "stale"), "{states:?}");
     assert_eq!(list(&history).len(), 1);
     assert!(!partition(&history, "history_documents", "night1").exists());
     let again = pipeline().args(["history", "--history", history_s, "drop", "night1"]).output().unwrap();
@@ -347,7 +375,9 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let config = Config::default();
     let k = config.candidates.max_edges_per_document as usize;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
-    let rows = History::open(&history).unwrap().match_night(&out, "night", &config, None, &rt).unwrap().candidates;
+    let history = History::open(&history).unwrap();
+    let earlier = history.crawls_before("night").unwrap();
+    let rows = history.find_candidates(&out, &earlier, &config, None, &rt).unwrap();
     let mut got = BTreeSet::new();
     let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for batch in common::read_table(&out, "history_candidates") {

@@ -19,11 +19,11 @@
 //!
 //! [`Edges`] says which of them give its candidate edges.
 
+use super::settings::{CandidatesConfig, MethodsConfig};
 use super::{
     a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocPasses, DocView,
     PairMethod, Signature, SignatureMethod, StateRow, TokenParts,
 };
-use crate::methods::settings::MethodsConfig;
 use crate::tables::shard::Shard;
 use crate::tables::write::{Rows, TableOutput};
 use anyhow::Result;
@@ -296,7 +296,12 @@ pub static METHODS: &[MethodSpec] = &[
         signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfRidf, c, s))),
         ..BASE
     },
-    MethodSpec { id: "a4", name: "LongSent: the 2 longest sentences", signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))), ..BASE },
+    MethodSpec {
+        id: "a4",
+        name: "LongSent: the 2 longest sentences",
+        signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))),
+        ..BASE
+    },
     MethodSpec {
         id: "a5",
         name: "HeavySent: the 2 heaviest sentences",
@@ -304,7 +309,12 @@ pub static METHODS: &[MethodSpec] = &[
         signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(c, s))),
         ..BASE
     },
-    MethodSpec { id: "a6", name: "Megashingles: pairs of min-hash supershingles", signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))), ..BASE },
+    MethodSpec {
+        id: "a6",
+        name: "Megashingles: pairs of min-hash supershingles",
+        signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))),
+        ..BASE
+    },
     MethodSpec {
         id: "a7",
         name: "LexRand: I-Match with extra random lexicons",
@@ -312,7 +322,12 @@ pub static METHODS: &[MethodSpec] = &[
         signer: Some(|c, s, _| Box::new(imatch::LexRand::new(c, s))),
         ..BASE
     },
-    MethodSpec { id: "a8", name: "LogShingles: about 8 sampled shingles", signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))), ..BASE },
+    MethodSpec {
+        id: "a8",
+        name: "LogShingles: about 8 sampled shingles",
+        signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))),
+        ..BASE
+    },
     MethodSpec {
         id: "a9",
         name: "DescrWords: descriptive words",
@@ -425,6 +440,34 @@ pub static METHODS: &[MethodSpec] = &[
         ..BASE
     },
 ];
+
+/// The `${name}` parameters of the candidate SQL jobs: the stage's own
+/// settings and those every method's SQL reads
+/// ([`MethodSpec::sql_params`]); the `candidates` stage's and the
+/// history's (`jobs/history_edges.sql`) configuration.
+pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec<(&'static str, String)> {
+    let max_edges = candidates.max_edges_per_document;
+    let index_only: Vec<String> = METHODS
+        .iter()
+        .filter(|m| m.writes_signatures() && matches!(m.edges, Edges::Sql { .. }))
+        .map(|m| format!("'{}'", m.id))
+        .collect();
+    let mut params = vec![
+        ("max_group_size", candidates.max_group_size.to_string()),
+        ("max_edges", max_edges.to_string()),
+        ("chain_steps", crate::tables::sql::chain_steps(max_edges as usize)),
+        // `NOT IN ('')` keeps every method when no signer is an index only.
+        ("index_only_methods", if index_only.is_empty() { "''".into() } else { index_only.join(", ") }),
+    ];
+    for m in METHODS {
+        for (name, value) in (m.sql_params)(methods) {
+            if !params.iter().any(|(n, _)| *n == name) {
+                params.push((name, value));
+            }
+        }
+    }
+    params
+}
 
 /// The method with id `id`.
 pub fn spec(id: &str) -> Option<&'static MethodSpec> {

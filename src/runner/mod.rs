@@ -54,6 +54,17 @@ pub struct RunContext {
     /// When another run holds a task's lock: wait for it (`--wait`)
     /// rather than refuse ([`crate::runner::lock`]).
     pub wait_for_lock: bool,
+    /// The history the run is matched against (`--history`, `--crawl-id`),
+    /// for the history's stages; None for a run without one.
+    pub history: Option<HistoryRun>,
+}
+
+/// The history a night is matched against: the local folder of the
+/// history (the cache of one in an object store) and the night's crawl id.
+#[derive(Debug, Clone)]
+pub struct HistoryRun {
+    pub root: PathBuf,
+    pub crawl: String,
 }
 
 impl RunContext {

@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::methods::registry::{self, Edges, SqlJob};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::candidates;
-use crate::tables::sql::{chain_steps, register_table, run_into_table, substitute};
+use crate::tables::sql::{register_table, run_into_table, substitute};
 use crate::tables::write::TableOutput;
 
 /// The candidates stage.
@@ -57,33 +57,6 @@ impl Stage for Candidates {
     }
 }
 
-/// The `${name}` parameters of the candidate SQL jobs: the stage's own
-/// settings and those every method's SQL reads
-/// ([`registry::MethodSpec::sql_params`]).
-pub fn sql_params(config: &Config) -> Vec<(&'static str, String)> {
-    let max_edges = config.candidates.max_edges_per_document;
-    let index_only: Vec<String> = registry::METHODS
-        .iter()
-        .filter(|m| m.writes_signatures() && matches!(m.edges, Edges::Sql { .. }))
-        .map(|m| format!("'{}'", m.id))
-        .collect();
-    let mut params = vec![
-        ("max_group_size", config.candidates.max_group_size.to_string()),
-        ("max_edges", max_edges.to_string()),
-        ("chain_steps", chain_steps(max_edges as usize)),
-        // `NOT IN ('')` keeps every method when no signer is an index only.
-        ("index_only_methods", if index_only.is_empty() { "''".into() } else { index_only.join(", ") }),
-    ];
-    for m in registry::METHODS {
-        for (name, value) in (m.sql_params)(&config.methods) {
-            if !params.iter().any(|(n, _)| *n == name) {
-                params.push((name, value));
-            }
-        }
-    }
-    params
-}
-
 /// The view `candidates.sql` reads every method's edges from.
 const METHOD_EDGES: &str = "method_edges";
 /// The view whose group keys (method, slot, sig) `hot_signatures.sql` counts.
@@ -101,7 +74,7 @@ async fn run_edge_jobs(
     out: &Path,
     config: &Config,
 ) -> Result<BTreeMap<String, u64>> {
-    let params = sql_params(config);
+    let params = registry::sql_params(&config.methods, &config.candidates);
     let mut jobs: Vec<SqlJob> = vec![
         SqlJob::View("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
         SqlJob::View("signature_edges", include_str!("../../jobs/signature_edges.sql")),
@@ -146,7 +119,7 @@ async fn run_edge_jobs(
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let params = sql_params(&ctx.config);
+    let params = registry::sql_params(&ctx.config.methods, &ctx.config.candidates);
     let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
     report.rows.extend(run_edge_jobs(&session, &ctx.out, &ctx.config).await?);
@@ -193,7 +166,10 @@ pub async fn candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u6
 pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u64, String, Option<f64>)>> {
     let session = crate::tables::sql::session_over(out).await?;
     run_edge_jobs(&session, out, config).await?;
-    let sql = substitute(include_str!("../../jobs/candidates.sql"), &sql_params(config));
+    let sql = substitute(
+        include_str!("../../jobs/candidates.sql"),
+        &registry::sql_params(&config.methods, &config.candidates),
+    );
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
     for batch in batches {

@@ -5,6 +5,7 @@ pub mod boilerplate;
 pub mod candidates;
 pub mod decide;
 pub mod evaluate;
+pub mod history_match;
 pub mod ingest;
 pub mod search;
 pub mod signatures;
@@ -14,7 +15,9 @@ pub mod verify;
 
 use crate::runner::Stage;
 
-/// Every stage in run order (`--stage all` runs them in this order).
+/// Every stage of a run in run order (`--stage all` runs them in this
+/// order); a run with `--history` runs [`history_match::stages`] after
+/// them.
 pub fn all() -> Vec<Box<dyn Stage>> {
     vec![
         Box::new(ingest::Ingest),

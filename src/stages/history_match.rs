@@ -1,0 +1,143 @@
+//! The history's stages (`--history DIR --crawl-id ID`): a night matched
+//! against the earlier crawls of the history, after `evaluate` and before
+//! the night is appended ([`crate::history::matching`] has the steps).
+//!
+//! - `history_candidates`: `signatures` and the methods' records →
+//!   `history_candidates`, the candidate repeats bounded per night page;
+//! - `history_verify`: `history_candidates` + the texts → `repeats`, those
+//!   that verify against the earlier pages' kept texts;
+//! - `history_clusters`: `repeats` + `clusters` → `crawl_clusters`, the
+//!   clusters across crawls with the copy each keeps.
+//!
+//! As stages of the runner they have manifests, so `pipeline status
+//! --history DIR --crawl-id ID` sees them and a rerun skips what is up to
+//! date. Their inputs outside the output folder are the earlier crawls
+//! (their manifests, [`earlier_crawls`]): appending, replacing or dropping
+//! one makes them run again.
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::history::{CrawlManifest, History};
+use crate::methods::registry;
+use crate::runner::{HistoryRun, RunContext, Stage, StageReport};
+
+/// The three stages, in run order.
+pub fn stages() -> Vec<Box<dyn Stage>> {
+    vec![Box::new(HistoryCandidates), Box::new(HistoryVerify), Box::new(HistoryClusters)]
+}
+
+/// The history and night crawl of the run; an error naming the stage when
+/// the run has none.
+fn night<'a>(ctx: &'a RunContext, stage: &str) -> Result<(History, &'a HistoryRun)> {
+    let night = ctx.history.as_ref().with_context(|| {
+        format!("stage {stage} matches a night against a history: give --history DIR --crawl-id ID")
+    })?;
+    Ok((History::open(&night.root)?, night))
+}
+
+/// The earlier crawls a night is matched against: the complete crawls whose
+/// ids sort before its own, by their manifests.
+fn earlier_crawls(ctx: &RunContext, stage: &str) -> Result<Vec<CrawlManifest>> {
+    let (history, night) = night(ctx, stage)?;
+    history.crawls_before(&night.crawl)
+}
+
+/// The external fingerprint of every history stage: the night's crawl id
+/// and the manifests of the crawls before it.
+fn history_fingerprint(ctx: &RunContext, stage: &str) -> Result<Value> {
+    let crawl = night(ctx, stage)?.1.crawl.clone();
+    Ok(json!({"crawl": crawl, "earlier_crawls": earlier_crawls(ctx, stage)?}))
+}
+
+/// Stage `history_candidates`.
+pub struct HistoryCandidates;
+
+impl Stage for HistoryCandidates {
+    fn name(&self) -> &'static str {
+        "history_candidates"
+    }
+    fn inputs(&self) -> Vec<&'static str> {
+        std::iter::once("signatures").chain(registry::record_tables()).collect()
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["history_candidates"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        let params: serde_json::Map<String, Value> = registry::sql_params(&config.methods, &config.candidates)
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), Value::String(value)))
+            .collect();
+        json!({"sql_params": params})
+    }
+    fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
+        history_fingerprint(ctx, self.name())
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        let (history, _) = night(ctx, self.name())?;
+        let earlier = earlier_crawls(ctx, self.name())?;
+        let rows = history.find_candidates(&ctx.out, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let mut report = StageReport::default();
+        report.rows.insert("history_candidates".into(), rows);
+        report.counters.insert("earlier_crawls".into(), earlier.len() as u64);
+        Ok(report)
+    }
+}
+
+/// Stage `history_verify`.
+pub struct HistoryVerify;
+
+impl Stage for HistoryVerify {
+    fn name(&self) -> &'static str {
+        "history_verify"
+    }
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["history_candidates", "documents", "tokens"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["repeats"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"verify": config.verify})
+    }
+    fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
+        history_fingerprint(ctx, self.name())
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        let (history, night) = night(ctx, self.name())?;
+        let earlier = earlier_crawls(ctx, self.name())?;
+        let rows = history.verify_night(&ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let mut report = StageReport::default();
+        report.rows.insert("repeats".into(), rows);
+        Ok(report)
+    }
+}
+
+/// Stage `history_clusters`.
+pub struct HistoryClusters;
+
+impl Stage for HistoryClusters {
+    fn name(&self) -> &'static str {
+        "history_clusters"
+    }
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["repeats", "clusters", "documents"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec!["crawl_clusters"]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"dedup": config.dedup, "mark": config.history.mark})
+    }
+    fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
+        history_fingerprint(ctx, self.name())
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        let (history, night) = night(ctx, self.name())?;
+        let rows = history.cluster_night(&ctx.out, &night.crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let mut report = StageReport::default();
+        report.rows.insert("crawl_clusters".into(), rows);
+        Ok(report)
+    }
+}
