@@ -123,7 +123,8 @@ fn check_report(out: &Path) -> String {
     assert!(html.contains("<svg") && html.contains(r#"aria-label="Precision, recall and F1 per method""#));
     assert!(html.contains(r#"aria-label="Dice overlap between methods""#));
     for method in neardup::methods::registry::ids() {
-        assert!(html.contains(&format!("<tr><td>{method}</td>")), "method {method} missing from the report");
+        let title = neardup::methods::registry::title(method);
+        assert!(html.contains(&format!("<tr><td>{title}</td>")), "method {title} missing from the report");
     }
     let documents = format!(
         r#"<span class="value">{}</span><span class="label">documents</span>"#,
