@@ -473,8 +473,6 @@ fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
     neardup::process::logging::init(format, filter);
 }
 
-/// The config and inputs of a job: the config file (or the defaults) with
-/// the command line's changes, validated.
 /// `--methods`' long help (`--help`): every method by id and name, from
 /// the registry, so the list cannot fall behind it.
 fn methods_help() -> String {
@@ -483,6 +481,8 @@ fn methods_help() -> String {
     format!("Comma-separated method ids to run (default: all):\n{}", lines.join("\n"))
 }
 
+/// The config and inputs of a job: the config file (or the defaults) with
+/// the command line's changes, validated.
 fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
     let mut config = match &job.config {
         Some(path) => Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?,
@@ -761,7 +761,8 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
         r.pull_manifests()?;
     }
     // With --history, the history's stages too, judged against its crawls
-    // (read from the store's manifests for an object store).
+    // (an object-store history is pulled into its cache first, as a run
+    // pulls it before matching).
     let mut all = stages::all();
     let history = match (&args.night.history, &args.night.crawl_id) {
         (Some(dir), Some(crawl)) => {
@@ -804,8 +805,6 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
     Ok(if neardup::runner::status::all_up_to_date(&lines) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
-/// One log line per stage of the run: whether it ran or was up to date,
-/// its rows, wall and CPU time (from its manifest).
 /// An input path that is not there, or inputs without one file to read,
 /// is a mistake in the command (exit 2) before any stage runs: ingest would
 /// otherwise run on nothing and the next run would call it up to date.
@@ -860,6 +859,8 @@ fn outcome_line(
     Some(line)
 }
 
+/// One log line per stage of the run: whether it ran or was up to date,
+/// its rows, wall and CPU time (from its manifest).
 fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) {
     for &(stage, ran) in outcomes {
         let Some(m) = neardup::runner::read_manifest_file(&neardup::runner::manifest_path(&ctx.out, stage, shard))
