@@ -11,18 +11,12 @@
 -- with crawl, doc_id) is kept; the others are duplicates, but for
 -- [history] mark = "new-only" (${new_only}), where only the night's pages
 -- (crawl ${night}) are ever marked.
--- The night's text lengths are taken before the join: under a memory
--- limit the join is a sort-merge join, which otherwise sorted the texts
--- (at 2 copies of the Javadoc crawl matched against 1 under
--- `--memory-limit 2G`: "Not enough memory to continue external sort").
+-- The night's columns are those verify ranks by (as
+-- keep_columns.sql).
 WITH attributes AS (
     SELECT m.group_no, m.crawl, m.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status, d.text_chars
     FROM members m
-    JOIN (
-        SELECT doc_id, url, canonical_url, crawl_date, http_status,
-               CAST(character_length(text) AS BIGINT) AS text_chars
-        FROM documents
-    ) d ON d.doc_id = m.doc_id
+    JOIN (${keep_columns}) d ON d.doc_id = m.doc_id
     WHERE m.crawl = ${night}
     UNION ALL
     SELECT m.group_no, m.crawl, m.doc_id, h.url, h.url AS canonical_url, h.crawl_date, h.http_status, h.text_chars

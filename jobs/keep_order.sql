@@ -5,19 +5,12 @@
 -- run), doc_id, url, canonical_url, crawl_date, http_status and text_chars,
 -- and always ends with doc_id: a total order, so a component's documents
 -- keep their relative order whatever else the task holds (any sharding).
--- Reads `documents` and `own_docs(doc_id)`, the task's documents.
--- The text's length is taken before the join: under a memory limit the
--- join is a sort-merge join, which otherwise sorted the texts with their
--- ids (at 8 copies of the Javadoc crawl under `--memory-limit 2G`, the
--- peak of `verify`: 835 MB of RSS).
+-- Reads `documents` (its columns as keep_columns.sql gives them) and
+-- `own_docs(doc_id)`, the task's documents.
 SELECT doc_id, url,
        ROW_NUMBER() OVER (ORDER BY ${keep_order}) AS keep_rank
 FROM (
     SELECT d.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status, d.text_chars, '' AS crawl
-    FROM (
-        SELECT doc_id, url, canonical_url, crawl_date, http_status,
-               CAST(character_length(text) AS BIGINT) AS text_chars
-        FROM documents
-    ) d
+    FROM (${keep_columns}) d
     JOIN own_docs o ON o.doc_id = d.doc_id
 ) members

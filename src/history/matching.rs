@@ -21,6 +21,7 @@ use crate::tables::columns::{
 use crate::tables::sql::substitute;
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, load_verification_texts, Doc};
+use crate::verify::settings::KEEP_COLUMNS;
 
 impl History {
     /// Writes `out/history_candidates`: the candidate repeats of the
@@ -235,6 +236,7 @@ impl History {
                 ("night", format!("'{crawl}'")),
                 ("member_crawls", sql_list(member_crawls.into_iter())),
                 ("keep_order", config.dedup.keep_order()),
+                ("keep_columns", KEEP_COLUMNS.to_string()),
                 ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
             ];
             let batch = arrow::record_batch::RecordBatch::try_from_iter([

@@ -60,6 +60,7 @@ use crate::verify::compare::{
     register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges, Doc, Outcome,
 };
 use crate::verify::placement::{place, Placed, Rule};
+use crate::verify::settings::KEEP_COLUMNS;
 use crate::verify::union_find::UnionFind;
 
 /// The verify stage.
@@ -222,7 +223,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 
     let texts =
         spill_verification_texts(&session, |id| members.index(id).is_some(), ctx.config.verify.text, &ctx.out).await?;
-    let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", ctx.config.dedup.keep_order())]);
+    let sql = substitute(
+        include_str!("../../jobs/keep_order.sql"),
+        &[("keep_order", ctx.config.dedup.keep_order()), ("keep_columns", KEEP_COLUMNS.to_string())],
+    );
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -421,7 +425,10 @@ mod tests {
             session.register_batch("documents", documents.clone()).unwrap();
             register_doc_ids(&session, "own_docs", ids.to_vec()).unwrap();
             let dedup = DedupConfig { keep, ..DedupConfig::default() };
-            let sql = substitute(include_str!("../../jobs/keep_order.sql"), &[("keep_order", dedup.keep_order())]);
+            let sql = substitute(
+                include_str!("../../jobs/keep_order.sql"),
+                &[("keep_order", dedup.keep_order()), ("keep_columns", KEEP_COLUMNS.to_string())],
+            );
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             let batches = runtime.block_on(async { session.sql(&sql).await.unwrap().collect().await.unwrap() });
             let mut ranked: Vec<(u64, u64)> = batches

@@ -129,6 +129,11 @@ pub enum KeepRule {
     Sql,
 }
 
+/// The SQL of the columns [`DedupConfig::keep_order`] ranks a night's
+/// documents by (`jobs/keep_columns.sql`), substituted as
+/// `${keep_columns}` into every job that ranks them.
+pub const KEEP_COLUMNS: &str = include_str!("../../jobs/keep_columns.sql");
+
 impl DedupConfig {
     /// The `ORDER BY` list that ranks a cluster's members, first = kept,
     /// over the columns named at [`DedupConfig::keep_order_by`]; the crawl
