@@ -11,7 +11,7 @@
 -- with crawl, doc_id) is kept; the others are duplicates, but for
 -- [history] mark = "new-only" (${new_only}), where only the night's pages
 -- (crawl ${night}) are ever marked.
--- The night's columns are those verify ranks by (as
+-- The night's columns are those verify ranks by (the columns of
 -- keep_columns.sql).
 WITH attributes AS (
     SELECT m.group_no, m.crawl, m.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status, d.text_chars
