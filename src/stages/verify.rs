@@ -49,7 +49,6 @@ use anyhow::Result;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
@@ -57,9 +56,10 @@ use crate::tables::columns::{clusters, documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{
-    register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges, Doc, Outcome,
+    register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges, Outcome,
 };
-use crate::verify::placement::{place, Placed, Rule};
+use crate::verify::components::{place_component, Adjacency, ComponentResult, Members, ABSENT};
+use crate::verify::placement::Rule;
 use crate::verify::settings::KEEP_COLUMNS;
 use crate::verify::union_find::UnionFind;
 
@@ -85,117 +85,6 @@ impl Stage for Verify {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         ctx.runtime.block_on(run(ctx))
     }
-}
-
-/// The task's documents as verify holds them in memory, by dense index:
-/// their position in `ids`, ascending doc_id, so that ordering pairs of
-/// indices orders them by doc_id. What the rows and the keep order need;
-/// the texts stay on disk until compared.
-///
-/// Why arrays and not a map of structs: this is held for every document of
-/// the task, and it is what grows with the crawl. At 8 copies of the
-/// Javadoc crawl (199 k documents, 1.2 M candidate pairs, `--memory-limit
-/// 2G`) `verify` peaked at 564 MB with maps of documents, edges, adjacency
-/// lists and verdicts, and at 451 MB with these arrays (the million-page
-/// run's `verify` peaked at 3.0 GB with the maps).
-struct Members {
-    /// The task's doc_ids, ascending.
-    ids: Vec<u64>,
-    /// Each one's place in the keep order (`[dedup] keep`), [`ABSENT`] for a
-    /// document with no `documents` row (never placed).
-    keep_rank: Vec<u64>,
-    /// The urls, one after the other; `url_span[i]` is (start, length).
-    urls: String,
-    url_span: Vec<(usize, usize)>,
-}
-
-/// The keep rank of a document missing from `documents`.
-const ABSENT: u64 = u64::MAX;
-
-impl Members {
-    /// The dense index of `doc_id`, if it is one of the task's.
-    fn index(&self, doc_id: u64) -> Option<u32> {
-        self.ids.binary_search(&doc_id).ok().map(|i| i as u32)
-    }
-
-    /// Whether document `i` has a `documents` row (a keep rank).
-    fn is_present(&self, i: u32) -> bool {
-        self.keep_rank[i as usize] != ABSENT
-    }
-
-    /// The url of document `i`.
-    fn url(&self, i: u32) -> &str {
-        let (start, len) = self.url_span[i as usize];
-        &self.urls[start..start + len]
-    }
-}
-
-/// The candidate edges between the task's documents, by dense index, in
-/// compressed rows: document i's neighbours are `to[start[i]..start[i + 1]]`,
-/// with the masks of the methods that proposed each in `mask`.
-struct Adjacency {
-    start: Vec<usize>,
-    to: Vec<u32>,
-    mask: Vec<u64>,
-}
-
-impl Adjacency {
-    /// From the pairs (a, b, mask) between present documents, each once.
-    fn new(n: usize, pairs: &[(u32, u32, u64)]) -> Adjacency {
-        let mut start = vec![0usize; n + 1];
-        for &(a, b, _) in pairs {
-            start[a as usize + 1] += 1;
-            start[b as usize + 1] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut next = start.clone();
-        let (mut to, mut mask) = (vec![0u32; start[n]], vec![0u64; start[n]]);
-        for &(a, b, m) in pairs {
-            for (from, other) in [(a, b), (b, a)] {
-                let k = &mut next[from as usize];
-                (to[*k], mask[*k]) = (other, m);
-                *k += 1;
-            }
-        }
-        Adjacency { start, to, mask }
-    }
-
-    /// Document i's neighbours and their masks.
-    fn of(&self, i: u32) -> impl Iterator<Item = (u32, u64)> + '_ {
-        let range = self.start[i as usize]..self.start[i as usize + 1];
-        self.to[range.clone()].iter().copied().zip(self.mask[range].iter().copied())
-    }
-}
-
-/// One comparison made, by dense index ([`Members`]; a < b, so rows sort
-/// by doc_id): a `duplicates` row when `similarity` is set, a
-/// `failed_pairs` row otherwise.
-struct Compared {
-    a: u32,
-    b: u32,
-    /// The methods whose edges led to the comparison.
-    methods: u64,
-    similarity: Option<f64>,
-}
-
-/// One `clusters` row, by dense index.
-struct ClusterRow {
-    doc: u32,
-    representative: u32,
-    size: u64,
-    similarity: Option<f64>,
-}
-
-/// What one component gives, by dense index: its comparisons, its
-/// clusters' members, and counts for the manifest.
-#[derive(Default)]
-struct ComponentResult {
-    compared: Vec<Compared>,
-    clustered: Vec<ClusterRow>,
-    outcomes: [u64; 3],
-    capped: u64,
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
@@ -242,7 +131,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     members.urls.shrink_to_fit();
 
     // A document with no `documents` row is in no component's placement.
-    let present = |id: u64| members.index(id).filter(|&i| members.is_present(i));
     own_pairs.retain(|&(a, b, _)| members.is_present(a) && members.is_present(b));
     let adjacency = Adjacency::new(n, &own_pairs);
 
@@ -257,28 +145,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let results: Vec<ComponentResult> = components
         .par_iter()
         .map(|component| {
-            let mut local: Vec<u32> = component.iter().filter_map(|&id| present(id)).collect();
-            local.sort_by_key(|&i| members.keep_rank[i as usize]);
-            let position: HashMap<u32, usize> = local.iter().enumerate().map(|(k, &i)| (i, k)).collect();
-            let local_edges: Vec<Vec<(usize, u64)>> = local
-                .iter()
-                .map(|&i| {
-                    let mut e: Vec<(usize, u64)> =
-                        adjacency.of(i).filter_map(|(other, mask)| position.get(&other).map(|&j| (j, mask))).collect();
-                    e.sort_unstable();
-                    e
-                })
-                .collect();
-            drop(position);
-            // A missing text (no `tokens` row) is an empty one. The url
-            // is not needed to compare.
-            let load = |j: usize| {
-                let id = members.ids[local[j] as usize];
-                Ok(Doc::new(id, String::new(), spilled_verification_text(&texts, id)?))
-            };
-            let placed = place(&local_edges, load, rule)?;
-            progress.inc(local.len() as u64);
-            Ok(component_result(&local, placed))
+            let result =
+                place_component(component, &members, &adjacency, |id| spilled_verification_text(&texts, id), rule)?;
+            progress.inc(component.len() as u64);
+            Ok(result)
         })
         .collect::<Result<_>>()?;
     progress.finish_and_clear();
@@ -363,34 +233,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         c.insert(format!("{method}_found_pairs"), found);
     }
     Ok(report)
-}
-
-/// A placed component's rows by dense index (`local[k]` is the index of
-/// its k-th document in keep order).
-fn component_result(local: &[u32], placed: Placed) -> ComponentResult {
-    let mut result = ComponentResult { capped: placed.capped, ..ComponentResult::default() };
-    for c in &placed.comparisons {
-        let (x, y) = (local[c.doc], local[c.other]);
-        let (a, b) = (x.min(y), x.max(y));
-        result.compared.push(Compared { a, b, methods: c.methods, similarity: c.similarity });
-        result.outcomes[c.outcome as usize] += 1;
-    }
-    let mut sizes = vec![0u64; local.len()];
-    for &r in &placed.representative {
-        sizes[r] += 1;
-    }
-    for (k, &i) in local.iter().enumerate() {
-        let r = placed.representative[k];
-        if sizes[r] > 1 {
-            result.clustered.push(ClusterRow {
-                doc: i,
-                representative: local[r],
-                size: sizes[r],
-                similarity: placed.similarity[k],
-            });
-        }
-    }
-    result
 }
 
 #[cfg(test)]

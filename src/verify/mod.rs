@@ -8,6 +8,8 @@
 //! - [`placement`]: a component's documents placed in the keep order, each
 //!   compared with the representatives its edges reach, so a cluster's
 //!   first document is the copy kept;
+//! - [`components`]: a verify task's documents, edges and rows as dense
+//!   arrays, and one component placed into rows;
 //! - [`union_find`]: disjoint sets, for the components and the history's
 //!   clusters.
 //!
@@ -16,6 +18,7 @@
 //! comparison.
 
 pub mod compare;
+pub mod components;
 pub mod placement;
 pub mod settings;
 pub mod similarity;
