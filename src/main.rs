@@ -522,13 +522,12 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     }
     // The history's stages follow the pipeline's in a run with --history.
     let mut all = stages::all();
-    let pipeline_stages = all.len();
     let is_history_stage = |name: &str| stages::history_match::stages().iter().any(|s| s.name() == name);
     if args.night.history.is_some() {
         all.extend(stages::history_match::stages());
     }
     let selected: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
-        all[..pipeline_stages].iter().map(|s| s.as_ref()).collect()
+        all.iter().map(|s| s.as_ref()).collect()
     } else {
         match all.iter().find(|s| s.name() == args.stage) {
             Some(s) => vec![s.as_ref()],
@@ -650,12 +649,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     if let Some((location, crawl)) = &history {
         let _lock = location.lock(args.wait)?;
         let local = location.local()?;
-        let matching: Vec<&dyn neardup::runner::Stage> = if args.stage == "all" {
-            all[pipeline_stages..].iter().map(|s| s.as_ref()).collect()
-        } else {
-            history_selected
-        };
-        for stage in matching {
+        for stage in history_selected {
             let outcome = run_stage(stage, &all, &ctx, args.force)?;
             outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
         }

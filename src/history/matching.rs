@@ -21,7 +21,6 @@ use crate::tables::columns::{
 use crate::tables::sql::substitute;
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, load_verification_texts, Doc};
-use crate::verify::settings::KEEP_COLUMNS;
 
 impl History {
     /// Writes `out/history_candidates`: the candidate repeats of the
@@ -232,13 +231,12 @@ impl History {
                 }
             }
             let member_crawls: BTreeSet<&str> = member_crawl.iter().map(String::as_str).collect();
-            let params = [
+            let mut params = vec![
                 ("night", format!("'{crawl}'")),
                 ("member_crawls", sql_list(member_crawls.into_iter())),
-                ("keep_order", config.dedup.keep_order()),
-                ("keep_columns", KEEP_COLUMNS.to_string()),
                 ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
             ];
+            params.extend(config.dedup.sql_params());
             let batch = arrow::record_batch::RecordBatch::try_from_iter([
                 ("group_no", std::sync::Arc::new(arrow::array::UInt64Array::from(group_no)) as arrow::array::ArrayRef),
                 ("crawl", std::sync::Arc::new(StringArray::from(member_crawl))),

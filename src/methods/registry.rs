@@ -441,10 +441,10 @@ pub static METHODS: &[MethodSpec] = &[
     },
 ];
 
-/// The `${name}` parameters of the candidate SQL jobs: the stage's own
-/// settings and those every method's SQL reads
-/// ([`MethodSpec::sql_params`]); the `candidates` stage's and the
-/// history's (`jobs/history_edges.sql`) configuration.
+/// The `${name}` parameters of the candidate SQL jobs: the bounds of
+/// `[candidates]` and the settings every method's SQL reads
+/// ([`MethodSpec::sql_params`]), for the `candidates` stage and the
+/// history's `jobs/history_edges.sql`.
 pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec<(&'static str, String)> {
     let max_edges = candidates.max_edges_per_document;
     let index_only: Vec<String> = METHODS

@@ -12,14 +12,14 @@
 //! As stages of the runner they have manifests, so `pipeline status
 //! --history DIR --crawl-id ID` sees them and a rerun skips what is up to
 //! date. Their inputs outside the output folder are the earlier crawls
-//! (their manifests, [`earlier_crawls`]): appending, replacing or dropping
+//! (their manifests, `history_fingerprint`): appending, replacing or dropping
 //! one makes them run again.
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::history::{CrawlManifest, History};
+use crate::history::History;
 use crate::methods::registry;
 use crate::runner::{HistoryRun, RunContext, Stage, StageReport};
 
@@ -37,18 +37,12 @@ fn night<'a>(ctx: &'a RunContext, stage: &str) -> Result<(History, &'a HistoryRu
     Ok((History::open(&night.root)?, night))
 }
 
-/// The earlier crawls a night is matched against: the complete crawls whose
-/// ids sort before its own, by their manifests.
-fn earlier_crawls(ctx: &RunContext, stage: &str) -> Result<Vec<CrawlManifest>> {
-    let (history, night) = night(ctx, stage)?;
-    history.crawls_before(&night.crawl)
-}
-
 /// The external fingerprint of every history stage: the night's crawl id
-/// and the manifests of the crawls before it.
+/// and the manifests of the crawls before it (the complete crawls whose ids
+/// sort before its own).
 fn history_fingerprint(ctx: &RunContext, stage: &str) -> Result<Value> {
-    let crawl = night(ctx, stage)?.1.crawl.clone();
-    Ok(json!({"crawl": crawl, "earlier_crawls": earlier_crawls(ctx, stage)?}))
+    let (history, night) = night(ctx, stage)?;
+    Ok(json!({"crawl": night.crawl, "earlier_crawls": history.crawls_before(&night.crawl)?}))
 }
 
 /// Stage `history_candidates`.
@@ -75,8 +69,8 @@ impl Stage for HistoryCandidates {
         history_fingerprint(ctx, self.name())
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
-        let (history, _) = night(ctx, self.name())?;
-        let earlier = earlier_crawls(ctx, self.name())?;
+        let (history, night) = night(ctx, self.name())?;
+        let earlier = history.crawls_before(&night.crawl)?;
         let rows = history.find_candidates(&ctx.out, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("history_candidates".into(), rows);
@@ -106,7 +100,7 @@ impl Stage for HistoryVerify {
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
-        let earlier = earlier_crawls(ctx, self.name())?;
+        let earlier = history.crawls_before(&night.crawl)?;
         let rows = history.verify_night(&ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("repeats".into(), rows);

@@ -60,7 +60,6 @@ use crate::verify::compare::{
 };
 use crate::verify::components::{place_component, Adjacency, ComponentResult, Members, ABSENT};
 use crate::verify::placement::Rule;
-use crate::verify::settings::KEEP_COLUMNS;
 use crate::verify::union_find::UnionFind;
 
 /// The verify stage.
@@ -112,10 +111,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 
     let texts =
         spill_verification_texts(&session, |id| members.index(id).is_some(), ctx.config.verify.text, &ctx.out).await?;
-    let sql = substitute(
-        include_str!("../../jobs/keep_order.sql"),
-        &[("keep_order", ctx.config.dedup.keep_order()), ("keep_columns", KEEP_COLUMNS.to_string())],
-    );
+    let sql = substitute(include_str!("../../jobs/keep_order.sql"), &ctx.config.dedup.sql_params());
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -267,10 +263,7 @@ mod tests {
             session.register_batch("documents", documents.clone()).unwrap();
             register_doc_ids(&session, "own_docs", ids.to_vec()).unwrap();
             let dedup = DedupConfig { keep, ..DedupConfig::default() };
-            let sql = substitute(
-                include_str!("../../jobs/keep_order.sql"),
-                &[("keep_order", dedup.keep_order()), ("keep_columns", KEEP_COLUMNS.to_string())],
-            );
+            let sql = substitute(include_str!("../../jobs/keep_order.sql"), &dedup.sql_params());
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
             let batches = runtime.block_on(async { session.sql(&sql).await.unwrap().collect().await.unwrap() });
             let mut ranked: Vec<(u64, u64)> = batches
