@@ -4,7 +4,7 @@
 #
 # Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH | --profile P]
 #                         [--work DIR] [--json FILE] [--memory-limit SIZE]
-#                         [--threads N] [--new-words] CORPUS...
+#                         [--threads N] [--new-words] [--one-host] CORPUS...
 #
 # CORPUS: WARC/ARC or JSON Lines files or folders, as for `pipeline run --input`.
 #
@@ -24,7 +24,10 @@
 # the growth factor of every stage between consecutive scales. With
 # --new-words, each copy is translated into made-up words of its own
 # instead (bench_corpus.py --new-words): the vocabulary and the
-# statistics grow with the copies. If the
+# statistics grow with the copies. Each copy is a site of its own (its
+# hosts prefixed `copy-k.`); --one-host keeps the copies on the original
+# hosts, the layout of the series before 2026-11-27 (bench_corpus.py says
+# why that layout made each copy's text grow with the copies). If the
 # binary cannot read JSON Lines, the input files are replicated unchanged
 # under distinct names instead (exact duplicates, so the pair counts grow
 # quadratically: the script says so).
@@ -60,6 +63,7 @@ while [[ $# -gt 0 ]]; do
         --memory-limit) RUN_FLAGS+=(--memory-limit "${2:?--memory-limit needs a size}"); shift 2 ;;
         --threads) RUN_FLAGS+=(--threads "${2:?--threads needs a number}"); shift 2 ;;
         --new-words) CORPUS_FLAGS+=(--new-words); shift ;;
+        --one-host) CORPUS_FLAGS+=(--one-host); shift ;;
         -h|--help) usage ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) CORPUS+=("$(realpath "$1")"); shift ;;

@@ -37,6 +37,18 @@ grow with the number of copies, as they do in a crawl that grows (the
 issue "Any crawl size": a series "whose copies bring new words"). Words
 of other scripts stay as they are.
 
+Each copy k > 0 is a site of its own: its URLs' hosts get the prefix
+`copy-k.` (https://copy-3.docs.example/a.html), as a crawl that grows
+meets more sites, each with its own template. With --one-host, copies stay
+on the original hosts with the fragment `#copy-k` (the layout of the
+series measured before 2026-11-27): each host then holds N translations of
+its template, and a template line, found on one page in N of its host,
+falls below the boilerplate share ([boilerplate] min_share of the host's
+pages) as N grows. On the Javadoc crawl the template lines found went
+from 603 at 1 copy to 358 at 8 and 277 at 16, so each copy's text, its
+candidate pairs and its comparisons grew with the number of copies: a
+property of that layout, not of the crawl's size.
+
 Everything is seeded by the copy number and the document id: the same
 input gives the same copies.
 """
@@ -47,6 +59,7 @@ import json
 import random
 import re
 import sys
+from urllib.parse import urlsplit, urlunsplit
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -69,6 +82,16 @@ def script_of(word):
 
 def word_class(word):
     return (script_of(word), len(word))
+
+
+def copy_url(url, copy, one_host):
+    """Copy k's URL: on a host of its own (`copy-k.` + host), or with
+    --one-host on the same host with the fragment `#copy-k`."""
+    parts = urlsplit(url)
+    if one_host or not parts.hostname:
+        return f"{url}#copy-{copy}"
+    user, at, host = parts.netloc.rpartition("@")
+    return urlunsplit(parts._replace(netloc=f"{user}{at}copy-{copy}.{host}"))
 
 
 def stable_hash(*parts):
@@ -197,6 +220,11 @@ def main():
         action="store_true",
         help="translate each copy into made-up words of its own, so that the vocabulary grows with the copies",
     )
+    ap.add_argument(
+        "--one-host",
+        action="store_true",
+        help="keep every copy on the original hosts (URL fragment #copy-k) instead of a host of its own",
+    )
     args = ap.parse_args()
     if args.copies < 1:
         sys.exit("copies must be at least 1")
@@ -224,7 +252,7 @@ def main():
                         text = translate(text, mapping)
                         translated += 1
                     text = edit(text, copy, doc_id, args.edits, frequent, all_words)
-                    url = f"{url}#copy-{copy}"
+                    url = copy_url(url, copy, args.one_host)
                 record = {"id": f"{doc_id}-{copy}", "url": url, "text": text}
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
         print(f"copy {copy}: {len(docs)} documents, {translated} translated", file=sys.stderr)
