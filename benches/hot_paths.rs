@@ -27,7 +27,7 @@ use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
 use neardup::ingest::record::{process_record, sniff_html};
 use neardup::ingest::{html, http};
 use neardup::methods::registry::{build_signers, StateSource};
-use neardup::methods::settings::MethodsConfig;
+use neardup::methods::settings::{MethodsConfig, MinHashSettings, SlstSettings, SpotSigsSettings};
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
@@ -212,12 +212,12 @@ fn tokenize(bencher: Bencher) {
 /// Shingle fingerprints (width 10) and the 84 min-wise hashes of each document.
 #[divan::bench]
 fn minhash_sketch(bencher: Bencher) {
-    let cfg = MethodsConfig::default();
-    let hasher = MinHasher::new(cfg.minhash_functions, cfg.minhash_seed);
+    let cfg = MinHashSettings::default();
+    let hasher = MinHasher::new(cfg.functions, cfg.seed);
     let docs = &*SAMPLE_LISTS;
     bencher.counter(ItemsCount::new(docs.len())).bench(|| {
         for [terms, ..] in docs {
-            let fps = shingle_fingerprints(terms, cfg.minhash_shingle_width);
+            let fps = shingle_fingerprints(terms, cfg.shingle_width);
             black_box(hasher.sketch(&fps));
         }
     });
@@ -251,7 +251,7 @@ fn signature_method(bencher: Bencher, id: &str) {
 /// every pair among the first 100 documents (4,950 comparisons).
 #[divan::bench]
 fn spotsigs_jaccard(bencher: Bencher) {
-    let spot = SpotSigs::new(&MethodsConfig::default());
+    let spot = SpotSigs::new(&SpotSigsSettings::default());
     let sets: Vec<Vec<(String, u32)>> =
         SAMPLE_LISTS.iter().take(100).map(|[_, words, _]| spot.spot_signatures(words)).collect();
     let pairs = sets.len() * sets.len().saturating_sub(1) / 2;
@@ -269,7 +269,7 @@ fn spotsigs_jaccard(bencher: Bencher) {
 /// SpotSigs' whole search (signatures, partitions, pruned inverted index).
 #[divan::bench]
 fn spotsigs_search(bencher: Bencher) {
-    let spot = SpotSigs::new(&MethodsConfig::default());
+    let spot = SpotSigs::new(&SpotSigsSettings::default());
     let docs = sample_views();
     bencher.counter(ItemsCount::new(docs.len())).bench(|| spot.find_pairs(&InMemory(&docs)));
 }
@@ -278,7 +278,7 @@ fn spotsigs_search(bencher: Bencher) {
 /// verification).
 #[divan::bench]
 fn slst_search(bencher: Bencher) {
-    let slst = Slst::new(&MethodsConfig::default());
+    let slst = Slst::new(&SlstSettings::default());
     let docs = sample_views();
     bencher.counter(ItemsCount::new(docs.len())).bench(|| slst.find_pairs(&InMemory(&docs)));
 }
@@ -287,9 +287,9 @@ fn slst_search(bencher: Bencher) {
 /// sentence order rotated by one (so blocks must be found, not just equal).
 #[divan::bench]
 fn slst_score_pair(bencher: Bencher) {
-    let slst = Slst::new(&MethodsConfig::default());
+    let slst = Slst::new(&SlstSettings::default());
     let docs = sample_views();
-    let rule = MethodsConfig::default().slst_sentence_words;
+    let rule = SlstSettings::default().sentence_words;
     let longest = docs.iter().max_by_key(|d| d.sentence_ends.len()).expect("sample has documents");
     let x = SentenceString::from_view(longest, rule);
     let (mut lengths, mut heads) = (longest.sentence_lengths.to_vec(), longest.sentence_heads.to_vec());

@@ -6,8 +6,9 @@
 -- compares only pairs of one piece within that ratio; two records within
 -- the ratio are always in one piece (len only grows along the chain), so
 -- the ratio test alone gives the same pairs. As for the signature groups
--- (candidates_exact.sql) a chain is never expanded into all its pairs: each
--- record is compared with the next ${max_edges} records of its chain.
+-- (candidates_exact.sql) a chain is never expanded into all its pairs:
+-- the chain walk (chain_links.sql) links each record to the next
+-- ${max_edges} records of its chain, and the pair test reads both records.
 -- A pair is compared only if len ratio <= ${ratio}, sentence count ratio
 -- <= ${num_ratio} and at least 2 of the 5 word signatures coincide (any
 -- order, zeros ignored); it is a duplicate if ss1 coincide or, when both
@@ -25,24 +26,21 @@
 -- SQL runs everywhere. Counting each non-zero a.wsN found among b.ws1..ws5
 -- counts common values once because the non-zero values of ws1..ws5 (and of
 -- ss1..ss3) of one record are distinct (src/methods/a12.rs, top_distinct).
-WITH members AS (
-    SELECT r.*,
-           CAST(ROW_NUMBER() OVER (PARTITION BY key ORDER BY len, doc_id) AS BIGINT) AS pos
-    FROM a12_records r
+WITH chain AS (
+    SELECT 'a12' AS method, 0 AS slot, key AS sig, doc_id, len AS doc_len,
+           CAST(ROW_NUMBER() OVER (PARTITION BY key ORDER BY len, doc_id) AS BIGINT) AS pos,
+           CAST(0 AS BIGINT) AS tag
+    FROM a12_records
 ),
-steps(step) AS (VALUES ${chain_steps}),
-targets AS (
-    -- next_pos is its own column: see candidates_exact.sql for why.
-    SELECT m.*, m.pos + s.step AS next_pos
-    FROM members m
-    CROSS JOIN steps s
-),
+${chain_links},
 matches AS (
+    -- A record is one document's under one key: the two records linked.
     SELECT LEAST(a.doc_id, b.doc_id) AS doc_a,
            GREATEST(a.doc_id, b.doc_id) AS doc_b,
            CAST(b.len AS BIGINT) - CAST(a.len AS BIGINT) AS len_gap
-    FROM targets a
-    JOIN members b ON b.key = a.key AND b.pos = a.next_pos
+    FROM chain_links l
+    JOIN a12_records a ON a.key = l.sig AND a.doc_id = l.doc_id
+    JOIN a12_records b ON b.key = l.sig AND b.doc_id = l.next_id
     WHERE a.doc_id <> b.doc_id
       AND (a.len = b.len
            OR (LEAST(a.len, b.len) > 0

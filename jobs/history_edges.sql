@@ -17,10 +17,12 @@
 -- Bounded like the night's chains, never expanded into a group's pairs: a
 -- group's members, night and earlier together, are ordered by length, then
 -- night before earlier, then doc_id; `h_rank` counts the earlier members up
--- to each row. A night member with count r is linked to the earlier members
--- ranked r+1 .. r+${max_edges} (the next ones) and r-${max_edges}+1 .. r
--- (the previous ones): two equi-joins on (group, h_rank), so a template
--- group of 8,000 night and 8,000 earlier pages costs 8,000 * 2 * k links.
+-- to each row. The earlier members, at their rank, are the chain of the
+-- chain walk (chain_links.sql); a night member with count r probes it twice:
+-- at r, for the earlier members ranked r+1 .. r+${max_edges} (the next
+-- ones), and at r-${max_edges}, for those ranked r-${max_edges}+1 .. r (the
+-- previous ones). A template group of 8,000 night and 8,000 earlier pages
+-- costs 8,000 * 2 * k links.
 -- A pair linked in several groups (bands, lexicons, megashingles) counts
 -- each (`strength`); each night document keeps its ${max_edges} strongest
 -- earlier documents per method (then smallest length gap, then doc id and
@@ -46,22 +48,23 @@ members AS (
                               ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS h_rank
     FROM (SELECT * FROM night UNION ALL SELECT * FROM past)
 ),
-steps(step) AS (VALUES ${chain_steps}),
-targets AS (
-    SELECT m.method, m.slot, m.sig, m.doc_id, m.doc_len, m.h_rank + s.step AS target
-    FROM members m CROSS JOIN steps s
-    WHERE m.earlier = 0
-    UNION ALL
-    SELECT m.method, m.slot, m.sig, m.doc_id, m.doc_len, m.h_rank + 1 - s.step AS target
-    FROM members m CROSS JOIN steps s
-    WHERE m.earlier = 0 AND m.h_rank + 1 - s.step >= 1
+chain AS (
+    SELECT method, slot, sig, doc_id, doc_len, h_rank AS pos, crawl AS tag
+    FROM members
+    WHERE earlier = 1
 ),
+probe_offsets(back) AS (VALUES (0), (${max_edges})),
+night_probes AS (
+    SELECT m.method, m.slot, m.sig, m.doc_id, m.doc_len, m.h_rank - o.back AS pos, m.crawl AS tag
+    FROM members m
+    CROSS JOIN probe_offsets o
+    WHERE m.earlier = 0
+),
+${chain_links},
 links AS (
-    SELECT t.method, t.doc_id, p.doc_id AS earlier_doc_id, p.crawl AS earlier_crawl,
-           ABS(CAST(p.doc_len AS BIGINT) - CAST(t.doc_len AS BIGINT)) AS len_gap
-    FROM targets t
-    JOIN members p
-      ON p.method = t.method AND p.slot = t.slot AND p.sig = t.sig AND p.h_rank = t.target AND p.earlier = 1
+    SELECT method, doc_id, next_id AS earlier_doc_id, next_tag AS earlier_crawl,
+           ABS(CAST(next_len AS BIGINT) - CAST(doc_len AS BIGINT)) AS len_gap
+    FROM chain_links
 ),
 edges AS (
     SELECT method, doc_id, earlier_doc_id, earlier_crawl, COUNT(*) AS strength, MIN(len_gap) AS len_gap

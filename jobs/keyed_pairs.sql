@@ -15,10 +15,12 @@
 --
 -- The walk pairs the list with itself shifted by each step (two unnests
 -- of one row zip their lists): on the Javadoc crawl this took 0.6 s where
--- a window of ${max_edges} LEADs took 4.8 s and the ROW_NUMBER self-join
--- of candidates_exact.sql 4.3 s (array_agg with ORDER BY, 4.4 s, is
--- also slower than array_sort of the aggregated list). `steps` is a
--- VALUES list, as in candidates_exact.sql.
+-- a window of ${max_edges} LEADs took 4.8 s and a ROW_NUMBER self-join
+-- by steps 4.3 s (array_agg with ORDER BY, 4.4 s, is also slower than
+-- array_sort of the aggregated list). The member lists are distinct
+-- (consecutive runs of a passage share theirs), so this walk is not the
+-- row walk of the signature groups' chains (chain_links.sql). `steps` is
+-- a VALUES list (1), (2), ...: plain SQL that stock Ballista executors run.
 -- A document in many groups (one per key) would still meet a partner
 -- count that grows with the groups' sizes; so each pair's strength is the
 -- number of keys it was linked through, and every document keeps its

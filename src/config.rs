@@ -153,10 +153,10 @@ mod tests {
 
     #[test]
     fn slst_sentence_words_is_one_of_two_names() {
-        assert_eq!(Config::default().methods.slst_sentence_words, SlstSentenceWords::NoStopWords);
+        assert_eq!(Config::default().methods.slst.sentence_words, SlstSentenceWords::NoStopWords);
         for (name, rule) in [("no-stop-words", SlstSentenceWords::NoStopWords), ("terms", SlstSentenceWords::Terms)] {
             let c: Config = toml::from_str(&format!("[methods]\nslst_sentence_words = \"{name}\"\n")).unwrap();
-            assert_eq!(c.methods.slst_sentence_words, rule);
+            assert_eq!(c.methods.slst.sentence_words, rule);
         }
         let err = toml::from_str::<Config>("[methods]\nslst_sentence_words = \"stop-words\"\n").unwrap_err();
         assert!(err.to_string().contains("no-stop-words"), "{err}");

@@ -37,6 +37,14 @@ impl Problems {
         });
     }
 
+    /// `[section] name` must be a ratio of at least 1 (a NaN or an infinity
+    /// is none).
+    pub fn ratio(&mut self, section: &str, name: &str, value: f64) {
+        self.require(value.is_finite() && value >= 1.0, || {
+            format!("[{section}] {name} = {value} must be a ratio of at least 1")
+        });
+    }
+
     /// Every id of `[section] name` must be one of `known` (the method
     /// registry's ids).
     pub fn known_ids(&mut self, section: &str, name: &str, ids: &[String], known: &[&str]) {

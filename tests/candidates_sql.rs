@@ -169,9 +169,9 @@ fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {
 #[test]
 fn a11_sql_equals_reference_chains() {
     let default = Config::default().methods;
-    assert_eq!(default.a11_prefix_share, 1.0);
+    assert_eq!(default.a11.prefix_share, 1.0);
     for (min_shared, prefix_share) in
-        [(default.a11_min_shared, 1.0), (0.5, 1.0), (default.a11_min_shared, 0.5), (0.5, 0.34)]
+        [(default.a11.min_shared, 1.0), (0.5, 1.0), (default.a11.min_shared, 0.5), (0.5, 0.34)]
     {
         a11_sql_equals_reference_chains_at(min_shared, prefix_share);
     }
@@ -199,8 +199,8 @@ fn a11_sql_equals_reference_chains_at(min_shared: f64, prefix_share: f64) {
     let out = temp_out(&format!("a11-{min_shared}-{prefix_share}"));
     let mut config = Config::default();
     config.candidates.max_edges_per_document = 3;
-    config.methods.a11_min_shared = min_shared;
-    config.methods.a11_prefix_share = prefix_share;
+    config.methods.a11.min_shared = min_shared;
+    config.methods.a11.prefix_share = prefix_share;
     let ratio = config.methods.chain_ratio;
     let mut state = 11u64;
     let mut rows = Vec::new();
@@ -270,13 +270,13 @@ fn a11_prefix_keeps_the_rarest_shingles() {
     write_shingles(&out, &rows);
     write_empty_inputs_except(&out, "shingles");
     let mut config = Config::default();
-    config.methods.a11_prefix_share = 0.5;
+    config.methods.a11.prefix_share = 0.5;
     let a11 = |config: &Config| -> Vec<(u64, u64)> {
         let edges = rt().block_on(candidate_edges(&out, config)).unwrap();
         edges.into_iter().filter(|e| e.2 == "a11").map(|e| (e.0, e.1)).collect()
     };
     assert_eq!(a11(&config), [(1, 2)]);
-    config.methods.a11_prefix_share = 1.0;
+    config.methods.a11.prefix_share = 1.0;
     assert_eq!(a11(&config), [(1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)]);
     let _ = std::fs::remove_dir_all(&out);
 }
@@ -285,7 +285,7 @@ fn a11_prefix_keeps_the_rarest_shingles() {
 fn a12_sql_equals_reference_rule() {
     let out = temp_out("a12");
     let config = Config::default();
-    let (ratio, num_ratio) = (config.methods.chain_ratio, config.methods.a12_num_ratio);
+    let (ratio, num_ratio) = (config.methods.chain_ratio, config.methods.a12.num_ratio);
     let mut state = 5u64;
     let mut pick = |n: u64| splitmix64(&mut state) % n;
     let mut records = Vec::new();
@@ -350,8 +350,8 @@ fn a12_sql_equals_reference_rule() {
 fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
     let out = temp_out("minhash");
     let config = Config::default();
-    let k = config.methods.minhash_functions;
-    assert_eq!((k, config.methods.minhash_threshold), (84, 0.75));
+    let k = config.methods.minhash.functions;
+    assert_eq!((k, config.methods.minhash.threshold), (84, 0.75));
     // Hand-made sketches of 84 minima. Doc 1: 0, 1, ..., 83.
     // Doc 2 equals doc 1 on positions 0..63 and holds 1000 + i after:
     // 63/84 = 0.75 exactly, at the threshold, kept.
@@ -399,7 +399,7 @@ fn minhash_keeps_band_pairs_at_or_above_the_threshold() {
 
     // A lower threshold keeps the 62/84 pair too, with its resemblance.
     let mut lower = config.clone();
-    lower.methods.minhash_threshold = 0.7;
+    lower.methods.minhash.threshold = 0.7;
     let got = rt().block_on(scored_candidate_edges(&out, &lower)).unwrap();
     assert!(got.contains(&(1, 3, "minhash".to_string(), Some(62.0 / 84.0))), "{got:?}");
     assert_eq!(got.len(), 3);

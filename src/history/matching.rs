@@ -40,6 +40,12 @@ impl History {
         }
         crate::tables::write::check_table_schema(out, signatures::TABLE)?;
         let mut params = registry::sql_params(&config.methods, &config.candidates);
+        // The walk probes the earlier pages' chains with the night's pages.
+        for (name, value) in &mut params {
+            if *name == registry::CHAIN_PROBES {
+                *value = "night_probes".to_string();
+            }
+        }
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {

@@ -30,7 +30,9 @@
 
 use super::registry::RecordMethod;
 use super::{DocView, Signature};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 use crate::tables::columns::a12_records;
 use crate::tables::write::TableOutput;
 use anyhow::Result;
@@ -187,6 +189,28 @@ pub fn a12_pair_matches(a: &A12Record, b: &A12Record, ratio: f64, num_ratio: f64
         return true;
     }
     a.num > 5 && b.num > 5 && common_nonzero(&a.ss, &b.ss) >= 2
+}
+
+/// The setting of a12 in `[methods]` (its chains split at the shared
+/// `chain_ratio`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct A12Settings {
+    /// Maximal ratio of sentence counts.
+    #[serde(rename = "a12_num_ratio")]
+    pub num_ratio: f64,
+}
+
+impl Default for A12Settings {
+    fn default() -> Self {
+        A12Settings { num_ratio: 1.20 }
+    }
+}
+
+impl FamilySettings for A12Settings {
+    fn check(&self, p: &mut Problems) {
+        p.ratio("methods", "a12_num_ratio", self.num_ratio);
+    }
 }
 
 #[cfg(test)]

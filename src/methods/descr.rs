@@ -47,7 +47,9 @@
 //! `descr_min_bits = 1` this is the plain set cover of the spec.
 
 use super::{term_frequencies, CorpusStats, DocPasses, DocView, Signature, SignatureMethod, StateRow};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::FamilySettings;
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 use foldhash::HashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -151,9 +153,9 @@ struct Candidate<'a> {
 }
 
 /// Step 3: the indices of the chosen candidates (see the module doc).
-fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<usize> {
-    let min_bits = u32::try_from(cfg.descr_min_bits).unwrap_or(u32::MAX);
-    let eligible = |c: &Candidate<'_>| c.threshold.precision >= cfg.descr_precision_floor;
+fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &DescrSettings) -> Vec<usize> {
+    let min_bits = u32::try_from(cfg.min_bits).unwrap_or(u32::MAX);
+    let eligible = |c: &Candidate<'_>| c.threshold.precision >= cfg.precision_floor;
     let mut chosen = vec![false; cands.len()];
     let mut banned = vec![false; cands.len()];
     // How many chosen words set a bit in each document.
@@ -177,7 +179,7 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
             }
         }
     };
-    for _ in 0..cfg.descr_rounds {
+    for _ in 0..cfg.rounds {
         // (a) Greedy cover, lazily re-evaluated: a word's gain only shrinks as
         // others are added, so a popped gain that is still exact is the best.
         // Ties go to the earlier candidate (higher df, then term). A word's
@@ -188,7 +190,7 @@ fn select(cands: &[Candidate<'_>], n_docs: usize, cfg: &MethodsConfig) -> Vec<us
             .filter(|&(i, c)| !chosen[i] && !banned[i] && eligible(c))
             .map(|(i, c)| (c.docs.len(), Reverse(i)))
             .collect();
-        while size < cfg.descr_max_words {
+        while size < cfg.max_words {
             let Some((bound, Reverse(i))) = heap.pop() else {
                 break;
             };
@@ -267,9 +269,9 @@ impl DescrWords {
     /// Chooses the words and thresholds (module doc) from `stats` (N, df)
     /// and two passes over `docs` (the relative frequencies); `docs` should
     /// be the corpus `stats` was computed from.
-    pub fn build(cfg: &MethodsConfig, stats: &CorpusStats, docs: &dyn DocPasses) -> Self {
-        let grid = grid(cfg.descr_grid_step);
-        let max_df = stats.n_docs as f64 * cfg.descr_max_df_fraction;
+    pub fn build(cfg: &DescrSettings, stats: &CorpusStats, docs: &dyn DocPasses) -> Self {
+        let grid = grid(cfg.grid_step);
+        let max_df = stats.n_docs as f64 * cfg.max_df_fraction;
         let mut pool: Vec<(&str, u64)> = stats
             .terms
             .iter()
@@ -277,13 +279,13 @@ impl DescrWords {
             .map(|(_, t, st)| (t, st.df))
             .collect();
         pool.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        pool.truncate(cfg.descr_candidates);
+        pool.truncate(cfg.candidates);
         let index: HashMap<&str, usize> = pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
 
         let mut hists = vec![Histogram::new(grid.len()); pool.len()];
         let mut n_docs = 0u32;
         docs.each_chunk(&mut |chunk| {
-            for_each_ratio(chunk, n_docs, &index, |c, _, r| hists[c].add(r, &grid, cfg.descr_band));
+            for_each_ratio(chunk, n_docs, &index, |c, _, r| hists[c].add(r, &grid, cfg.band));
             n_docs += chunk.len() as u32;
         });
         let thresholds: Vec<Option<Threshold>> = hists.iter().map(|h| h.best(&grid)).collect();
@@ -314,13 +316,13 @@ impl DescrWords {
     /// its [`SignatureMethod::state`] rows (a9's rows of `method_state`);
     /// `cfg` gives the minimum number of set bits, which is not in the state,
     /// and `stats` the term ids (every descriptive word is one of its terms).
-    pub fn from_state(cfg: &MethodsConfig, stats: &CorpusStats, rows: &[StateRow]) -> Self {
+    pub fn from_state(cfg: &DescrSettings, stats: &CorpusStats, rows: &[StateRow]) -> Self {
         DescrWords::of(rows.iter().map(|r| (r.term.clone(), r.value)).collect(), stats, cfg)
     }
 
-    fn of(thresholds: HashMap<String, f64>, stats: &CorpusStats, cfg: &MethodsConfig) -> Self {
+    fn of(thresholds: HashMap<String, f64>, stats: &CorpusStats, cfg: &DescrSettings) -> Self {
         let by_id = stats.terms.map(|t, _| thresholds.get(t).copied());
-        DescrWords { thresholds, by_id, min_bits: cfg.descr_min_bits }
+        DescrWords { thresholds, by_id, min_bits: cfg.min_bits }
     }
 }
 
@@ -354,6 +356,71 @@ impl SignatureMethod for DescrWords {
             self.thresholds.iter().map(|(t, &th)| StateRow { slot: 0, term: t.clone(), value: th }).collect();
         rows.sort_by(|a, b| a.term.cmp(&b.term));
         rows
+    }
+}
+
+/// The settings of a9 in `[methods]` (`descr_*`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DescrSettings {
+    /// Number of descriptive words kept (at most).
+    #[serde(rename = "descr_max_words")]
+    pub max_words: usize,
+    /// Candidate pool size (highest df first).
+    #[serde(rename = "descr_candidates")]
+    pub candidates: usize,
+    /// Candidates need df <= N * this fraction.
+    #[serde(rename = "descr_max_df_fraction")]
+    pub max_df_fraction: f64,
+    /// Threshold grid step.
+    #[serde(rename = "descr_grid_step")]
+    pub grid_step: f64,
+    /// Half-width of the band around a threshold counted as unstable.
+    #[serde(rename = "descr_band")]
+    pub band: f64,
+    /// Greedy add/drop rounds.
+    #[serde(rename = "descr_rounds")]
+    pub rounds: usize,
+    /// A word's precision must stay above this floor.
+    #[serde(rename = "descr_precision_floor")]
+    pub precision_floor: f64,
+    /// A document with fewer set bits gets no signature, and the word
+    /// selection counts a document as covered from this many bits on (one
+    /// or two common words are shared by many unrelated pages).
+    #[serde(rename = "descr_min_bits")]
+    pub min_bits: usize,
+}
+
+impl Default for DescrSettings {
+    fn default() -> Self {
+        DescrSettings {
+            max_words: 5000,
+            candidates: 50_000,
+            max_df_fraction: 0.05,
+            grid_step: 0.05,
+            band: 0.025,
+            rounds: 3,
+            precision_floor: 0.5,
+            min_bits: 2,
+        }
+    }
+}
+
+impl FamilySettings for DescrSettings {
+    fn check(&self, p: &mut Problems) {
+        const S: &str = "methods";
+        p.at_least(S, "descr_max_words", self.max_words, 1);
+        p.at_least(S, "descr_candidates", self.candidates, 1);
+        p.above_up_to(S, "descr_max_df_fraction", self.max_df_fraction, 0.0, 1.0);
+        // The grid is step, 2·step, ... below 1: a step of 0 or at least 1
+        // leaves no threshold at all.
+        p.require(self.grid_step > 0.0 && self.grid_step < 1.0, || {
+            format!("[methods] descr_grid_step = {} must be above 0 and below 1", self.grid_step)
+        });
+        p.within(S, "descr_band", self.band, 0.0, 0.5);
+        p.at_least(S, "descr_rounds", self.rounds, 1);
+        p.within(S, "descr_precision_floor", self.precision_floor, 0.0, 1.0);
+        p.at_least(S, "descr_min_bits", self.min_bits, 1);
     }
 }
 
@@ -461,15 +528,15 @@ mod tests {
     }
 
     /// Grid {0.5} with band 0.25: r = 1 is clean and above, r = 0.5 is near and not above.
-    fn cfg(min_bits: usize, max_words: usize) -> MethodsConfig {
-        MethodsConfig {
-            descr_grid_step: 0.5,
-            descr_band: 0.25,
-            descr_max_df_fraction: 0.5,
-            descr_rounds: 2,
-            descr_min_bits: min_bits,
-            descr_max_words: max_words,
-            ..MethodsConfig::default()
+    fn cfg(min_bits: usize, max_words: usize) -> DescrSettings {
+        DescrSettings {
+            grid_step: 0.5,
+            band: 0.25,
+            max_df_fraction: 0.5,
+            rounds: 2,
+            min_bits: min_bits,
+            max_words: max_words,
+            ..DescrSettings::default()
         }
     }
 
@@ -547,7 +614,7 @@ mod tests {
     }
 
     /// The chosen terms and the documents with at least `min_bits` of their bits.
-    fn selected(cfg: &MethodsConfig) -> (Vec<&'static str>, Vec<u32>) {
+    fn selected(cfg: &DescrSettings) -> (Vec<&'static str>, Vec<u32>) {
         let cs = cands();
         let chosen = select(&cs, 16, cfg);
         let mut bits = [0usize; 16];
@@ -556,7 +623,7 @@ mod tests {
                 bits[d as usize] += 1;
             }
         }
-        let covered = (0..16).filter(|&d| bits[d as usize] >= cfg.descr_min_bits).collect();
+        let covered = (0..16).filter(|&d| bits[d as usize] >= cfg.min_bits).collect();
         (chosen.iter().map(|&i| cs[i].term).collect(), covered)
     }
 
@@ -575,7 +642,7 @@ mod tests {
         // - vee: docs 3,4 now only have its bit; wide, the only other word
         //   covering doc 3, is out: kept. why, zed likewise keep 5,6,9 and 7,8,10.
         // Coverage stays 0-10.
-        let mut c = MethodsConfig { descr_rounds: 1, descr_min_bits: 1, ..MethodsConfig::default() };
+        let mut c = DescrSettings { rounds: 1, min_bits: 1, ..DescrSettings::default() };
         let (words, covered) = selected(&c);
         assert_eq!(words, ["vee", "you", "why", "zed"]);
         assert_eq!(covered, (0..=10).collect::<Vec<u32>>());
@@ -586,8 +653,8 @@ mod tests {
         // which also covers doc 10 (coverage may rise, never fall). wide ->
         // you as above; vee, why kept. Round 2: (a) is full at 4 words, and
         // (b) has nothing left to replace you (wide is out). Covered 0-10.
-        c.descr_max_words = 4;
-        c.descr_rounds = 2;
+        c.max_words = 4;
+        c.rounds = 2;
         let (words, covered) = selected(&c);
         assert_eq!(words, ["vee", "you", "why", "zed"]);
         assert_eq!(covered, (0..=10).collect::<Vec<u32>>());
@@ -596,7 +663,7 @@ mod tests {
         // takes why (3, earlier than zed), zed (3), vee (2); (b) changes
         // nothing (each holds its documents alone, no candidate above 1.0).
         // Covered 3-10: nothing eligible covers 0-2.
-        c.descr_precision_floor = 0.95;
+        c.precision_floor = 0.95;
         let (words, covered) = selected(&c);
         assert_eq!(words, ["vee", "why", "zed"]);
         assert_eq!(covered, [3, 4, 5, 6, 7, 8, 9, 10]);
@@ -610,7 +677,7 @@ mod tests {
         // (3 at 2; 4 at 1). Covered (2 bits): 0-3 and 5-8. (b): every
         // chosen word holds covered documents at exactly 2 bits and no
         // unchosen eligible word is left: nothing changes.
-        let c = MethodsConfig { descr_rounds: 1, descr_min_bits: 2, ..MethodsConfig::default() };
+        let c = DescrSettings { rounds: 1, min_bits: 2, ..DescrSettings::default() };
         let (words, covered) = selected(&c);
         assert_eq!(words, ["wide", "vee", "you", "ex", "why", "zed"]);
         assert_eq!(covered, [0, 1, 2, 3, 5, 6, 7, 8]);
@@ -623,7 +690,7 @@ mod tests {
             ..Default::default()
         };
         let thresholds = [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect();
-        let m = DescrWords::of(thresholds, &stats, &MethodsConfig { descr_min_bits: 2, ..MethodsConfig::default() });
+        let m = DescrWords::of(thresholds, &stats, &DescrSettings { min_bits: 2, ..DescrSettings::default() });
         let t: Vec<&str> = "zeta zeta alpha other".split(' ').collect();
         let v = views(std::slice::from_ref(&t));
         // zeta r = 1 > 0.5, alpha r = 0.5 > 0.05: both bits set, 2 >= min_bits 2.
@@ -637,7 +704,7 @@ mod tests {
             ..Default::default()
         };
         let thresholds = [("zeta".to_string(), 0.5), ("alpha".to_string(), 0.05)].into_iter().collect();
-        let m = DescrWords::of(thresholds, &stats, &MethodsConfig { descr_min_bits: 2, ..MethodsConfig::default() });
+        let m = DescrWords::of(thresholds, &stats, &DescrSettings { min_bits: 2, ..DescrSettings::default() });
         // "zeta zeta alpha alpha alpha alpha": tf_max 4, zeta r = 0.5 is not
         // above 0.5, alpha r = 1: one bit < 2, no signature. With min_bits 1
         // the same document is signed by alpha alone.

@@ -8,7 +8,9 @@
 
 use super::StateRow;
 use super::{digest_prefix_u64, splitmix64, CorpusStats, DocView, Signature, SignatureMethod};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::FamilySettings;
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
 use xxhash_rust::xxh3::xxh3_64_with_seed;
 
@@ -16,14 +18,14 @@ use xxhash_rust::xxh3::xxh3_64_with_seed;
 /// lies in `[imatch_idf_low, imatch_idf_high]`, with that value, by term id
 /// (`None` outside the lexicon). Empty when N <= 1 (ln N = 0, no term can
 /// be told rare or frequent).
-fn build_lexicon(cfg: &MethodsConfig, stats: &CorpusStats) -> Vec<Option<f64>> {
+fn build_lexicon(cfg: &IMatchSettings, stats: &CorpusStats) -> Vec<Option<f64>> {
     if stats.n_docs <= 1 {
         return vec![None; stats.terms.len()];
     }
     let ln_n = (stats.n_docs as f64).ln();
     stats.terms.map(|_, st| {
         let nidf = (stats.n_docs as f64 / st.df as f64).ln() / ln_n;
-        (st.df > 0 && nidf >= cfg.imatch_idf_low && nidf <= cfg.imatch_idf_high).then_some(nidf)
+        (st.df > 0 && nidf >= cfg.idf_low && nidf <= cfg.idf_high).then_some(nidf)
     })
 }
 
@@ -53,14 +55,14 @@ pub struct IMatch {
 
 impl IMatch {
     /// Builds the lexicon from `stats` with the band and minimum of `cfg`.
-    pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
+    pub fn new(cfg: &IMatchSettings, stats: &CorpusStats) -> Self {
         let lexicon = build_lexicon(cfg, stats);
         let rows = stats
             .terms
             .iter()
             .filter_map(|(id, t, _)| lexicon[id as usize].map(|value| StateRow { slot: 0, term: t.to_string(), value }))
             .collect();
-        IMatch { lexicon, rows, min_features: cfg.imatch_min_features }
+        IMatch { lexicon, rows, min_features: cfg.min_features }
     }
 
     /// The document's feature set: its distinct lexicon terms, sorted.
@@ -115,17 +117,17 @@ pub struct LexRand {
 impl LexRand {
     /// The main lexicon as for imatch and K = `lexrand_extra_lexicons` extra
     /// lexicons dropping `lexrand_drop_fraction` of it, seeded by `lexrand_seed`.
-    pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
+    pub fn new(cfg: &IMatchSettings, stats: &CorpusStats) -> Self {
         let main = IMatch::new(cfg, stats);
-        let mut state = cfg.lexrand_seed;
-        let extra = (0..cfg.lexrand_extra_lexicons)
+        let mut state = cfg.seed;
+        let extra = (0..cfg.extra_lexicons)
             .map(|_| {
                 // Hash seed of extra lexicon i+1: the i-th value of splitmix64 from `lexrand_seed`.
                 let seed = splitmix64(&mut state);
                 stats
                     .terms
                     .iter()
-                    .map(|(id, t, _)| main.in_lexicon(id) && keeps(seed, t, cfg.lexrand_drop_fraction))
+                    .map(|(id, t, _)| main.in_lexicon(id) && keeps(seed, t, cfg.drop_fraction))
                     .collect()
             })
             .collect();
@@ -163,6 +165,64 @@ impl SignatureMethod for LexRand {
     /// follow from it and the configured seed and drop fraction.
     fn state(&self) -> Vec<StateRow> {
         self.main.lexicon_rows()
+    }
+}
+
+/// The settings of imatch and of a7, its multi-lexicon form, in
+/// `[methods]` (`imatch_*`, `lexrand_*`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IMatchSettings {
+    /// Lower bound of the normalized IDF band ln(N/df)/ln(N).
+    #[serde(rename = "imatch_idf_low")]
+    pub idf_low: f64,
+    /// Upper bound of the normalized IDF band.
+    #[serde(rename = "imatch_idf_high")]
+    pub idf_high: f64,
+    /// Documents with fewer lexicon terms get no signature.
+    #[serde(rename = "imatch_min_features")]
+    pub min_features: usize,
+    /// a7: number of extra lexicons K.
+    #[serde(rename = "lexrand_extra_lexicons")]
+    pub extra_lexicons: usize,
+    /// a7: fraction p of the main lexicon removed in each extra lexicon.
+    #[serde(rename = "lexrand_drop_fraction")]
+    pub drop_fraction: f64,
+    /// a7: seed of the random lexicon reductions.
+    #[serde(rename = "lexrand_seed")]
+    pub seed: u64,
+}
+
+impl Default for IMatchSettings {
+    fn default() -> Self {
+        IMatchSettings {
+            idf_low: 0.2,
+            idf_high: 0.85,
+            min_features: 5,
+            extra_lexicons: 10,
+            drop_fraction: 0.33,
+            seed: 42,
+        }
+    }
+}
+
+impl FamilySettings for IMatchSettings {
+    fn check(&self, p: &mut Problems) {
+        const S: &str = "methods";
+        p.within(S, "imatch_idf_low", self.idf_low, 0.0, 1.0);
+        p.within(S, "imatch_idf_high", self.idf_high, 0.0, 1.0);
+        p.require(self.idf_low < self.idf_high || self.idf_low.is_nan(), || {
+            format!(
+                "[methods] imatch_idf_low = {} must be below imatch_idf_high = {} (the lexicon is the band between)",
+                self.idf_low, self.idf_high
+            )
+        });
+        p.at_least(S, "imatch_min_features", self.min_features, 1);
+        // Slot K of a7 holds the last extra lexicon; slots are 16-bit.
+        p.require(self.extra_lexicons <= usize::from(u16::MAX), || {
+            format!("[methods] lexrand_extra_lexicons = {} must be at most {}", self.extra_lexicons, u16::MAX)
+        });
+        p.within(S, "lexrand_drop_fraction", self.drop_fraction, 0.0, 1.0);
     }
 }
 
@@ -209,7 +269,7 @@ mod tests {
         //   df 1: 1.0 (out), df 2: 3.91202/4.60517 = 0.84949 (in),
         //   df 39: 0.94161/4.60517 = 0.20447 (in), df 40: 0.91629/4.60517 = 0.19897 (out).
         let s = stats(100, &[("a".into(), 1), ("b".into(), 2), ("c".into(), 39), ("d".into(), 40)]);
-        let rows = IMatch::new(&MethodsConfig::default(), &s).state();
+        let rows = IMatch::new(&IMatchSettings::default(), &s).state();
         let terms: Vec<&str> = rows.iter().map(|r| r.term.as_str()).collect();
         assert_eq!(terms, ["b", "c"]);
         assert!((rows[0].value - 0.849485).abs() < 1e-6);
@@ -218,7 +278,7 @@ mod tests {
 
     #[test]
     fn imatch_sorted_unique_lexicon_terms_and_min_features() {
-        let m = IMatch::new(&MethodsConfig::default(), &stats30());
+        let m = IMatch::new(&IMatchSettings::default(), &stats30());
         let doc: Vec<String> = ["w04", "rare", "w01", "w03", "common", "w01", "w02"].map(String::from).to_vec();
         // Four distinct lexicon terms: fewer than 5, no signature.
         assert!(sign(&m, &doc).is_empty());
@@ -234,22 +294,22 @@ mod tests {
     #[test]
     fn single_document_corpus_has_empty_lexicon() {
         let s = stats(1, &[("w00".into(), 1)]);
-        let cfg = MethodsConfig { imatch_min_features: 0, ..MethodsConfig::default() };
+        let cfg = IMatchSettings { min_features: 0, ..IMatchSettings::default() };
         assert!(IMatch::new(&cfg, &s).state().is_empty());
-        assert!(LexRand::new(&MethodsConfig::default(), &s).state().is_empty());
-        assert!(sign(&LexRand::new(&MethodsConfig::default(), &s), &words(0..1)).is_empty());
+        assert!(LexRand::new(&IMatchSettings::default(), &s).state().is_empty());
+        assert!(sign(&LexRand::new(&IMatchSettings::default(), &s), &words(0..1)).is_empty());
     }
 
     #[test]
     fn lexrand_order_free_and_survives_an_added_word() {
-        let m = LexRand::new(&MethodsConfig::default(), &stats30());
+        let m = LexRand::new(&IMatchSettings::default(), &stats30());
         let doc = words(0..20);
         let sigs = sign(&m, &doc);
         assert_eq!(sigs.len(), 11);
         assert_eq!(sigs.iter().map(|s| s.slot).collect::<Vec<_>>(), (0..=10).collect::<Vec<_>>());
         assert_eq!(sigs, sign(&m, &words((0..20).rev())));
         // Slot 0 is plain I-Match.
-        assert_eq!(sigs[0], sign(&IMatch::new(&MethodsConfig::default(), &stats30()), &doc)[0]);
+        assert_eq!(sigs[0], sign(&IMatch::new(&IMatchSettings::default(), &stats30()), &doc)[0]);
 
         let mut changed = doc.clone();
         changed.push("w25".into());
@@ -262,10 +322,10 @@ mod tests {
 
     #[test]
     fn lexrand_same_seed_same_lexicons() {
-        let a = LexRand::new(&MethodsConfig::default(), &stats30());
+        let a = LexRand::new(&IMatchSettings::default(), &stats30());
         // A separately built map iterates in another order: lexicons must not care.
-        let b = LexRand::new(&MethodsConfig::default(), &stats30());
-        let other = MethodsConfig { lexrand_seed: 7, ..MethodsConfig::default() };
+        let b = LexRand::new(&IMatchSettings::default(), &stats30());
+        let other = IMatchSettings { seed: 7, ..IMatchSettings::default() };
         let c = LexRand::new(&other, &stats30());
         let doc = words(0..30);
         assert_eq!(sign(&a, &doc), sign(&b, &doc));
@@ -285,7 +345,7 @@ mod tests {
             let mut rng = 1000 + n as u64;
             let mut survived = 0;
             for t in 0..trials {
-                let cfg = MethodsConfig { lexrand_seed: t, ..MethodsConfig::default() };
+                let cfg = IMatchSettings { seed: t, ..IMatchSettings::default() };
                 let m = LexRand::new(&cfg, &stats30());
                 let before = sign(&m, &doc);
                 let mut changed = doc.clone();

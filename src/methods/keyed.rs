@@ -65,7 +65,7 @@ impl KeyedRun<'_> {
                 ("max_group_docs", search.max_group_docs().to_string()),
                 ("max_edges", max_edges.to_string()),
                 ("max_candidates", (PARTNERS_PER_EDGE * max_edges).to_string()),
-                ("chain_steps", crate::tables::sql::chain_steps(max_edges)),
+                ("chain_steps", chain_steps(max_edges)),
             ],
         );
         let session = self.session;
@@ -204,4 +204,11 @@ pub fn keyed_pairs(search: &dyn KeyedSearch, docs: &[super::DocView<'_>], max_ed
     assert!(counters["keyed_candidate_pairs"] >= pairs.len() as u64);
     let _ = std::fs::remove_dir_all(out);
     pairs
+}
+
+/// The `${chain_steps}` of `jobs/keyed_pairs.sql`, which walks each member
+/// list by zipping it with itself shifted by each step: the VALUES list
+/// `(1), (2), ... (max_edges)`.
+fn chain_steps(max_edges: usize) -> String {
+    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
 }

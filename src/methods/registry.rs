@@ -279,27 +279,27 @@ pub static METHODS: &[MethodSpec] = &[
         id: "a1",
         name: "TF: the 6 most frequent terms",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::Tf, c, s))),
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::Tf, &c.top_words, s))),
         ..BASE
     },
     MethodSpec {
         id: "a2",
         name: "TF*IDF: the 6 heaviest terms by BM25",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfIdf, c, s))),
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfIdf, &c.top_words, s))),
         ..BASE
     },
     MethodSpec {
         id: "a3",
         name: "TF*RIDF: the 6 heaviest terms by residual IDF",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfRidf, c, s))),
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::TfRidf, &c.top_words, s))),
         ..BASE
     },
     MethodSpec {
         id: "a4",
         name: "LongSent: the 2 longest sentences",
-        signer: Some(|c, _, _| Box::new(sentences::LongSent::new(c))),
+        signer: Some(|c, _, _| Box::new(sentences::LongSent::new(&c.sentences))),
         ..BASE
     },
     MethodSpec {
@@ -319,13 +319,13 @@ pub static METHODS: &[MethodSpec] = &[
         id: "a7",
         name: "LexRand: I-Match with extra random lexicons",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(imatch::LexRand::new(c, s))),
+        signer: Some(|c, s, _| Box::new(imatch::LexRand::new(&c.imatch, s))),
         ..BASE
     },
     MethodSpec {
         id: "a8",
         name: "LogShingles: about 8 sampled shingles",
-        signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(c))),
+        signer: Some(|c, _, _| Box::new(shingles::LogShingles::new(&c.shingles))),
         ..BASE
     },
     MethodSpec {
@@ -334,8 +334,8 @@ pub static METHODS: &[MethodSpec] = &[
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, state| {
             Box::new(match state {
-                StateInput::Corpus(docs) => descr::DescrWords::build(c, s, docs),
-                StateInput::Saved(rows) => descr::DescrWords::from_state(c, s, rows),
+                StateInput::Corpus(docs) => descr::DescrWords::build(&c.descr, s, docs),
+                StateInput::Saved(rows) => descr::DescrWords::from_state(&c.descr, s, rows),
             })
         }),
         state_reads_documents: true,
@@ -345,7 +345,7 @@ pub static METHODS: &[MethodSpec] = &[
         id: "a10",
         name: "OptFreq: the 6 terms of optimal frequency",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::OptFreq, c, s))),
+        signer: Some(|c, s, _| Box::new(topwords::TopWords::new(topwords::Weighting::OptFreq, &c.top_words, s))),
         ..BASE
     },
     MethodSpec {
@@ -372,8 +372,8 @@ pub static METHODS: &[MethodSpec] = &[
         sql_params: |c| {
             vec![
                 ("ratio", format!("{:?}", c.chain_ratio)),
-                ("a11_min_shared", format!("{:?}", c.a11_min_shared)),
-                ("a11_prefix_share", format!("{:?}", c.a11_prefix_share)),
+                ("a11_min_shared", format!("{:?}", c.a11.min_shared)),
+                ("a11_prefix_share", format!("{:?}", c.a11.prefix_share)),
             ]
         },
         ..BASE
@@ -397,7 +397,7 @@ pub static METHODS: &[MethodSpec] = &[
             kept: "a12_records",
         }),
         sql_params: |c| {
-            vec![("ratio", format!("{:?}", c.chain_ratio)), ("num_ratio", format!("{:?}", c.a12_num_ratio))]
+            vec![("ratio", format!("{:?}", c.chain_ratio)), ("num_ratio", format!("{:?}", c.a12.num_ratio))]
         },
         ..BASE
     },
@@ -405,7 +405,7 @@ pub static METHODS: &[MethodSpec] = &[
         id: "imatch",
         name: "I-Match: the set of mid-frequency terms",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(imatch::IMatch::new(c, s))),
+        signer: Some(|c, s, _| Box::new(imatch::IMatch::new(&c.imatch, s))),
         ..BASE
     },
     MethodSpec {
@@ -419,8 +419,8 @@ pub static METHODS: &[MethodSpec] = &[
         },
         sql_params: |c| {
             vec![
-                ("minhash_functions", c.minhash_functions.to_string()),
-                ("minhash_threshold", format!("{:?}", c.minhash_threshold)),
+                ("minhash_functions", c.minhash.functions.to_string()),
+                ("minhash_threshold", format!("{:?}", c.minhash.threshold)),
             ]
         },
         ..BASE
@@ -428,14 +428,14 @@ pub static METHODS: &[MethodSpec] = &[
     MethodSpec {
         id: "spotsigs",
         name: "SpotSigs: spot signatures after stop words",
-        search: Some(|c, k| Box::new(spotsigs::SpotSigs::new(c).with_max_edges(k))),
+        search: Some(|c, k| Box::new(spotsigs::SpotSigs::new(&c.spotsigs).with_max_edges(k))),
         edges: Edges::Search,
         ..BASE
     },
     MethodSpec {
         id: "slst",
         name: "SL+ST: sentence lengths and suffix structure",
-        search: Some(|c, k| Box::new(slst::Slst::new(c).with_max_edges(k))),
+        search: Some(|c, k| Box::new(slst::Slst::new(&c.slst).with_max_edges(k))),
         edges: Edges::Search,
         ..BASE
     },
@@ -453,9 +453,12 @@ pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec
         .map(|m| format!("'{}'", m.id))
         .collect();
     let mut params = vec![
+        // First: the walk reads the parameters after it.
+        ("chain_links", crate::tables::sql::CHAIN_LINKS.to_string()),
+        // The candidate jobs walk each chain through itself.
+        (CHAIN_PROBES, "chain".to_string()),
         ("max_group_size", candidates.max_group_size.to_string()),
         ("max_edges", max_edges.to_string()),
-        ("chain_steps", crate::tables::sql::chain_steps(max_edges as usize)),
         // `NOT IN ('')` keeps every method when no signer is an index only.
         ("index_only_methods", if index_only.is_empty() { "''".into() } else { index_only.join(", ") }),
     ];
@@ -468,6 +471,11 @@ pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec
     }
     params
 }
+
+/// The parameter naming the probes of the chain walk
+/// (`jobs/chain_links.sql`): `chain` in [`sql_params`], the night's pages
+/// in the history's match.
+pub const CHAIN_PROBES: &str = "chain_probes";
 
 /// The method with id `id`.
 pub fn spec(id: &str) -> Option<&'static MethodSpec> {

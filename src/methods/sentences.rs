@@ -6,7 +6,9 @@
 
 use super::topwords::{crc32_of_sorted_join, top_by, TermWeigher, Weighting};
 use super::{CorpusStats, DocView, Signature, SignatureMethod};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 
 /// The bytes of a sentence's terms joined by single spaces, in order:
 /// sentences are ranked by that string without building it.
@@ -37,7 +39,7 @@ pub struct LongSent {
 
 impl LongSent {
     /// a4 with `cfg.top_sentences` sentences.
-    pub fn new(cfg: &MethodsConfig) -> Self {
+    pub fn new(cfg: &SentenceSettings) -> Self {
         LongSent { top_sentences: cfg.top_sentences }
     }
 }
@@ -63,9 +65,13 @@ pub struct HeavySent {
 }
 
 impl HeavySent {
-    /// a5 with the a2 weights built from `stats` and `cfg.bm25_k`, `cfg.bm25_b`.
+    /// a5 with the a2 weights built from `stats` and `[methods] bm25_k`,
+    /// `bm25_b`, and `top_sentences` sentences.
     pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
-        HeavySent { weigher: TermWeigher::new(Weighting::TfIdf, cfg, stats), top_sentences: cfg.top_sentences }
+        HeavySent {
+            weigher: TermWeigher::new(Weighting::TfIdf, &cfg.top_words, stats),
+            top_sentences: cfg.sentences.top_sentences,
+        }
     }
 }
 
@@ -91,6 +97,26 @@ impl SignatureMethod for HeavySent {
             })
             .collect();
         sign_top(scored, self.top_sentences, out);
+    }
+}
+
+/// The setting of a4 and a5 in `[methods]` (spec §2).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SentenceSettings {
+    /// How many sentences make the signature.
+    pub top_sentences: usize,
+}
+
+impl Default for SentenceSettings {
+    fn default() -> Self {
+        SentenceSettings { top_sentences: 2 }
+    }
+}
+
+impl FamilySettings for SentenceSettings {
+    fn check(&self, p: &mut Problems) {
+        p.at_least("methods", "top_sentences", self.top_sentences, 1);
     }
 }
 
@@ -159,7 +185,7 @@ mod tests {
     #[test]
     fn a4_longest_with_ties_and_alphabetical_join() {
         // Lengths: "zzzz yyyy xxxx" 3, "cccc dddd eeee" 3, then three of 2, one of 1.
-        let m = LongSent::new(&MethodsConfig::default());
+        let m = LongSent::new(&SentenceSettings::default());
         assert_eq!(sign(&m, DOC), expect("cccc dddd eeee zzzz yyyy xxxx"));
         // Three sentences of 3: the tie goes to the two alphabetically first.
         assert_eq!(
@@ -182,7 +208,7 @@ mod tests {
 
     #[test]
     fn one_sentence_is_used_and_empty_documents_have_none() {
-        let long = LongSent::new(&MethodsConfig::default());
+        let long = LongSent::new(&SentenceSettings::default());
         let heavy = HeavySent::new(&MethodsConfig::default(), &stats());
         for m in [&long as &dyn SignatureMethod, &heavy] {
             assert_eq!(sign(m, "hhhh aaaa"), expect("hhhh aaaa"), "{}", m.id());

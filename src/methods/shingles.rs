@@ -19,7 +19,9 @@
 pub use super::minwise::MinHasher;
 use super::registry::RecordMethod;
 use super::{DocView, Signature, SignatureMethod};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 use crate::tables::columns::sketches;
 use crate::tables::write::TableOutput;
 use anyhow::Result;
@@ -141,11 +143,11 @@ impl MinHash {
     /// and `minhash_seed`. A configuration that bypassed
     /// [`crate::config::Config::validate`] with 0 rows gets bands of 1 row
     /// rather than a panic.
-    pub fn new(cfg: &MethodsConfig) -> MinHash {
+    pub fn new(cfg: &MinHashSettings) -> MinHash {
         MinHash {
-            width: cfg.minhash_shingle_width,
-            rows: cfg.minhash_band_rows.max(1),
-            hasher: MinHasher::new(cfg.minhash_functions, cfg.minhash_seed),
+            width: cfg.shingle_width,
+            rows: cfg.band_rows.max(1),
+            hasher: MinHasher::new(cfg.functions, cfg.seed),
         }
     }
 
@@ -174,7 +176,7 @@ impl RecordMethod for MinHash {
     const SIGNS: bool = true;
 
     fn from_config(cfg: &MethodsConfig) -> MinHash {
-        MinHash::new(cfg)
+        MinHash::new(&cfg.minhash)
     }
 
     fn write_records(
@@ -224,12 +226,16 @@ impl Megashingles {
     /// programming error, since [`crate::config::Config::validate`] refuses
     /// such a job file.
     pub fn new(cfg: &MethodsConfig) -> Megashingles {
-        let k = cfg.megashingle_functions;
+        let k = cfg.shingles.megashingle_functions;
         assert!(
             k > 0 && k.is_multiple_of(SUPERSHINGLES),
             "megashingle_functions must be a positive multiple of 6 (36 or 84), got {k}"
         );
-        Megashingles { width: cfg.shingle_width, group: k / SUPERSHINGLES, hasher: MinHasher::new(k, cfg.minhash_seed) }
+        Megashingles {
+            width: cfg.shingles.shingle_width,
+            group: k / SUPERSHINGLES,
+            hasher: MinHasher::new(k, cfg.minhash.seed),
+        }
     }
 
     /// The 15 megashingles of a set of shingle fingerprints, in slot order,
@@ -282,7 +288,7 @@ impl LogShingles {
     /// Reads `shingle_width` and `logshingle_target`, a power of two
     /// ([`crate::config::Config::validate`] refuses others in a job file;
     /// here another value is rounded down and 0 counts as 1).
-    pub fn new(cfg: &MethodsConfig) -> LogShingles {
+    pub fn new(cfg: &ShingleSettings) -> LogShingles {
         LogShingles { width: cfg.shingle_width, target_log2: cfg.logshingle_target.max(1).ilog2() }
     }
 
@@ -323,6 +329,102 @@ impl SignatureMethod for LogShingles {
         if !kept.is_empty() {
             out.push(Signature { slot: 0, sig: hash_u64s(&kept) });
         }
+    }
+}
+
+/// The settings of minhash in `[methods]` (`minhash_*`; a6 uses its seed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct MinHashSettings {
+    /// Shingle width w.
+    #[serde(rename = "minhash_shingle_width")]
+    pub shingle_width: usize,
+    /// Number of min-wise functions.
+    #[serde(rename = "minhash_functions")]
+    pub functions: usize,
+    /// Rows per band of the LSH index that finds the pairs to estimate
+    /// (functions / rows bands); must divide `functions`, so no minimum is
+    /// left out. Chosen for `threshold` (docs/methods.md, "minhash").
+    #[serde(rename = "minhash_band_rows")]
+    pub band_rows: usize,
+    /// The method's rule. A pair found by the bands is a duplicate when its
+    /// estimated resemblance (share of equal minima) is at least this; the
+    /// study's 0.75 by default (docs/methods.md, "minhash").
+    #[serde(rename = "minhash_threshold")]
+    pub threshold: f64,
+    /// minhash, a6: seed of the min-wise function coefficients.
+    #[serde(rename = "minhash_seed")]
+    pub seed: u64,
+}
+
+impl Default for MinHashSettings {
+    fn default() -> Self {
+        MinHashSettings { shingle_width: 10, functions: 84, band_rows: 7, threshold: 0.75, seed: 1 }
+    }
+}
+
+impl FamilySettings for MinHashSettings {
+    fn check(&self, p: &mut Problems) {
+        const S: &str = "methods";
+        p.at_least(S, "minhash_shingle_width", self.shingle_width, 1);
+        p.at_least(S, "minhash_functions", self.functions, 1);
+        p.at_least(S, "minhash_band_rows", self.band_rows, 1);
+        p.within(S, "minhash_threshold", self.threshold, 0.0, 1.0);
+        if self.band_rows >= 1 {
+            // Minima left over after the last full band would be in no band.
+            p.require(self.functions.is_multiple_of(self.band_rows), || {
+                format!(
+                    "[methods] minhash_band_rows = {} must divide minhash_functions = {}",
+                    self.band_rows, self.functions
+                )
+            });
+            // Band j is signed in slot j; slots are 16-bit.
+            p.require(self.functions / self.band_rows <= usize::from(u16::MAX) + 1, || {
+                format!(
+                    "[methods] minhash_functions / minhash_band_rows = {} bands must be at most {}",
+                    self.functions / self.band_rows,
+                    usize::from(u16::MAX) + 1
+                )
+            });
+        }
+    }
+}
+
+/// The settings of the word shingles of a6, a8 and a11 in `[methods]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ShingleSettings {
+    /// a6, a8, a11: shingle width.
+    pub shingle_width: usize,
+    /// a6: preset `36` (6 groups of 6, the study) or `84` (6 groups of 14,
+    /// Fetterly); any positive multiple of 6.
+    pub megashingle_functions: usize,
+    /// a8: keep about this many shingles (k = floor(log2 n) - log2(this)); a
+    /// power of two.
+    pub logshingle_target: usize,
+}
+
+impl Default for ShingleSettings {
+    fn default() -> Self {
+        ShingleSettings { shingle_width: 5, megashingle_functions: 36, logshingle_target: 8 }
+    }
+}
+
+impl FamilySettings for ShingleSettings {
+    fn check(&self, p: &mut Problems) {
+        p.at_least("methods", "shingle_width", self.shingle_width, 1);
+        p.require(self.megashingle_functions > 0 && self.megashingle_functions.is_multiple_of(6), || {
+            format!(
+                "[methods] megashingle_functions = {} must be a positive multiple of 6 (6 equal groups; presets 36 and 84)",
+                self.megashingle_functions
+            )
+        });
+        p.require(self.logshingle_target.is_power_of_two(), || {
+            format!(
+                "[methods] logshingle_target = {} must be a power of two (k = floor(log2 n) - log2 of it)",
+                self.logshingle_target
+            )
+        });
     }
 }
 
@@ -421,9 +523,9 @@ mod tests {
 
     #[test]
     fn minhash_estimate_is_within_three_standard_errors() {
-        let cfg = MethodsConfig::default();
+        let cfg = MinHashSettings::default();
         let mh = MinHash::new(&cfg);
-        let w = cfg.minhash_shingle_width;
+        let w = cfg.shingle_width;
         let base = words(400, 1);
         // Replace every `step`-th word: fewer replacements, higher Jaccard.
         for (i, step) in [7usize, 13, 29, 61, 150].into_iter().enumerate() {
@@ -434,7 +536,7 @@ mod tests {
             }
             let j = exact_jaccard(&base, &other, w);
             let est = resemblance(&mh.sketch(&base).unwrap(), &mh.sketch(&other).unwrap());
-            let se = (j * (1.0 - j) / cfg.minhash_functions as f64).sqrt();
+            let se = (j * (1.0 - j) / cfg.functions as f64).sqrt();
             assert!((est - j).abs() <= 3.0 * se, "step {step}: J={j} estimate={est} se={se}");
         }
         // Convergence: with 2000 functions the estimate stays within 3
@@ -457,19 +559,19 @@ mod tests {
         // A pair of resemblance p shares at least one of b bands of r rows
         // with probability 1-(1-p^r)^b.
         let s_curve = |p: f64, bands: i32, rows: i32| 1.0 - (1.0 - p.powi(rows)).powi(bands);
-        let cfg = MethodsConfig::default();
-        let rows = cfg.minhash_band_rows as i32;
-        let bands = (cfg.minhash_functions / cfg.minhash_band_rows) as i32;
+        let cfg = MinHashSettings::default();
+        let rows = cfg.band_rows as i32;
+        let bands = (cfg.functions / cfg.band_rows) as i32;
         assert_eq!((bands, rows), (12, 7));
         // By hand: 0.75^7 = 0.13348, 0.86652^12 = 0.17916, so at the
         // threshold 0.8208 of the pairs are found by the index.
-        assert!((s_curve(cfg.minhash_threshold, bands, rows) - 0.8208).abs() < 1e-4);
+        assert!((s_curve(cfg.threshold, bands, rows) - 0.8208).abs() < 1e-4);
         // 50% point: (1 - 0.5^(1/12))^(1/7) = 0.056126^(1/7) = 0.6627, below
         // the threshold (tilted toward recall) by less than 0.1.
         let half = (1.0 - 0.5f64.powf(1.0 / bands as f64)).powf(1.0 / rows as f64);
         assert!((half - 0.6627).abs() < 1e-4);
         assert!((s_curve(half, bands, rows) - 0.5).abs() < 1e-9);
-        assert!(half < cfg.minhash_threshold && cfg.minhash_threshold - half < 0.1);
+        assert!(half < cfg.threshold && cfg.threshold - half < 0.1);
         // Far from it: p=0.9 found 0.9996 of the time, p=0.5 only 0.0898.
         assert!((s_curve(0.9, bands, rows) - 0.9996).abs() < 1e-4);
         assert!((s_curve(0.5, bands, rows) - 0.0898).abs() < 1e-4);
@@ -477,7 +579,7 @@ mod tests {
 
     #[test]
     fn minhash_signs_one_band_per_rows() {
-        let cfg = MethodsConfig::default();
+        let cfg = MinHashSettings::default();
         let mh = MinHash::new(&cfg);
         let doc = words(50, 3);
         let sketch = mh.sketch(&doc).unwrap();
@@ -508,8 +610,9 @@ mod tests {
         let (a, b) = sets_with_resemblance(inter, union, 99);
         let hits = (0..trials)
             .filter(|&t| {
-                let cfg =
-                    MethodsConfig { megashingle_functions: functions, minhash_seed: 1000 + t, ..Default::default() };
+                let mut cfg = MethodsConfig::default();
+                cfg.shingles.megashingle_functions = functions;
+                cfg.minhash.seed = 1000 + t;
                 let m = Megashingles::new(&cfg);
                 let (ma, mb) = (m.megashingles(&a).unwrap(), m.megashingles(&b).unwrap());
                 ma.iter().zip(&mb).any(|(x, y)| x == y)
@@ -557,7 +660,8 @@ mod tests {
     #[test]
     fn megashingles_have_fifteen_slots_and_equal_documents_agree() {
         for functions in [36, 84] {
-            let cfg = MethodsConfig { megashingle_functions: functions, ..Default::default() };
+            let mut cfg = MethodsConfig::default();
+            cfg.shingles.megashingle_functions = functions;
             let m = Megashingles::new(&cfg);
             let doc = words(200, 4);
             let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc, ..Default::default() };
@@ -573,12 +677,14 @@ mod tests {
     #[test]
     #[should_panic(expected = "multiple of 6")]
     fn megashingles_reject_uneven_groups() {
-        Megashingles::new(&MethodsConfig { megashingle_functions: 40, ..Default::default() });
+        let mut cfg = MethodsConfig::default();
+        cfg.shingles.megashingle_functions = 40;
+        Megashingles::new(&cfg);
     }
 
     #[test]
     fn logshingles_keep_fingerprints_divisible_by_two_to_the_k() {
-        let cfg = MethodsConfig::default();
+        let cfg = ShingleSettings::default();
         let ls = LogShingles::new(&cfg);
         for (n, seed) in [(1000usize, 1u64), (64, 2), (9, 3), (3, 4)] {
             let doc = words(n, seed);

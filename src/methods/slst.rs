@@ -31,7 +31,9 @@
 //! terms instead (short words removed too), the rule of earlier runs.
 
 use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
-use crate::methods::settings::{MethodsConfig, SlstSentenceWords};
+use crate::methods::settings::FamilySettings;
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 use rayon::prelude::*;
 use std::collections::BinaryHeap;
 use suffix::SuffixTable;
@@ -454,13 +456,13 @@ impl Slst {
     /// file, and less acts as 2 here), `slst_max_group_docs` (the bound of
     /// [`shared_substring_pairs`]), `slst_min_jaccard` and
     /// `slst_max_sentence_repeats` (the anchor bound of [`verified_blocks`]).
-    pub fn new(cfg: &MethodsConfig) -> Slst {
+    pub fn new(cfg: &SlstSettings) -> Slst {
         Slst {
-            sentence_words: cfg.slst_sentence_words,
-            min_block: cfg.slst_min_block.max(2),
-            max_group_docs: cfg.slst_max_group_docs,
-            min_jaccard: cfg.slst_min_jaccard,
-            max_sentence_repeats: cfg.slst_max_sentence_repeats,
+            sentence_words: cfg.sentence_words,
+            min_block: cfg.min_block.max(2),
+            max_group_docs: cfg.max_group_docs,
+            min_jaccard: cfg.min_jaccard,
+            max_sentence_repeats: cfg.max_sentence_repeats,
             max_links: usize::MAX,
         }
     }
@@ -582,6 +584,72 @@ impl KeyedSearch for Slst {
     }
 }
 
+/// The settings of SL+ST in `[methods]` (`slst_*`, spec §6).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlstSettings {
+    /// Which words of a sentence make its length and its first-two-words
+    /// key. Seed 003 removes stop words only, the default; `terms` (stop
+    /// words and short words removed) is the rule of earlier runs.
+    #[serde(rename = "slst_sentence_words")]
+    pub sentence_words: SlstSentenceWords,
+    /// Minimal verified block length m (sentences).
+    #[serde(rename = "slst_min_block")]
+    pub min_block: usize,
+    /// A run of m sentences shared by more documents than this gives no
+    /// pairs (the reference's suffix array splits such a group into its
+    /// longer shared runs instead).
+    #[serde(rename = "slst_max_group_docs")]
+    pub max_group_docs: usize,
+    /// Pairs whose sentence Jaccard is below this are not proposed
+    /// (choice; measured on the shared crawl files: no pair below 0.4 and
+    /// 12 of ~9,500 below 0.5 verified, while ~35,000 template-sharing
+    /// pairs scored below 0.5).
+    #[serde(rename = "slst_min_jaccard")]
+    pub min_jaccard: f64,
+    /// Sentences whose (length, first two words) occur more often than this
+    /// in either document of a pair do not start a verified block (they can
+    /// still lie inside one); bounds the pairwise work.
+    #[serde(rename = "slst_max_sentence_repeats")]
+    pub max_sentence_repeats: usize,
+}
+
+impl Default for SlstSettings {
+    fn default() -> Self {
+        SlstSettings {
+            sentence_words: SlstSentenceWords::NoStopWords,
+            min_block: 3,
+            max_group_docs: 1000,
+            min_jaccard: 0.5,
+            max_sentence_repeats: 16,
+        }
+    }
+}
+
+impl FamilySettings for SlstSettings {
+    fn check(&self, p: &mut Problems) {
+        const S: &str = "methods";
+        // Blocks shorter than 2 sentences are dropped by the method itself.
+        p.at_least(S, "slst_min_block", self.min_block, 2);
+        p.at_least(S, "slst_max_group_docs", self.max_group_docs, 2);
+        p.within(S, "slst_min_jaccard", self.min_jaccard, 0.0, 1.0);
+        p.at_least(S, "slst_max_sentence_repeats", self.max_sentence_repeats, 1);
+    }
+}
+
+/// Which words SL+ST counts in a sentence (`[methods] slst_sentence_words`).
+/// An enum so that a typo in the job file is a parse error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SlstSentenceWords {
+    /// Every word but the stop words (short words count): seed 003's
+    /// "remove the stop words of each sentence, count the remaining words".
+    NoStopWords,
+    /// The kept terms (stop words and words of at most
+    /// `max_short_word_chars` removed), as the other methods see sentences.
+    Terms,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -691,7 +759,7 @@ mod tests {
         // Seed rule: A = B = "3333", C = "33331"; the heads of A and B
         // ("bob ran" vs "jim ran", ...) all differ, so A~B has no verified
         // block; A~C matches 4 sentences: Jaccard 4 / (4 + 5 - 4) = 0.8.
-        let seed = Slst::new(&MethodsConfig::default());
+        let seed = Slst::new(&SlstSettings::default());
         assert_eq!(seed.reads(), TokenParts::SentenceLengths);
         let s = |v: &DocView<'_>| SentenceString::from_view(v, SlstSentenceWords::NoStopWords);
         assert_eq!((s(&views[0]).symbols(), s(&views[1]).symbols()), ("3333", "3333"));
@@ -700,7 +768,7 @@ mod tests {
         // `terms` rule: far, sat, ran, ... are gone; A = B = "0110" with
         // keys "", "still", "figs", "": A~B is a duplicate (Jaccard 1), and
         // B~C scores 0.8 like A~C.
-        let cfg = MethodsConfig { slst_sentence_words: SlstSentenceWords::Terms, ..MethodsConfig::default() };
+        let cfg = SlstSettings { sentence_words: SlstSentenceWords::Terms, ..SlstSettings::default() };
         let by_terms = Slst::new(&cfg);
         assert_eq!(by_terms.reads(), TokenParts::Terms);
         assert_eq!(SentenceString::from_view(&views[0], SlstSentenceWords::Terms).symbols(), "0110");
@@ -915,7 +983,7 @@ mod tests {
 
     #[test]
     fn find_pairs_scores_verified_blocks() {
-        let cfg = MethodsConfig::default();
+        let cfg = SlstSettings::default();
         let slst = Slst::new(&cfg);
         let base: Vec<Vec<String>> = (0..8).map(|k| sentence(&format!("b{k}_"), 3 + k)).collect();
         // Y: sentence 3 has other first terms (same length): blocks of 3 and 4.
@@ -934,12 +1002,12 @@ mod tests {
         assert_eq!(slst.find_pairs(&crate::methods::Chunked(&views, 1)), slst.find_pairs(&InMemory(&views)));
         assert_eq!(slst.id(), "slst");
         // With m = 5 the pair has no block long enough.
-        let strict = Slst::new(&MethodsConfig { slst_min_block: 5, ..cfg.clone() });
+        let strict = Slst::new(&SlstSettings { min_block: 5, ..cfg.clone() });
         assert!(strict.find_pairs(&InMemory(&views)).is_empty());
         // A score floor above 7/9 drops the pair; at exactly 7/9 it stays.
-        let picky = Slst::new(&MethodsConfig { slst_min_jaccard: 0.78, ..cfg.clone() });
+        let picky = Slst::new(&SlstSettings { min_jaccard: 0.78, ..cfg.clone() });
         assert!(picky.find_pairs(&InMemory(&views)).is_empty());
-        let at_floor = Slst::new(&MethodsConfig { slst_min_jaccard: 7.0 / 9.0, ..cfg.clone() });
+        let at_floor = Slst::new(&SlstSettings { min_jaccard: 7.0 / 9.0, ..cfg.clone() });
         assert_eq!(at_floor.find_pairs(&InMemory(&views)).len(), 1);
         assert!(slst.find_pairs(&InMemory(&[])).is_empty());
     }
@@ -971,7 +1039,7 @@ mod tests {
             docs.push(Doc::new(&sentences));
         }
         let views: Vec<DocView<'_>> = docs.iter().zip(0u64..).map(|(d, id)| d.view(1000 + 3 * id)).collect();
-        let cfg = MethodsConfig { slst_min_jaccard: 0.2, ..MethodsConfig::default() };
+        let cfg = SlstSettings { min_jaccard: 0.2, ..SlstSettings::default() };
         let reference = Slst::new(&cfg).find_pairs(&InMemory(&views));
         assert!(reference.len() > 30, "{} pairs", reference.len());
         assert_eq!(keyed_pairs(&Slst::new(&cfg), &views, 100), reference);
@@ -981,7 +1049,7 @@ mod tests {
             assert!(keyed.iter().all(|p| reference.contains(p)), "{links} links");
         }
         // A run shared by more documents than the bound pairs nothing.
-        let slst = Slst::new(&MethodsConfig { slst_max_group_docs: 2, ..cfg.clone() });
+        let slst = Slst::new(&SlstSettings { max_group_docs: 2, ..cfg.clone() });
         let same: Vec<DocView<'_>> = (0..3).map(|id| docs[0].view(id)).collect();
         assert!(keyed_pairs(&slst, &same, 8).is_empty());
         assert_eq!(keyed_pairs(&slst, &same[..2], 8).len(), 1);

@@ -12,7 +12,9 @@
 //! pair of strings, far below anything a crawl can show.
 
 use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::FamilySettings;
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use rayon::prelude::*;
 use std::collections::BTreeMap;
@@ -155,24 +157,24 @@ impl SpotSigs {
     /// Reads the `spotsigs_*` settings; the stop list is the English list of
     /// [`crate::text::stop_words`] united with the antecedents (the spec
     /// requires the stop list to contain them).
-    pub fn new(cfg: &MethodsConfig) -> SpotSigs {
+    pub fn new(cfg: &SpotSigsSettings) -> SpotSigs {
         SpotSigs::with_stop_words(cfg, crate::text::stop_words("en").iter().copied())
     }
 
     /// As [`SpotSigs::new`] with an explicit stop list (still united with
     /// the antecedents): for other languages and for tests.
-    pub fn with_stop_words<'a>(cfg: &MethodsConfig, stop_words: impl IntoIterator<Item = &'a str>) -> SpotSigs {
-        let antecedents: HashSet<String> = cfg.spotsigs_antecedents.iter().cloned().collect();
+    pub fn with_stop_words<'a>(cfg: &SpotSigsSettings, stop_words: impl IntoIterator<Item = &'a str>) -> SpotSigs {
+        let antecedents: HashSet<String> = cfg.antecedents.iter().cloned().collect();
         let mut stop: HashSet<String> = stop_words.into_iter().map(str::to_string).collect();
         stop.extend(antecedents.iter().cloned());
         SpotSigs {
             antecedents,
             stop,
-            chains: cfg.spotsigs_chains.clone(),
-            include_antecedent: cfg.spotsigs_include_antecedent,
-            tau: cfg.spotsigs_tau,
-            min_spots: cfg.spotsigs_min_spots,
-            max_group_docs: cfg.spotsigs_max_group_docs,
+            chains: cfg.chains.clone(),
+            include_antecedent: cfg.include_antecedent,
+            tau: cfg.tau,
+            min_spots: cfg.min_spots,
+            max_group_docs: cfg.max_group_docs,
             max_candidates: usize::MAX,
         }
     }
@@ -457,6 +459,70 @@ impl KeyedSearch for SpotSigs {
     }
 }
 
+/// The settings of SpotSigs in `[methods]` (`spotsigs_*`, spec §5).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SpotSigsSettings {
+    /// Antecedent words.
+    #[serde(rename = "spotsigs_antecedents")]
+    pub antecedents: Vec<String>,
+    /// (spot distance d, chain length c) pairs.
+    #[serde(rename = "spotsigs_chains")]
+    pub chains: Vec<(usize, usize)>,
+    /// Include the antecedent in the signature string.
+    #[serde(rename = "spotsigs_include_antecedent")]
+    pub include_antecedent: bool,
+    /// Jaccard threshold tau.
+    #[serde(rename = "spotsigs_tau")]
+    pub tau: f64,
+    /// Documents with fewer spot signatures are left out.
+    #[serde(rename = "spotsigs_min_spots")]
+    pub min_spots: usize,
+    /// A spot signature shared by more documents than this gives no pairs
+    /// in the pipeline's keyed search (a template's phrases).
+    #[serde(rename = "spotsigs_max_group_docs")]
+    pub max_group_docs: usize,
+}
+
+impl Default for SpotSigsSettings {
+    fn default() -> Self {
+        SpotSigsSettings {
+            antecedents: [
+                "a", "an", "the", "is", "was", "are", "were", "be", "been", "can", "will", "would", "have", "has",
+                "had", "do", "does", "did", "there", "said",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+            chains: vec![(2, 2)],
+            include_antecedent: true,
+            tau: 0.44,
+            min_spots: 1,
+            max_group_docs: 1000,
+        }
+    }
+}
+
+impl FamilySettings for SpotSigsSettings {
+    fn check(&self, p: &mut Problems) {
+        const S: &str = "methods";
+        p.require(!self.antecedents.is_empty(), || "[methods] spotsigs_antecedents must name at least one word".to_string());
+        p.require(!self.chains.is_empty(), || {
+            "[methods] spotsigs_chains must hold at least one (distance, length) pair".to_string()
+        });
+        for &(distance, length) in &self.chains {
+            p.require(distance >= 1 && length >= 1, || {
+                format!(
+                    "[methods] spotsigs_chains: [{distance}, {length}] needs a spot distance and a chain length of at least 1"
+                )
+            });
+        }
+        p.above_up_to(S, "spotsigs_tau", self.tau, 0.0, 1.0);
+        p.at_least(S, "spotsigs_min_spots", self.min_spots, 1);
+        p.at_least(S, "spotsigs_max_group_docs", self.max_group_docs, 2);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -467,11 +533,11 @@ mod tests {
         leaked(&text.split_whitespace().map(|w| w.to_lowercase()).collect::<Vec<_>>())
     }
 
-    fn seed_config() -> MethodsConfig {
-        MethodsConfig {
-            spotsigs_antecedents: ["a", "is", "the", "to"].iter().map(|s| s.to_string()).collect(),
-            spotsigs_chains: vec![(2, 2)],
-            ..MethodsConfig::default()
+    fn seed_config() -> SpotSigsSettings {
+        SpotSigsSettings {
+            antecedents: ["a", "is", "the", "to"].iter().map(|s| s.to_string()).collect(),
+            chains: vec![(2, 2)],
+            ..SpotSigsSettings::default()
         }
     }
 
@@ -502,7 +568,7 @@ mod tests {
         assert!(sigs.contains(&("a:kick:weeklong".to_string(), 1)));
 
         // Chain-only signatures (the authors' other option).
-        let cfg = MethodsConfig { spotsigs_include_antecedent: false, ..seed_config() };
+        let cfg = SpotSigsSettings { include_antecedent: false, ..seed_config() };
         let chain_only = SpotSigs::with_stop_words(&cfg, ["at", "for"]);
         let sigs = chain_only.spot_signatures(words(SEED_SENTENCE));
         let expected: Vec<(String, u32)> = ["campaign:south", "carolina", "kick:weeklong", "off:weeklong"]
@@ -629,7 +695,7 @@ mod tests {
         let loose = all_pairs(&sets, 0.44, 1);
         let size = |i: usize| sets[i].iter().map(|e| e.1 as u64).sum::<u64>();
         for (tau, min_spots) in [(0.44, 1usize), (0.7, 3)] {
-            let cfg = MethodsConfig { spotsigs_tau: tau, spotsigs_min_spots: min_spots, ..MethodsConfig::default() };
+            let cfg = SpotSigsSettings { tau, min_spots, ..SpotSigsSettings::default() };
             let s = SpotSigs::with_stop_words(&cfg, []);
             let (pairs, stats) = s.search(&sets);
             let expected: Vec<(usize, usize, f64)> = loose
@@ -661,7 +727,7 @@ mod tests {
             tau in 0.2f64..1.0,
         ) {
             let sets: Vec<Multiset> = docs.into_iter().map(to_multiset).collect();
-            let cfg = MethodsConfig { spotsigs_tau: tau, ..MethodsConfig::default() };
+            let cfg = SpotSigsSettings { tau, ..SpotSigsSettings::default() };
             let s = SpotSigs::with_stop_words(&cfg, []);
             prop_assert_eq!(s.search(&sets).0, all_pairs(&sets, tau, 1));
         }
@@ -669,7 +735,7 @@ mod tests {
 
     #[test]
     fn find_pairs_maps_document_ids_and_drops_small_documents() {
-        let cfg = MethodsConfig { spotsigs_tau: 0.5, spotsigs_min_spots: 2, ..seed_config() };
+        let cfg = SpotSigsSettings { tau: 0.5, min_spots: 2, ..seed_config() };
         let s = SpotSigs::with_stop_words(&cfg, ["at", "for"]);
         let texts = [
             SEED_SENTENCE.to_string(),

@@ -5,7 +5,9 @@
 //! methods differ only in the weight, so one type serves them all.
 
 use super::{CorpusStats, DocView, Signature, SignatureMethod, TermCount, TermStats};
-use crate::methods::settings::MethodsConfig;
+use crate::methods::settings::FamilySettings;
+use crate::settings::Problems;
+use serde::{Deserialize, Serialize};
 
 /// "Optimal" IDF of a10: `-ln(10/1_000_000)`, a word found in 10 documents
 /// out of a million (Maslov, as cited by the study).
@@ -76,7 +78,7 @@ pub struct TermWeigher {
 
 impl TermWeigher {
     /// Precomputes the corpus-wide factor of every term of `stats`.
-    pub fn new(weighting: Weighting, cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
+    pub fn new(weighting: Weighting, cfg: &TopWordsSettings, stats: &CorpusStats) -> Self {
         let n_docs = stats.n_docs.max(1) as f64;
         let global = match weighting {
             Weighting::Tf => Vec::new(),
@@ -168,7 +170,7 @@ pub struct TopWords {
 
 impl TopWords {
     /// The top-words method with the given weighting (its id follows from it).
-    pub fn new(weighting: Weighting, cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
+    pub fn new(weighting: Weighting, cfg: &TopWordsSettings, stats: &CorpusStats) -> Self {
         TopWords { weigher: TermWeigher::new(weighting, cfg, stats), top_words: cfg.top_words }
     }
 }
@@ -188,6 +190,35 @@ impl SignatureMethod for TopWords {
             b.1.total_cmp(&a.1).then_with(|| doc.term_order(a.0, b.0, dict_len))
         });
         out.push(Signature { slot: 0, sig: crc32_of_sorted_join(top.iter().map(|(c, _)| doc.term_of(c)).collect()) });
+    }
+}
+
+/// The settings of a1, a2, a3 and a10 in `[methods]` (spec §1), and the
+/// BM25 constants a5's sentence weights share.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TopWordsSettings {
+    /// How many top-weighted terms make the signature.
+    pub top_words: usize,
+    /// a2, a5: Okapi BM25 k.
+    pub bm25_k: f64,
+    /// a2, a5: Okapi BM25 b.
+    pub bm25_b: f64,
+}
+
+impl Default for TopWordsSettings {
+    fn default() -> Self {
+        TopWordsSettings { top_words: 6, bm25_k: 2.0, bm25_b: 0.75 }
+    }
+}
+
+impl FamilySettings for TopWordsSettings {
+    fn check(&self, p: &mut Problems) {
+        p.at_least("methods", "top_words", self.top_words, 1);
+        p.require(self.bm25_k.is_finite() && self.bm25_k >= 0.0, || {
+            format!("[methods] bm25_k = {} must be a number of at least 0", self.bm25_k)
+        });
+        p.within("methods", "bm25_b", self.bm25_b, 0.0, 1.0);
     }
 }
 
@@ -247,7 +278,7 @@ mod tests {
         // tf: zulu 3, mike 2, then delta echo golf kilo oscar papa all 1.
         // The six: zulu, mike, and the first four of the tf=1 terms by term
         // ascending (delta echo golf kilo); oscar and papa lose the tie.
-        let m = TopWords::new(Weighting::Tf, &MethodsConfig::default(), &stats100());
+        let m = TopWords::new(Weighting::Tf, &TopWordsSettings::default(), &stats100());
         assert_eq!(m.id(), "a1");
         assert_eq!(sign(&m, &stats100(), DOC), expect("delta echo golf kilo mike zulu"));
     }
@@ -264,7 +295,7 @@ mod tests {
         //   golf, papa df 20: ln(80.5/20.5) = 1.36784 -> wt 0.60793 (tie at 6th place)
         // Order: delta echo mike kilo oscar golf | papa zulu: golf beats papa by term,
         // and zulu, the most frequent term, is out (negative IDF).
-        let m = TopWords::new(Weighting::TfIdf, &MethodsConfig::default(), &stats100());
+        let m = TopWords::new(Weighting::TfIdf, &TopWordsSettings::default(), &stats100());
         assert_eq!(m.id(), "a2");
         assert_eq!(sign(&m, &stats100(), DOC), expect("delta echo golf kilo mike oscar"));
     }
@@ -280,7 +311,7 @@ mod tests {
         //   papa  20/60: 1.60944 + ln(1-e^-0.6)  = 1.60944 - 0.79587 = 0.81357 -> 0.54238
         //   golf  20/20: 1.60944 + ln(1-e^-0.2)  = 1.60944 - 1.70777 = -0.09833 -> -0.06555
         // Order: delta echo mike papa zulu kilo | oscar golf: kilo beats oscar by term.
-        let m = TopWords::new(Weighting::TfRidf, &MethodsConfig::default(), &stats100());
+        let m = TopWords::new(Weighting::TfRidf, &TopWordsSettings::default(), &stats100());
         assert_eq!(m.id(), "a3");
         assert_eq!(sign(&m, &stats100(), DOC), expect("delta echo kilo mike papa zulu"));
     }
@@ -309,14 +340,14 @@ mod tests {
                 ("oscar", 1000, 1000),
             ],
         );
-        let m = TopWords::new(Weighting::OptFreq, &MethodsConfig::default(), &s);
+        let m = TopWords::new(Weighting::OptFreq, &TopWordsSettings::default(), &s);
         assert_eq!(m.id(), "a10");
         assert_eq!(sign(&m, &s, DOC), expect("delta echo golf kilo mike papa"));
     }
 
     #[test]
     fn few_terms_use_what_they_have_and_empty_has_none() {
-        let m = TopWords::new(Weighting::Tf, &MethodsConfig::default(), &stats100());
+        let m = TopWords::new(Weighting::Tf, &TopWordsSettings::default(), &stats100());
         assert_eq!(sign(&m, &stats100(), "papa mike papa"), expect("mike papa"));
         assert!(sign(&m, &stats100(), "").is_empty());
     }
@@ -327,7 +358,7 @@ mod tests {
         let doc = "yankee yankee zulu mike delta echo golf kilo oscar papa";
         let with_it = stats(100, 22.0, &[ROWS100.as_slice(), &[("yankee", 1, 2)]].concat());
         for w in [Weighting::TfIdf, Weighting::TfRidf, Weighting::OptFreq] {
-            let cfg = MethodsConfig::default();
+            let cfg = TopWordsSettings::default();
             let missing = sign(&TopWords::new(w, &cfg, &stats100()), &stats100(), doc);
             assert_eq!(missing, sign(&TopWords::new(w, &cfg, &with_it), &with_it, doc), "{w:?}");
         }

@@ -340,13 +340,13 @@ pub fn substitute(sql: &str, params: &[(&str, String)]) -> String {
     s
 }
 
-/// The `${chain_steps}` of a chain walk (the jobs that link each member of
-/// a group to its next `max_edges`, never to all: `candidates_exact.sql`,
-/// `a12.sql`, `keyed_pairs.sql`, `history_edges.sql`): the VALUES list
-/// `(1), (2), ... (max_edges)`.
-pub fn chain_steps(max_edges: usize) -> String {
-    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
-}
+/// The chain walk (`jobs/chain_links.sql`): the CTEs that link each probe
+/// of a length-ordered chain to the members at its next `max_edges`
+/// places, never to all. The jobs that walk chains include it as their
+/// `${chain_links}` parameter (`candidates_exact.sql`, `a11.sql`,
+/// `a12.sql`, `history_edges.sql`); it reads `${max_edges}` itself, so it
+/// comes before that parameter in a list given to [`substitute`].
+pub const CHAIN_LINKS: &str = include_str!("../../jobs/chain_links.sql");
 
 /// Runs one SQL statement and writes its result as `table` under `out`.
 pub async fn run_into_table(ctx: &SessionContext, out: &Path, table: &str, sql: &str) -> Result<u64> {
