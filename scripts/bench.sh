@@ -4,7 +4,8 @@
 #
 # Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH | --profile P]
 #                         [--work DIR] [--json FILE] [--memory-limit SIZE]
-#                         [--threads N] [--new-words] [--one-host] CORPUS...
+#                         [--threads N] [--new-words] [--one-host]
+#                         [--first-as-is] CORPUS...
 #
 # CORPUS: WARC/ARC or JSON Lines files or folders, as for `pipeline run --input`.
 #
@@ -25,9 +26,11 @@
 # --new-words, each copy is translated into made-up words of its own
 # instead (bench_corpus.py --new-words): the vocabulary and the
 # statistics grow with the copies. Each copy is a site of its own (its
-# hosts prefixed `copy-k.`); --one-host keeps the copies on the original
-# hosts, the layout of the series before 2026-11-27 (bench_corpus.py says
-# why that layout made each copy's text grow with the copies). If the
+# hosts prefixed `copy-k.`), and copy 0 is changed like the others;
+# --one-host keeps the copies on the original hosts and --first-as-is
+# leaves copy 0 unchanged, the layout of the series before 2026-11-27
+# (bench_corpus.py says why each made the cost per page grow with the
+# copies). If the
 # binary cannot read JSON Lines, the input files are replicated unchanged
 # under distinct names instead (exact duplicates, so the pair counts grow
 # quadratically: the script says so).
@@ -64,6 +67,7 @@ while [[ $# -gt 0 ]]; do
         --threads) RUN_FLAGS+=(--threads "${2:?--threads needs a number}"); shift 2 ;;
         --new-words) CORPUS_FLAGS+=(--new-words); shift ;;
         --one-host) CORPUS_FLAGS+=(--one-host); shift ;;
+        --first-as-is) CORPUS_FLAGS+=(--first-as-is); shift ;;
         -h|--help) usage ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) CORPUS+=("$(realpath "$1")"); shift ;;
