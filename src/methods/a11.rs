@@ -11,11 +11,11 @@ use super::shingles::distinct_shingles;
 use super::{DocView, Signature};
 use crate::methods::settings::{FamilySettings, MethodsConfig};
 use crate::settings::Problems;
-use serde::{Deserialize, Serialize};
 use crate::tables::columns::shingles;
 use crate::tables::write::TableOutput;
 use anyhow::Result;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// Writes the `shingles` table: per document its distinct shingles of
 /// `shingle_width` terms, with the document's length in kept terms.

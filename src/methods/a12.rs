@@ -32,11 +32,11 @@ use super::registry::RecordMethod;
 use super::{DocView, Signature};
 use crate::methods::settings::{FamilySettings, MethodsConfig};
 use crate::settings::Problems;
-use serde::{Deserialize, Serialize};
 use crate::tables::columns::a12_records;
 use crate::tables::write::TableOutput;
 use anyhow::Result;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 
 /// One a12 record: a document keyed by one of its top sentence signatures.
 /// A document yields one record per non-zero `ss` value, all identical but

@@ -49,8 +49,8 @@
 use super::{term_frequencies, CorpusStats, DocPasses, DocView, Signature, SignatureMethod, StateRow};
 use crate::methods::settings::FamilySettings;
 use crate::settings::Problems;
-use serde::{Deserialize, Serialize};
 use foldhash::HashMap;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use xxhash_rust::xxh3::xxh3_64;
@@ -534,8 +534,8 @@ mod tests {
             band: 0.25,
             max_df_fraction: 0.5,
             rounds: 2,
-            min_bits: min_bits,
-            max_words: max_words,
+            min_bits,
+            max_words,
             ..DescrSettings::default()
         }
     }

@@ -124,11 +124,7 @@ impl LexRand {
             .map(|_| {
                 // Hash seed of extra lexicon i+1: the i-th value of splitmix64 from `lexrand_seed`.
                 let seed = splitmix64(&mut state);
-                stats
-                    .terms
-                    .iter()
-                    .map(|(id, t, _)| main.in_lexicon(id) && keeps(seed, t, cfg.drop_fraction))
-                    .collect()
+                stats.terms.iter().map(|(id, t, _)| main.in_lexicon(id) && keeps(seed, t, cfg.drop_fraction)).collect()
             })
             .collect();
         LexRand { main, extra }

@@ -22,39 +22,107 @@ pub use super::slst::{SlstSentenceWords, SlstSettings};
 pub use super::spotsigs::SpotSigsSettings;
 pub use super::topwords::TopWordsSettings;
 
-/// The methods' settings: which run, and each family's own settings,
-/// defined, defaulted and checked in the family's file. In a job file they
-/// are one flat `[methods]` section whose keys carry their family's prefix
-/// (`descr_rounds`, `spotsigs_tau`): the keys of every earlier job file.
-/// [`MethodsConfig`]'s (de)serializer routes each key to its family, and a
-/// key no family knows is an error, as `deny_unknown_fields` makes it in
-/// the other sections.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MethodsConfig {
-    /// Methods run when `--methods` is not given.
-    pub enabled: Vec<String>,
-    /// a11, a12: split chains where neighbouring length ratio exceeds this.
-    pub chain_ratio: f64,
+/// Declares [`MethodsConfig`], the shared keys and one field per family,
+/// and goes through the families in that order wherever all of them count:
+/// the keys, the checks, the flat section both ways. The families are
+/// listed once, in the invocation below.
+macro_rules! method_families {
+    ($($(#[$doc:meta])* $field:ident: $family:ty,)*) => {
+        /// The methods' settings: which run, and each family's own
+        /// settings, defined, defaulted and checked in the family's file.
+        /// In a job file they are one flat `[methods]` section whose keys
+        /// carry their family's prefix (`descr_rounds`, `spotsigs_tau`):
+        /// the keys of every earlier job file. [`MethodsConfig`]'s
+        /// (de)serializer routes each key to its family, and a key no
+        /// family knows is an error, as `deny_unknown_fields` makes it in
+        /// the other sections.
+        #[derive(Debug, Clone, PartialEq)]
+        pub struct MethodsConfig {
+            /// Methods run when `--methods` is not given.
+            pub enabled: Vec<String>,
+            /// a11, a12: split chains where neighbouring length ratio
+            /// exceeds this.
+            pub chain_ratio: f64,
+            $($(#[$doc])* pub $field: $family,)*
+        }
+
+        impl MethodsConfig {
+            /// Every key of `[methods]`, the shared ones first, then family
+            /// by family.
+            pub fn keys() -> Vec<String> {
+                [keys_of::<Shared>(), $(keys_of::<$family>(),)*].concat()
+            }
+
+            fn check_families(&self, p: &mut Problems) {
+                $(self.$field.check(p);)*
+            }
+        }
+
+        impl Default for MethodsConfig {
+            fn default() -> Self {
+                let shared = Shared::default();
+                MethodsConfig {
+                    enabled: shared.enabled,
+                    chain_ratio: shared.chain_ratio,
+                    $($field: <$family>::default(),)*
+                }
+            }
+        }
+
+        impl Serialize for MethodsConfig {
+            /// One flat table, as a job file writes it (and the manifests
+            /// record it).
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut out = Table::new();
+                put(&Shared { enabled: self.enabled.clone(), chain_ratio: self.chain_ratio }, &mut out)?;
+                $(put(&self.$field, &mut out)?;)*
+                out.serialize(serializer)
+            }
+        }
+
+        impl<'de> Deserialize<'de> for MethodsConfig {
+            /// Each key to its family; a key left over is unknown.
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let mut keys = Table::deserialize(deserializer)?;
+                let shared: Shared = take(&mut keys)?;
+                let config = MethodsConfig {
+                    enabled: shared.enabled,
+                    chain_ratio: shared.chain_ratio,
+                    $($field: take(&mut keys)?,)*
+                };
+                match keys.keys().next() {
+                    None => Ok(config),
+                    Some(unknown) => Err(serde::de::Error::custom(format_args!(
+                        "unknown field `{unknown}` in [methods], expected one of {}",
+                        MethodsConfig::keys().join(", ")
+                    ))),
+                }
+            }
+        }
+    };
+}
+
+method_families! {
     /// a1, a2, a3, a10 (and a5's term weights).
-    pub top_words: TopWordsSettings,
+    top_words: TopWordsSettings,
     /// a4, a5.
-    pub sentences: SentenceSettings,
+    sentences: SentenceSettings,
     /// imatch, a7.
-    pub imatch: IMatchSettings,
+    imatch: IMatchSettings,
     /// a9.
-    pub descr: DescrSettings,
+    descr: DescrSettings,
     /// minhash (and a6's seed).
-    pub minhash: MinHashSettings,
+    minhash: MinHashSettings,
     /// a6, a8, a11: the word shingles.
-    pub shingles: ShingleSettings,
+    shingles: ShingleSettings,
     /// spotsigs.
-    pub spotsigs: SpotSigsSettings,
+    spotsigs: SpotSigsSettings,
     /// slst.
-    pub slst: SlstSettings,
+    slst: SlstSettings,
     /// a11.
-    pub a11: A11Settings,
+    a11: A11Settings,
     /// a12.
-    pub a12: A12Settings,
+    a12: A12Settings,
 }
 
 /// The keys of `[methods]` that belong to no family.
@@ -123,113 +191,13 @@ impl MethodsConfig {
         self.enabled.iter().any(|m| m == id)
     }
 
-    /// Every key of `[methods]`, the shared ones first, then family by
-    /// family.
-    pub fn keys() -> Vec<String> {
-        [
-            keys_of::<Shared>(),
-            keys_of::<TopWordsSettings>(),
-            keys_of::<SentenceSettings>(),
-            keys_of::<IMatchSettings>(),
-            keys_of::<DescrSettings>(),
-            keys_of::<MinHashSettings>(),
-            keys_of::<ShingleSettings>(),
-            keys_of::<SpotSigsSettings>(),
-            keys_of::<SlstSettings>(),
-            keys_of::<A11Settings>(),
-            keys_of::<A12Settings>(),
-        ]
-        .concat()
-    }
-
     /// The shared rules (known ids, at least one method, the chain ratio),
     /// then each family's.
     pub fn check(&self, p: &mut Problems) {
         p.known_ids("methods", "enabled", &self.enabled, registry::ids());
         p.require(!self.enabled.is_empty(), || "[methods] enabled must name at least one method".to_string());
         p.ratio("methods", "chain_ratio", self.chain_ratio);
-        self.top_words.check(p);
-        self.sentences.check(p);
-        self.imatch.check(p);
-        self.descr.check(p);
-        self.minhash.check(p);
-        self.shingles.check(p);
-        self.spotsigs.check(p);
-        self.slst.check(p);
-        self.a11.check(p);
-        self.a12.check(p);
-    }
-
-    fn shared(&self) -> Shared {
-        Shared { enabled: self.enabled.clone(), chain_ratio: self.chain_ratio }
-    }
-}
-
-impl Default for MethodsConfig {
-    fn default() -> Self {
-        let shared = Shared::default();
-        MethodsConfig {
-            enabled: shared.enabled,
-            chain_ratio: shared.chain_ratio,
-            top_words: Default::default(),
-            sentences: Default::default(),
-            imatch: Default::default(),
-            descr: Default::default(),
-            minhash: Default::default(),
-            shingles: Default::default(),
-            spotsigs: Default::default(),
-            slst: Default::default(),
-            a11: Default::default(),
-            a12: Default::default(),
-        }
-    }
-}
-
-impl Serialize for MethodsConfig {
-    /// One flat map, as a job file writes it (and the manifests record it).
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut out = Table::new();
-        put(&self.shared(), &mut out)?;
-        put(&self.top_words, &mut out)?;
-        put(&self.sentences, &mut out)?;
-        put(&self.imatch, &mut out)?;
-        put(&self.descr, &mut out)?;
-        put(&self.minhash, &mut out)?;
-        put(&self.shingles, &mut out)?;
-        put(&self.spotsigs, &mut out)?;
-        put(&self.slst, &mut out)?;
-        put(&self.a11, &mut out)?;
-        put(&self.a12, &mut out)?;
-        out.serialize(serializer)
-    }
-}
-
-impl<'de> Deserialize<'de> for MethodsConfig {
-    /// Each key to its family; a key left over is unknown.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let mut keys = Table::deserialize(deserializer)?;
-        let shared: Shared = take(&mut keys)?;
-        let config = MethodsConfig {
-            enabled: shared.enabled,
-            chain_ratio: shared.chain_ratio,
-            top_words: take(&mut keys)?,
-            sentences: take(&mut keys)?,
-            imatch: take(&mut keys)?,
-            descr: take(&mut keys)?,
-            minhash: take(&mut keys)?,
-            shingles: take(&mut keys)?,
-            spotsigs: take(&mut keys)?,
-            slst: take(&mut keys)?,
-            a11: take(&mut keys)?,
-            a12: take(&mut keys)?,
-        };
-        match keys.keys().next() {
-            None => Ok(config),
-            Some(unknown) => Err(serde::de::Error::custom(format_args!(
-                "unknown field `{unknown}` in [methods], expected one of {}",
-                MethodsConfig::keys().join(", ")
-            ))),
-        }
+        self.check_families(p);
     }
 }
 

@@ -21,11 +21,11 @@ use super::registry::RecordMethod;
 use super::{DocView, Signature, SignatureMethod};
 use crate::methods::settings::{FamilySettings, MethodsConfig};
 use crate::settings::Problems;
-use serde::{Deserialize, Serialize};
 use crate::tables::columns::sketches;
 use crate::tables::write::TableOutput;
 use anyhow::Result;
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
 /// Terms joined by single spaces, with where each term starts and ends: a

@@ -33,8 +33,8 @@
 use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
 use crate::methods::settings::FamilySettings;
 use crate::settings::Problems;
-use serde::{Deserialize, Serialize};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::BinaryHeap;
 use suffix::SuffixTable;
 use xxhash_rust::xxh3::xxh3_64;

@@ -14,9 +14,9 @@
 use super::{DocPasses, DocView, Encoded, KeyedSearch, PairMethod, ScoredPair, TokenParts};
 use crate::methods::settings::FamilySettings;
 use crate::settings::Problems;
-use serde::{Deserialize, Serialize};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -506,7 +506,9 @@ impl Default for SpotSigsSettings {
 impl FamilySettings for SpotSigsSettings {
     fn check(&self, p: &mut Problems) {
         const S: &str = "methods";
-        p.require(!self.antecedents.is_empty(), || "[methods] spotsigs_antecedents must name at least one word".to_string());
+        p.require(!self.antecedents.is_empty(), || {
+            "[methods] spotsigs_antecedents must name at least one word".to_string()
+        });
         p.require(!self.chains.is_empty(), || {
             "[methods] spotsigs_chains must hold at least one (distance, length) pair".to_string()
         });
