@@ -22,6 +22,10 @@ use crate::tables::sql::substitute;
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, load_verification_texts, Doc};
 
+/// The relation of `jobs/history_edges.sql` whose rows probe the earlier
+/// crawls' chains in the chain walk: the night's pages, placed among them.
+pub const NIGHT_PROBES: &str = "night_probes";
+
 impl History {
     /// Writes `out/history_candidates`: the candidate repeats of the
     /// night's pages among the earlier crawls' (`jobs/history_edges.sql`),
@@ -39,13 +43,7 @@ impl History {
             return TableWriter::for_table(out, history_candidates::TABLE)?.commit();
         }
         crate::tables::write::check_table_schema(out, signatures::TABLE)?;
-        let mut params = registry::sql_params(&config.methods, &config.candidates);
-        // The walk probes the earlier pages' chains with the night's pages.
-        for (name, value) in &mut params {
-            if *name == registry::CHAIN_PROBES {
-                *value = "night_probes".to_string();
-            }
-        }
+        let mut params = registry::sql_params(&config.methods, &config.candidates, NIGHT_PROBES);
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {

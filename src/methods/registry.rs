@@ -444,8 +444,15 @@ pub static METHODS: &[MethodSpec] = &[
 /// The `${name}` parameters of the candidate SQL jobs: the bounds of
 /// `[candidates]` and the settings every method's SQL reads
 /// ([`MethodSpec::sql_params`]), for the `candidates` stage and the
-/// history's `jobs/history_edges.sql`.
-pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec<(&'static str, String)> {
+/// history's `jobs/history_edges.sql`. `probes` names the relation the
+/// chain walk (`jobs/chain_links.sql`) probes each chain with:
+/// [`WALK_THROUGH_ITSELF`] for the candidate jobs, the night's pages for the
+/// history's match.
+pub fn sql_params(
+    methods: &MethodsConfig,
+    candidates: &CandidatesConfig,
+    probes: &'static str,
+) -> Vec<(&'static str, String)> {
     let max_edges = candidates.max_edges_per_document;
     let index_only: Vec<String> = METHODS
         .iter()
@@ -455,8 +462,7 @@ pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec
     let mut params = vec![
         // First: the walk reads the parameters after it.
         ("chain_links", crate::tables::sql::CHAIN_LINKS.to_string()),
-        // The candidate jobs walk each chain through itself.
-        (CHAIN_PROBES, "chain".to_string()),
+        ("chain_probes", probes.to_string()),
         ("max_group_size", candidates.max_group_size.to_string()),
         ("max_edges", max_edges.to_string()),
         // `NOT IN ('')` keeps every method when no signer is an index only.
@@ -472,10 +478,9 @@ pub fn sql_params(methods: &MethodsConfig, candidates: &CandidatesConfig) -> Vec
     params
 }
 
-/// The parameter naming the probes of the chain walk
-/// (`jobs/chain_links.sql`): `chain` in [`sql_params`], the night's pages
-/// in the history's match.
-pub const CHAIN_PROBES: &str = "chain_probes";
+/// The probes of a chain walked through itself: its own members, the
+/// relation `chain` of `jobs/chain_links.sql` (see [`sql_params`]).
+pub const WALK_THROUGH_ITSELF: &str = "chain";
 
 /// The method with id `id`.
 pub fn spec(id: &str) -> Option<&'static MethodSpec> {

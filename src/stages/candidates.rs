@@ -74,7 +74,7 @@ async fn run_edge_jobs(
     out: &Path,
     config: &Config,
 ) -> Result<BTreeMap<String, u64>> {
-    let params = registry::sql_params(&config.methods, &config.candidates);
+    let params = registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF);
     let mut jobs: Vec<SqlJob> = vec![
         SqlJob::View("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
         SqlJob::View("signature_edges", include_str!("../../jobs/signature_edges.sql")),
@@ -119,7 +119,7 @@ async fn run_edge_jobs(
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let params = registry::sql_params(&ctx.config.methods, &ctx.config.candidates);
+    let params = registry::sql_params(&ctx.config.methods, &ctx.config.candidates, registry::WALK_THROUGH_ITSELF);
     let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
     report.rows.extend(run_edge_jobs(&session, &ctx.out, &ctx.config).await?);
@@ -168,7 +168,7 @@ pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(
     run_edge_jobs(&session, out, config).await?;
     let sql = substitute(
         include_str!("../../jobs/candidates.sql"),
-        &registry::sql_params(&config.methods, &config.candidates),
+        &registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF),
     );
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();

@@ -59,10 +59,11 @@ impl Stage for HistoryCandidates {
         vec!["history_candidates"]
     }
     fn config_section(&self, config: &Config) -> Value {
-        let params: serde_json::Map<String, Value> = registry::sql_params(&config.methods, &config.candidates)
-            .into_iter()
-            .map(|(name, value)| (name.to_string(), Value::String(value)))
-            .collect();
+        let params: serde_json::Map<String, Value> =
+            registry::sql_params(&config.methods, &config.candidates, crate::history::matching::NIGHT_PROBES)
+                .into_iter()
+                .map(|(name, value)| (name.to_string(), Value::String(value)))
+                .collect();
         json!({"sql_params": params})
     }
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
