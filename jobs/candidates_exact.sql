@@ -11,18 +11,12 @@
 -- ${max_edges} strongest edges. Big groups are chained like any other;
 -- those over ${max_group_size} members are reported in hot_signatures.
 --
--- Reads `signatures`; gives (method, doc_a, doc_b, strength, len_gap), doc_a < doc_b,
+-- Reads `signature_chains` (signature_chains.sql: the groups of two or
+-- more, numbered); gives (method, doc_a, doc_b, strength, len_gap), doc_a < doc_b,
 -- len_gap = difference of the two lengths.
 WITH chain AS (
-    -- Most signatures belong to one document (on the Javadoc crawl 1.08 M
-    -- of 1.13 M rows): chaining only the groups of two or more keeps the
-    -- window's sort and the walk small (5.1 to 0.6 CPU-s).
-    SELECT s.method, s.slot, s.sig, s.doc_id, s.doc_len,
-           CAST(ROW_NUMBER() OVER (PARTITION BY s.method, s.slot, s.sig ORDER BY s.doc_len, s.doc_id) AS BIGINT) AS pos,
-           CAST(0 AS BIGINT) AS tag
-    FROM signatures s
-    JOIN (SELECT method, slot, sig FROM signatures GROUP BY method, slot, sig HAVING COUNT(*) >= 2) shared
-      ON shared.method = s.method AND shared.slot = s.slot AND shared.sig = s.sig
+    SELECT method, slot, sig, doc_id, doc_len, pos, CAST(0 AS BIGINT) AS tag
+    FROM signature_chains
 ),
 ${chain_links}
 -- The links and their count in one aggregation (no further CTE levels:

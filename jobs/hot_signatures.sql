@@ -3,13 +3,11 @@
 -- mirrors). They are not skipped: candidates_exact.sql, a11.sql and a12.sql
 -- walk them as length-ordered chains like any other group, so each member
 -- still gets its bounded number of edges.
--- Reads method_groups: the (method, slot, sig) of every row of
--- `signatures` and of every record of the chain methods (a11_groups.sql,
--- a12_groups.sql; a11's chains are those of the shingles it keeps, each
--- distinct chain once), the
--- union the candidates stage registers from the method registry.
-SELECT method, slot, sig, COUNT(*) AS size
-FROM method_groups
-GROUP BY method, slot, sig
-HAVING COUNT(*) > ${max_group_size}
+-- Reads method_hot_groups: the union of the long groups of the signature
+-- methods (signature_groups.sql) and of the methods with chains of their
+-- own (a11_groups.sql, a12_groups.sql), which the candidates stage
+-- registers from the method registry; each gives (method, slot, sig,
+-- size) from its chains' last places or its own count.
+SELECT method, slot, sig, size
+FROM method_hot_groups
 ORDER BY method, slot, sig

@@ -37,7 +37,7 @@ impl Stage for Candidates {
         tables
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        let mut tables = vec!["candidates", "hot_signatures"];
+        let mut tables = vec!["candidates", "hot_signatures", SIGNATURE_CHAINS];
         tables.extend(registry::sql_tables());
         tables
     }
@@ -57,15 +57,21 @@ impl Stage for Candidates {
     }
 }
 
+/// The chains of the signature groups (`jobs/signature_chains.sql`),
+/// written as a table: the chain walk reads them twice, and
+/// `signature_groups.sql` takes the long groups' sizes from them.
+const SIGNATURE_CHAINS: &str = "signature_chains";
+
 /// The view `candidates.sql` reads every method's edges from.
 const METHOD_EDGES: &str = "method_edges";
-/// The view whose group keys (method, slot, sig) `hot_signatures.sql` counts.
-const METHOD_GROUPS: &str = "method_groups";
+/// The view of every method's groups over `max_group_size` (method, slot,
+/// sig, size) that `hot_signatures.sql` reports.
+const METHOD_HOT_GROUPS: &str = "method_hot_groups";
 
 /// Runs the SQL jobs the candidate SQL reads, over the tables of
-/// `session`: `exact_edges` (the signature groups), every method's own SQL
-/// jobs in registry order, and the unions [`METHOD_EDGES`] and
-/// [`METHOD_GROUPS`]. Every method's jobs run, enabled or not: the stage's
+/// `session`: the table `signature_chains` and its `exact_edges` (the
+/// signature groups), every method's own SQL jobs in registry order, and
+/// the unions [`METHOD_EDGES`] and [`METHOD_HOT_GROUPS`]. Every method's jobs run, enabled or not: the stage's
 /// result depends only on its input tables, which are empty for a method
 /// that is off. A job that is a table ([`SqlJob::Table`]) is written to
 /// `out` here; returns the rows of each.
@@ -76,12 +82,14 @@ async fn run_edge_jobs(
 ) -> Result<BTreeMap<String, u64>> {
     let params = registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF);
     let mut jobs: Vec<SqlJob> = vec![
+        SqlJob::Table(SIGNATURE_CHAINS, include_str!("../../jobs/signature_chains.sql")),
+        SqlJob::View("signature_groups", include_str!("../../jobs/signature_groups.sql")),
         SqlJob::View("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
         SqlJob::View("signature_edges", include_str!("../../jobs/signature_edges.sql")),
         SqlJob::View("search_edges", include_str!("../../jobs/search_edges.sql")),
     ];
     let mut edge_views = vec!["signature_edges"];
-    let mut group_views = vec!["signatures"];
+    let mut group_views = vec!["signature_groups"];
     for m in registry::METHODS {
         if let Edges::Sql { jobs: own, edges, groups } = &m.edges {
             jobs.extend(own.iter().copied());
@@ -109,7 +117,7 @@ async fn run_edge_jobs(
     }
     for (name, sources, columns) in [
         (METHOD_EDGES, edge_views, "method, doc_a, doc_b, strength, len_gap, score"),
-        (METHOD_GROUPS, group_views, "method, slot, sig"),
+        (METHOD_HOT_GROUPS, group_views, "method, slot, sig, size"),
     ] {
         let union: Vec<String> = sources.iter().map(|v| format!("SELECT {columns} FROM {v}")).collect();
         let df = session.sql(&union.join("\nUNION ALL\n")).await?;

@@ -66,6 +66,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("method_pairs", include_str!("../../schemas/method_pairs.json")),
     ("candidates", include_str!("../../schemas/candidates.json")),
     ("hot_signatures", include_str!("../../schemas/hot_signatures.json")),
+    ("signature_chains", include_str!("../../schemas/signature_chains.json")),
     ("a11_chains", include_str!("../../schemas/a11_chains.json")),
     ("duplicates", include_str!("../../schemas/duplicates.json")),
     ("failed_pairs", include_str!("../../schemas/failed_pairs.json")),
