@@ -23,19 +23,21 @@ use std::sync::Mutex;
 /// refused, and spills.
 ///
 /// Operators that cannot spill (a merge's buffers, a hash join's build
-/// side) take what is left of the pool, and spilling operators leave
-/// [`HEADROOM_SHARE`] of it to them: a spilling operator alone would
-/// otherwise take the whole pool and make the next merge fail, as
-/// DataFusion's greedy pool did.
+/// side) take what is left of the pool, and spilling operators together
+/// hold at most 1 / [`SPILLING_SHARE`] of it: a sort that spills first
+/// sorts what it holds into memory that cannot spill, as much again, so a
+/// spilling operator alone with more than half the pool would make its own
+/// spill fail (and taking the whole pool, the next merge beside it, as
+/// DataFusion's greedy pool did).
 #[derive(Debug)]
 pub struct ActiveSharePool {
     pool_size: usize,
     state: Mutex<State>,
 }
 
-/// The part of the pool (1 / HEADROOM_SHARE) that spilling operators leave
-/// to those that cannot spill.
-pub const HEADROOM_SHARE: usize = 4;
+/// The part of the pool (1 / SPILLING_SHARE) that spilling operators may
+/// hold together; the rest is for the operators that cannot spill.
+pub const SPILLING_SHARE: usize = 2;
 
 #[derive(Debug, Default)]
 struct State {
@@ -104,8 +106,7 @@ impl MemoryPool for ActiveSharePool {
         let mut state = self.state();
         let consumer = reservation.consumer();
         if consumer.can_spill() {
-            let for_spilling =
-                self.pool_size.saturating_sub(state.unspillable).saturating_sub(self.pool_size / HEADROOM_SHARE);
+            let for_spilling = (self.pool_size / SPILLING_SHARE).min(self.pool_size.saturating_sub(state.unspillable));
             let held = state.holding.get(&consumer.id()).copied().unwrap_or(0);
             let sharing = state.holding.len() + usize::from(held == 0);
             let share = for_spilling / sharing.max(1);
@@ -158,14 +159,14 @@ mod tests {
     }
 
     #[test]
-    fn a_spilling_operator_alone_takes_all_but_the_headroom() {
+    fn a_spilling_operator_alone_takes_the_spilling_share() {
         let pool = pool(1000);
         let sort = MemoryConsumer::new("sort").with_can_spill(true).register(&pool);
         // Registered but holding nothing: no share of the pool.
         let _idle = MemoryConsumer::new("idle").with_can_spill(true).register(&pool);
-        sort.try_grow(750).expect("3/4 of the pool is for spilling");
-        assert!(sort.try_grow(1).is_err(), "the headroom is left to operators that cannot spill");
-        assert_eq!(pool.reserved(), 750);
+        sort.try_grow(500).expect("half the pool is for spilling");
+        assert!(sort.try_grow(1).is_err(), "the rest is left to operators that cannot spill");
+        assert_eq!(pool.reserved(), 500);
     }
 
     #[test]
@@ -173,22 +174,22 @@ mod tests {
         let pool = pool(1000);
         let a = MemoryConsumer::new("a").with_can_spill(true).register(&pool);
         let b = MemoryConsumer::new("b").with_can_spill(true).register(&pool);
-        a.try_grow(300).unwrap();
-        // b asking makes two sharers: 375 each.
-        b.try_grow(375).unwrap();
+        a.try_grow(200).unwrap();
+        // b asking makes two sharers: 250 each.
+        b.try_grow(250).unwrap();
         assert!(b.try_grow(1).is_err());
         assert!(a.try_grow(100).is_err(), "a is refused past its share and spills");
-        a.try_grow(75).unwrap();
+        a.try_grow(50).unwrap();
         // Once a has spilled everything, b is alone again.
         a.free();
-        b.try_grow(375).unwrap();
-        assert_eq!(pool.reserved(), 750);
+        b.try_grow(250).unwrap();
+        assert_eq!(pool.reserved(), 500);
     }
 
     #[test]
     fn split_reservations_count_as_their_consumer() {
         let pool = pool(1000);
-        let mut a = MemoryConsumer::new("a").with_can_spill(true).register(&pool);
+        let a = MemoryConsumer::new("a").with_can_spill(true).register(&pool);
         a.try_grow(400).unwrap();
         let part = a.split(100);
         drop(part);
@@ -196,7 +197,7 @@ mod tests {
         a.free();
         assert_eq!(pool.reserved(), 0);
         let b = MemoryConsumer::new("b").with_can_spill(true).register(&pool);
-        b.try_grow(750).expect("a holds nothing any more");
+        b.try_grow(500).expect("a holds nothing any more");
     }
 
     #[test]
@@ -204,12 +205,12 @@ mod tests {
         let pool = pool(1000);
         let sort = MemoryConsumer::new("sort").with_can_spill(true).register(&pool);
         let merge = MemoryConsumer::new("merge").register(&pool);
-        sort.try_grow(750).unwrap();
-        merge.try_grow(250).expect("the headroom");
+        sort.try_grow(500).unwrap();
+        merge.try_grow(500).expect("the rest of the pool");
         assert!(merge.try_grow(1).is_err());
         // The sort's share shrinks with what cannot spill.
         sort.free();
-        assert!(sort.try_grow(600).is_err());
+        assert!(sort.try_grow(501).is_err());
         sort.try_grow(500).unwrap();
     }
 }
