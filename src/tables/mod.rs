@@ -9,7 +9,7 @@
 //!   by name in a batch;
 //! - [`write`]: Parquet tables written atomically, part by part;
 //! - [`sql`]: DataFusion sessions over an output folder and the SQL jobs of
-//!   `jobs/`, under [`memory_pool`]'s pool when the run has a limit;
+//!   `jobs/`;
 //! - [`shard`]: which part of a stage's work (and of its tables) a task
 //!   does.
 //!
@@ -20,7 +20,6 @@
 use anyhow::{Context, Result};
 use arrow::array::{Array, RecordBatch};
 
-pub mod memory_pool;
 pub mod schema;
 pub mod shard;
 pub mod sql;

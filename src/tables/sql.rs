@@ -6,12 +6,10 @@
 //! `${name}` parameters from the job config, and streams results.
 
 use anyhow::{Context, Result};
-use datafusion::execution::memory_pool::TrackConsumersPool;
+use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use std::num::NonZeroUsize;
-
-use super::memory_pool::ActiveSharePool;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
@@ -206,14 +204,11 @@ pub async fn session_with_memory_limit(
         let spill = spill_dir_of(out, std::process::id());
         let _creating = crate::process::interrupt::unpublished_write()?;
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
-        // Each spilling operator (sort, aggregation, sort-merge join)
-        // holding memory gets an equal share and spills at it, with room
-        // left for the operators that cannot spill (the greedy pool let the
-        // first sort take everything and the final merge beside it fail,
-        // "Resources exhausted ... ExternalSorterMerge"; the fair pool
-        // divided the pool by every operator of the plan, see
-        // memory_pool.rs).
-        let pool = TrackConsumersPool::new(ActiveSharePool::new(bytes), NonZeroUsize::new(5).expect("5 > 0"));
+        // A fair pool: each spillable operator (sort, aggregation,
+        // sort-merge join) gets an equal share and spills at it, where the
+        // greedy pool let the first sort take everything and the final
+        // merge beside it fail ("Resources exhausted ... ExternalSorterMerge").
+        let pool = TrackConsumersPool::new(FairSpillPool::new(bytes), NonZeroUsize::new(5).expect("5 > 0"));
         // A sort that spilled merges its spill files with as many at once
         // as the pool lets it reserve, and that reservation cannot spill: two
         // such merges took 550 and 473 MB of a 1 GB pool at 8 Javadoc copies
