@@ -146,7 +146,48 @@ fn exact_signature_groups_are_chained_and_bounded() {
     // document chose more than k, so at most 300 * k edges.
     let template = got.iter().filter(|p| p.2 == "a6").count();
     assert!(template > 300 && template <= 300 * k, "{template} a6 edges");
+    // The chains the walk read (the table signature_chains): every group of
+    // two or more, its members numbered from 1 by length then doc_id; the
+    // singleton (a2, 0, 7) is left out.
+    let mut expected_chains = BTreeSet::new();
+    for ((m, slot, sig), members) in &groups {
+        let mut members = members.clone();
+        members.sort();
+        if members.len() >= 2 {
+            for (place, (_, doc, ())) in members.iter().enumerate() {
+                expected_chains.insert((m.to_string(), *slot, *sig, *doc, place as i64 + 1));
+            }
+        }
+    }
+    assert_eq!(signature_chains(&out), expected_chains);
     let _ = std::fs::remove_dir_all(&out);
+}
+
+/// The rows (method, slot, sig, doc_id, pos) of the table signature_chains
+/// that the candidate SQL wrote under `out`.
+fn signature_chains(out: &Path) -> BTreeSet<(String, u16, u64, u64, i64)> {
+    use arrow::array::AsArray;
+    use arrow::datatypes::{Int64Type, UInt16Type, UInt64Type};
+    let batches = rt().block_on(async {
+        let session = neardup::tables::sql::session_over(out).await.unwrap();
+        session
+            .sql("SELECT method, slot, sig, doc_id, pos FROM signature_chains")
+            .await
+            .unwrap()
+            .collect()
+            .await
+            .unwrap()
+    });
+    let mut rows = BTreeSet::new();
+    for b in &batches {
+        let (m, slot) = (b.column(0).as_string::<i32>(), b.column(1).as_primitive::<UInt16Type>());
+        let (sig, doc) = (b.column(2).as_primitive::<UInt64Type>(), b.column(3).as_primitive::<UInt64Type>());
+        let pos = b.column(4).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            rows.insert((m.value(i).to_string(), slot.value(i), sig.value(i), doc.value(i), pos.value(i)));
+        }
+    }
+    rows
 }
 
 fn write_shingles(out: &Path, rows: &[(u64, u64, u32)]) {

@@ -212,9 +212,9 @@ pub enum Edges {
     /// SQL jobs of its own, run in this order; `edges` names the view
     /// giving its edges, `groups` the view giving its groups (or chains)
     /// over `max_group_size` records as (method, slot, sig, size), which
-    /// `hot_signatures` reports. A method with
-    /// signatures and its own SQL uses its signatures as an index only: its
-    /// rows of `exact_edges` are not edges.
+    /// `hot_signatures` reports. A method with signatures and its own SQL
+    /// uses its signatures as an index only: its rows of `exact_edges` are
+    /// not edges.
     Sql { jobs: &'static [SqlJob], edges: &'static str, groups: Option<&'static str> },
 }
 

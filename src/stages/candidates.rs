@@ -1,9 +1,10 @@
 //! Stage `candidates`: signatures, chains and method pairs → `candidates`,
-//! `hot_signatures`.
+//! `hot_signatures`, and the chains it walks (`signature_chains`, and the
+//! tables of the methods' own jobs).
 //!
-//! All edge generation is SQL (`jobs/candidates_exact.sql`, the methods'
-//! own jobs that [`registry::Edges`] names, `hot_signatures.sql`,
-//! `candidates.sql`): groups and chains are walked in length order and every
+//! All edge generation is SQL (`jobs/signature_chains.sql`,
+//! `candidates_exact.sql`, the methods' own jobs that [`registry::Edges`]
+//! names, `hot_signatures.sql`, `candidates.sql`): groups and chains are walked in length order and every
 //! document keeps at most `candidates.max_edges_per_document` edges per
 //! method, so the table is linear in the corpus. minhash band pairs are
 //! estimated from the full sketches and kept when their resemblance reaches
@@ -69,11 +70,11 @@ const METHOD_EDGES: &str = "method_edges";
 const METHOD_HOT_GROUPS: &str = "method_hot_groups";
 
 /// Runs the SQL jobs the candidate SQL reads, over the tables of
-/// `session`: the table `signature_chains` and its `exact_edges` (the
+/// `session`: the table [`SIGNATURE_CHAINS`] and its `exact_edges` (the
 /// signature groups), every method's own SQL jobs in registry order, and
-/// the unions [`METHOD_EDGES`] and [`METHOD_HOT_GROUPS`]. Every method's jobs run, enabled or not: the stage's
-/// result depends only on its input tables, which are empty for a method
-/// that is off. A job that is a table ([`SqlJob::Table`]) is written to
+/// the unions [`METHOD_EDGES`] and [`METHOD_HOT_GROUPS`]. Every method's
+/// jobs run, enabled or not: the stage's result depends only on its input
+/// tables, which are empty for a method that is off. A job that is a table ([`SqlJob::Table`]) is written to
 /// `out` here; returns the rows of each.
 async fn run_edge_jobs(
     session: &datafusion::prelude::SessionContext,
