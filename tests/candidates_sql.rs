@@ -166,23 +166,15 @@ fn exact_signature_groups_are_chained_and_bounded() {
 /// The rows (method, slot, sig, doc_id, pos) of the table signature_chains
 /// that the candidate SQL wrote under `out`.
 fn signature_chains(out: &Path) -> BTreeSet<(String, u16, u64, u64, i64)> {
-    use arrow::array::AsArray;
-    use arrow::datatypes::{Int64Type, UInt16Type, UInt64Type};
+    use neardup::tables::columns::signature_chains as chains;
     let batches = rt().block_on(async {
         let session = neardup::tables::sql::session_over(out).await.unwrap();
-        session
-            .sql("SELECT method, slot, sig, doc_id, pos FROM signature_chains")
-            .await
-            .unwrap()
-            .collect()
-            .await
-            .unwrap()
+        session.sql(&format!("SELECT * FROM {}", chains::TABLE)).await.unwrap().collect().await.unwrap()
     });
     let mut rows = BTreeSet::new();
     for b in &batches {
-        let (m, slot) = (b.column(0).as_string::<i32>(), b.column(1).as_primitive::<UInt16Type>());
-        let (sig, doc) = (b.column(2).as_primitive::<UInt64Type>(), b.column(3).as_primitive::<UInt64Type>());
-        let pos = b.column(4).as_primitive::<Int64Type>();
+        let (m, slot, sig) = (chains::method(b).unwrap(), chains::slot(b).unwrap(), chains::sig(b).unwrap());
+        let (doc, pos) = (chains::doc_id(b).unwrap(), chains::pos(b).unwrap());
         for i in 0..b.num_rows() {
             rows.insert((m.value(i).to_string(), slot.value(i), sig.value(i), doc.value(i), pos.value(i)));
         }

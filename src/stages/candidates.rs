@@ -4,9 +4,10 @@
 //!
 //! All edge generation is SQL (`jobs/signature_chains.sql`,
 //! `candidates_exact.sql`, the methods' own jobs that [`registry::Edges`]
-//! names, `hot_signatures.sql`, `candidates.sql`): groups and chains are walked in length order and every
-//! document keeps at most `candidates.max_edges_per_document` edges per
-//! method, so the table is linear in the corpus. minhash band pairs are
+//! names, `hot_signatures.sql`, `candidates.sql`): groups and chains are
+//! walked in length order and every document keeps at most
+//! `candidates.max_edges_per_document` edges per method, so the table is
+//! linear in the corpus. minhash band pairs are
 //! estimated from the full sketches and kept when their resemblance reaches
 //! `methods.minhash_threshold`, before that bound is applied. Rust only
 //! registers the intermediate results as views and writes the table.
@@ -74,14 +75,13 @@ const METHOD_HOT_GROUPS: &str = "method_hot_groups";
 /// signature groups), every method's own SQL jobs in registry order, and
 /// the unions [`METHOD_EDGES`] and [`METHOD_HOT_GROUPS`]. Every method's
 /// jobs run, enabled or not: the stage's result depends only on its input
-/// tables, which are empty for a method that is off. A job that is a table ([`SqlJob::Table`]) is written to
-/// `out` here; returns the rows of each.
+/// tables, which are empty for a method that is off. A job that is a table
+/// ([`SqlJob::Table`]) is written to `out` here; returns the rows of each.
 async fn run_edge_jobs(
     session: &datafusion::prelude::SessionContext,
     out: &Path,
-    config: &Config,
+    params: &[(&str, String)],
 ) -> Result<BTreeMap<String, u64>> {
-    let params = registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF);
     let mut jobs: Vec<SqlJob> = vec![
         SqlJob::Table(SIGNATURE_CHAINS, include_str!("../../jobs/signature_chains.sql")),
         SqlJob::View("signature_groups", include_str!("../../jobs/signature_groups.sql")),
@@ -103,11 +103,11 @@ async fn run_edge_jobs(
     for job in jobs {
         match job {
             SqlJob::View(view, sql) => {
-                let df = session.sql(&substitute(sql, &params)).await?;
+                let df = session.sql(&substitute(sql, params)).await?;
                 session.register_table(view, df.into_view())?;
             }
             SqlJob::Table(table, sql) => {
-                let rows = run_into_table(session, out, table, &substitute(sql, &params)).await?;
+                let rows = run_into_table(session, out, table, &substitute(sql, params)).await?;
                 // Absolute, as the Ballista session registers its tables
                 // (its executors resolve the path, not this process).
                 let folder = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?;
@@ -127,11 +127,17 @@ async fn run_edge_jobs(
     Ok(written)
 }
 
+/// The parameters of the candidate SQL jobs: every chain is walked through
+/// itself.
+fn candidate_params(config: &Config) -> Vec<(&'static str, String)> {
+    registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF)
+}
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
-    let params = registry::sql_params(&ctx.config.methods, &ctx.config.candidates, registry::WALK_THROUGH_ITSELF);
+    let params = candidate_params(&ctx.config);
     let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
-    report.rows.extend(run_edge_jobs(&session, &ctx.out, &ctx.config).await?);
+    report.rows.extend(run_edge_jobs(&session, &ctx.out, &params).await?);
     let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
@@ -174,11 +180,9 @@ pub async fn candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u6
 /// that check a method's rule on hand-made tables.
 pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(u64, u64, String, Option<f64>)>> {
     let session = crate::tables::sql::session_over(out).await?;
-    run_edge_jobs(&session, out, config).await?;
-    let sql = substitute(
-        include_str!("../../jobs/candidates.sql"),
-        &registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF),
-    );
+    let params = candidate_params(config);
+    run_edge_jobs(&session, out, &params).await?;
+    let sql = substitute(include_str!("../../jobs/candidates.sql"), &params);
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
     for batch in batches {
