@@ -241,11 +241,17 @@ pub async fn session_with_memory_limit(
     Ok(ctx)
 }
 
-/// Spill files a sort merges at once under a memory limit (see
-/// [`session_with_memory_limit`]): each holds one batch (or a few) in the
-/// merge, so 16 are tens of MB; a sort with more files merges them in
-/// passes.
-const SPILL_MERGE_FAN_IN: usize = 16;
+/// Spill files a sort or a spilled aggregation merges at once under a
+/// memory limit (see [`session_with_memory_limit`]): each holds one batch
+/// (or a few) in the merge, so 128 of a11's narrow rows are tens of MB,
+/// and a merge takes no more than the pool lets it reserve; with more
+/// files it merges in passes. Each pass reads and writes every row again,
+/// so the bound sets how the cost grows with the crawl: at 16, 8 copies of
+/// the Javadoc crawl gave a11's sort of 64 M shingle rows 56 files and its
+/// group-by 69, merged in two passes where 1 copy (8 files) took one, and
+/// `candidates` cost 11.9 → 133.8 CPU-s from 1 to 8 copies; at 128 it is
+/// one pass and 120.2 CPU-s (peak RSS 595 MB → 1.24 GB of the 2 GB limit).
+const SPILL_MERGE_FAN_IN: usize = 128;
 
 /// The most memory a pass of the map side over the whole corpus takes
 /// before it spills to disk ([`crate::runner::RunContext::corpus_sort_session`]
