@@ -248,9 +248,11 @@ pub async fn session_with_memory_limit(
 /// files it merges in passes. Each pass reads and writes every row again,
 /// so the bound sets how the cost grows with the crawl: at 16, 8 copies of
 /// the Javadoc crawl gave a11's sort of 64 M shingle rows 56 files and its
-/// group-by 69, merged in two passes where 1 copy (8 files) took one, and
-/// `candidates` cost 11.9 → 133.8 CPU-s from 1 to 8 copies; at 128 it is
-/// one pass and 120.2 CPU-s (peak RSS 595 MB → 1.24 GB of the 2 GB limit).
+/// group-by 69, merged in two passes where 1 copy (8 files) took one. At
+/// 128 both are one pass: `candidates` at 8 copies wrote 9.3 GB of spill
+/// files instead of 13.3 and took 132.7-135.9 CPU-s against 138.8 on the
+/// same tables (docs/benchmarks.md), its peak RSS 595 MB → 1.24 GB of the
+/// 2 GB limit.
 const SPILL_MERGE_FAN_IN: usize = 128;
 
 /// The most memory a pass of the map side over the whole corpus takes
