@@ -3,8 +3,9 @@
 --
 -- Input: method_edges, every method's edges as (method, doc_a, doc_b,
 -- strength, len_gap, score) with doc_a < doc_b. The candidates stage
--- registers it as the union of the edge views the method registry names
--- (src/methods/registry.rs, `Edges`): the signature groups
+-- writes it as a table, one part per edge view the method registry names
+-- (src/methods/registry.rs, `Edges`), each view run alone so that its
+-- sorts and group-bys have the whole memory pool: the signature groups
 -- (signature_edges.sql over candidates_exact.sql), the methods with SQL of
 -- their own (minhash_edges.sql: band pairs kept when their estimated
 -- resemblance reaches the threshold, strength = score = the resemblance;

@@ -64,6 +64,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("shingles", include_str!("../../schemas/shingles.json")),
     ("a12_records", include_str!("../../schemas/a12_records.json")),
     ("method_pairs", include_str!("../../schemas/method_pairs.json")),
+    ("method_edges", include_str!("../../schemas/method_edges.json")),
     ("candidates", include_str!("../../schemas/candidates.json")),
     ("hot_signatures", include_str!("../../schemas/hot_signatures.json")),
     ("signature_chains", include_str!("../../schemas/signature_chains.json")),

@@ -358,12 +358,26 @@ pub const CHAIN_LINKS: &str = include_str!("../../jobs/chain_links.sql");
 
 /// Runs one SQL statement and writes its result as `table` under `out`.
 pub async fn run_into_table(ctx: &SessionContext, out: &Path, table: &str, sql: &str) -> Result<u64> {
-    let started = std::time::Instant::now();
-    let df = ctx.sql(sql).await.with_context(|| format!("SQL for table {table}"))?;
-    let stream = df.execute_stream().await?;
-    let rows = crate::tables::write::write_stream(out, table, stream).await?;
-    // A stage's SQL tables are its steps: which one the time goes to.
-    tracing::debug!(table, rows, seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "wrote");
+    run_parts_into_table(ctx, out, table, &[("0", sql.to_string())]).await
+}
+
+/// Runs SQL statements one after the other, each written as its own part
+/// of `table` under `out`, and publishes the table once every part is
+/// written. One statement at a time, because the inputs of one plan (a
+/// `UNION ALL`) run at once and share the memory pool: each big sort or
+/// group-by gets a slice of it and spills where it alone would fit.
+pub async fn run_parts_into_table(ctx: &SessionContext, out: &Path, table: &str, parts: &[(&str, String)]) -> Result<u64> {
+    let dir = crate::tables::write::TableDir::create(out, table)?;
+    let mut rows = 0;
+    for (part, sql) in parts {
+        let started = std::time::Instant::now();
+        let df = ctx.sql(sql).await.with_context(|| format!("SQL for table {table}"))?;
+        let written = crate::tables::write::write_stream_part(&dir, part, df.execute_stream().await?).await?;
+        // A stage's SQL tables are its steps: which one the time goes to.
+        tracing::debug!(table, part, rows = written, seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "wrote");
+        rows += written;
+    }
+    dir.commit()?;
     Ok(rows)
 }
 

@@ -312,15 +312,25 @@ impl<R: Rows> TableOutput<R> {
 
 /// Writes a DataFusion result stream as table `table`, checking its schema
 /// against the schema file first. Returns the number of rows.
-pub async fn write_stream(out_dir: &Path, table: &str, mut stream: SendableRecordBatchStream) -> Result<u64> {
+pub async fn write_stream(out_dir: &Path, table: &str, stream: SendableRecordBatchStream) -> Result<u64> {
+    let dir = TableDir::create(out_dir, table)?;
+    let rows = write_stream_part(&dir, "0", stream).await?;
+    dir.commit()?;
+    Ok(rows)
+}
+
+/// Writes a DataFusion result stream as part `name` of the table `dir`
+/// will publish, checking its schema against the table's schema file
+/// first. Returns the number of rows.
+pub async fn write_stream_part(dir: &TableDir, name: &str, mut stream: SendableRecordBatchStream) -> Result<u64> {
     let schema = stream.schema();
-    let diffs = schema::schema_differences(table, &schema);
+    let diffs = schema::schema_differences(&dir.table, &schema);
     anyhow::ensure!(diffs.is_empty(), "SQL result does not match its schema file: {}", diffs.join("; "));
-    let mut writer = TableWriter::create(out_dir, table, schema)?;
+    let mut part = dir.part(name, schema)?;
     while let Some(batch) = stream.next().await {
-        writer.write(&batch?)?;
+        part.write(&batch?)?;
     }
-    writer.commit()
+    part.close()
 }
 
 /// `error` with what went wrong on the disk said first when the file
