@@ -75,6 +75,10 @@ struct DocCache<L> {
     load: L,
     /// Index → the document and when it was last asked for.
     docs: HashMap<usize, (Arc<Doc>, u64)>,
+    /// When each document held was last asked for → its index: the least
+    /// recently used is the first, found without a scan of the cache (a
+    /// giant component drops a document at most loads).
+    by_use: BTreeMap<u64, usize>,
     /// The characters of the documents held.
     chars: usize,
     clock: u64,
@@ -82,7 +86,7 @@ struct DocCache<L> {
 
 impl<L: Fn(usize) -> Result<Doc> + Sync> DocCache<L> {
     fn new(load: L) -> Self {
-        DocCache { load, docs: HashMap::new(), chars: 0, clock: 0 }
+        DocCache { load, docs: HashMap::new(), by_use: BTreeMap::new(), chars: 0, clock: 0 }
     }
 
     /// Document `i`.
@@ -120,7 +124,9 @@ impl<L: Fn(usize) -> Result<Doc> + Sync> DocCache<L> {
     fn held(&mut self, i: usize) -> Option<Arc<Doc>> {
         self.clock += 1;
         let (doc, used) = self.docs.get_mut(&i)?;
+        self.by_use.remove(used);
         *used = self.clock;
+        self.by_use.insert(self.clock, i);
         Some(doc.clone())
     }
 
@@ -129,9 +135,13 @@ impl<L: Fn(usize) -> Result<Doc> + Sync> DocCache<L> {
     fn keep(&mut self, i: usize, doc: Arc<Doc>) {
         self.clock += 1;
         self.chars += doc.chars();
-        self.docs.insert(i, (doc, self.clock));
+        if let Some((replaced, used)) = self.docs.insert(i, (doc, self.clock)) {
+            self.chars -= replaced.chars();
+            self.by_use.remove(&used);
+        }
+        self.by_use.insert(self.clock, i);
         while self.docs.len() > CACHED_DOCS || self.chars > CACHED_CHARS {
-            let Some(oldest) = self.docs.iter().min_by_key(|(_, (_, used))| *used).map(|(&k, _)| k) else {
+            let Some((_, oldest)) = self.by_use.pop_first() else {
                 break;
             };
             if let Some((dropped, _)) = self.docs.remove(&oldest) {
