@@ -42,7 +42,7 @@ impl Stage for Candidates {
         tables
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        let mut tables = vec!["candidates", "hot_signatures", SIGNATURE_CHAINS];
+        let mut tables = vec!["candidates", "hot_signatures", SIGNATURE_CHAINS, METHOD_EDGES];
         tables.extend(registry::sql_tables());
         tables
     }
