@@ -126,7 +126,8 @@ async fn run_edge_jobs(
             }
         }
     }
-    let parts: Vec<(&str, String)> = edge_views.iter().map(|v| (*v, format!("SELECT {EDGE_COLUMNS} FROM {v}"))).collect();
+    let parts: Vec<(&str, String)> =
+        edge_views.iter().map(|v| (*v, format!("SELECT {EDGE_COLUMNS} FROM {v}"))).collect();
     written.insert(METHOD_EDGES.to_string(), run_parts_into_table(session, out, METHOD_EDGES, &parts).await?);
     register_table(session, &folder, METHOD_EDGES).await?;
     let union: Vec<String> = group_views.iter().map(|v| format!("SELECT method, slot, sig, size FROM {v}")).collect();

@@ -366,7 +366,12 @@ pub async fn run_into_table(ctx: &SessionContext, out: &Path, table: &str, sql: 
 /// written. One statement at a time, because the inputs of one plan (a
 /// `UNION ALL`) run at once and share the memory pool: each big sort or
 /// group-by gets a slice of it and spills where it alone would fit.
-pub async fn run_parts_into_table(ctx: &SessionContext, out: &Path, table: &str, parts: &[(&str, String)]) -> Result<u64> {
+pub async fn run_parts_into_table(
+    ctx: &SessionContext,
+    out: &Path,
+    table: &str,
+    parts: &[(&str, String)],
+) -> Result<u64> {
     let dir = crate::tables::write::TableDir::create(out, table)?;
     let mut rows = 0;
     for (part, sql) in parts {
@@ -374,7 +379,13 @@ pub async fn run_parts_into_table(ctx: &SessionContext, out: &Path, table: &str,
         let df = ctx.sql(sql).await.with_context(|| format!("SQL for table {table}"))?;
         let written = crate::tables::write::write_stream_part(&dir, part, df.execute_stream().await?).await?;
         // A stage's SQL tables are its steps: which one the time goes to.
-        tracing::debug!(table, part, rows = written, seconds = format!("{:.2}", started.elapsed().as_secs_f64()), "wrote");
+        tracing::debug!(
+            table,
+            part,
+            rows = written,
+            seconds = format!("{:.2}", started.elapsed().as_secs_f64()),
+            "wrote"
+        );
         rows += written;
     }
     dir.commit()?;
