@@ -1,4 +1,4 @@
--- The chain walk, written once: candidates_exact.sql, a11.sql, a12.sql and
+-- The chain walk, written once: candidates_exact.sql, a11_pairs.sql, a12.sql and
 -- history_edges.sql include it (the `chain_links` parameter,
 -- src/tables/sql.rs). A group's members ordered by length form a chain,
 -- and a group is never expanded into all its pairs (a template shared by

@@ -1,6 +1,6 @@
 -- Signature groups and chains with more than ${max_group_size} documents,
 -- per method: a report of the big groups (site templates, boilerplate,
--- mirrors). They are not skipped: candidates_exact.sql, a11.sql and a12.sql
+-- mirrors). They are not skipped: candidates_exact.sql, a11_pairs.sql and a12.sql
 -- walk them as length-ordered chains like any other group, so each member
 -- still gets its bounded number of edges.
 -- Reads method_hot_groups: the union of the long groups of the signature

@@ -304,7 +304,7 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     }
     // The candidates stage's own tables hold the same rows, in the order
     // the engine's partitions wrote them.
-    for table in ["signature_chains", "a11_chains", "method_edges"] {
+    for table in ["signature_chains", "a11_chains", "a11_pairs", "method_edges"] {
         assert_eq!(
             canonical_rows(&out1, table),
             canonical_rows(&out2, table),

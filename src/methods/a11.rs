@@ -2,7 +2,8 @@
 //!
 //! Each document's distinct shingles go to the `shingles` table; the
 //! chains, their split by length ratio and the pair rule are SQL
-//! (`jobs/a11_shingles.sql`, `jobs/a11.sql`), and every pair a chain links is
+//! (`jobs/a11_shingles.sql`, `jobs/a11_chains.sql`, `jobs/a11_pairs.sql`,
+//! `jobs/a11.sql`), and every pair a chain links is
 //! compared by `verify` (the comparison is part of the method, see
 //! [`super::registry::MethodSpec::includes_comparison`]).
 

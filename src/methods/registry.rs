@@ -357,6 +357,7 @@ pub static METHODS: &[MethodSpec] = &[
             jobs: &[
                 SqlJob::View("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
                 SqlJob::Table("a11_chains", include_str!("../../jobs/a11_chains.sql")),
+                SqlJob::Table("a11_pairs", include_str!("../../jobs/a11_pairs.sql")),
                 SqlJob::View("a11_edges", include_str!("../../jobs/a11.sql")),
                 SqlJob::View("a11_groups", include_str!("../../jobs/a11_groups.sql")),
             ],

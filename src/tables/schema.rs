@@ -69,6 +69,7 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("hot_signatures", include_str!("../../schemas/hot_signatures.json")),
     ("signature_chains", include_str!("../../schemas/signature_chains.json")),
     ("a11_chains", include_str!("../../schemas/a11_chains.json")),
+    ("a11_pairs", include_str!("../../schemas/a11_pairs.json")),
     ("duplicates", include_str!("../../schemas/duplicates.json")),
     ("failed_pairs", include_str!("../../schemas/failed_pairs.json")),
     ("clusters", include_str!("../../schemas/clusters.json")),

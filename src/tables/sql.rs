@@ -351,7 +351,7 @@ pub fn substitute(sql: &str, params: &[(&str, String)]) -> String {
 /// The chain walk (`jobs/chain_links.sql`): the CTEs that link each probe
 /// of a length-ordered chain to the members at its next `max_edges`
 /// places, never to all. The jobs that walk chains include it as their
-/// `${chain_links}` parameter (`candidates_exact.sql`, `a11.sql`,
+/// `${chain_links}` parameter (`candidates_exact.sql`, `a11_pairs.sql`,
 /// `a12.sql`, `history_edges.sql`); it reads `${max_edges}` itself, so it
 /// comes before that parameter in a list given to [`substitute`].
 pub const CHAIN_LINKS: &str = include_str!("../../jobs/chain_links.sql");
