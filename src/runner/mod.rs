@@ -81,31 +81,38 @@ impl RunContext {
 
     /// A session for a stage that reads the whole corpus's texts in one
     /// sort (`tokens`: `documents` by doc_id): planned as one stream
-    /// ([`crate::tables::sql::one_stream`]) under [`RunContext::corpus_pass_pool`],
-    /// so that the sort writes sorted runs to disk and merges them instead
-    /// of holding every text of the crawl.
-    pub async fn corpus_sort_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        let memory = crate::process::memory::SqlMemory { sort_merge_joins: false, ..self.corpus_pass_pool() };
+    /// ([`crate::tables::sql::one_stream`]) under [`RunContext::corpus_pass_pool`]
+    /// of `table`, so that the sort writes sorted runs to disk and merges
+    /// them instead of holding every text of the crawl.
+    pub async fn corpus_sort_session(&self, table: &str) -> Result<datafusion::prelude::SessionContext> {
+        let memory = crate::process::memory::SqlMemory { sort_merge_joins: false, ..self.corpus_pass_pool(table) };
         crate::tables::sql::one_stream(crate::tables::sql::session_with_memory_limit(&self.out, Some(memory)).await?)
     }
 
     /// The session of a SQL stage whose group-bys see a row per line or
-    /// word of the whole corpus (`boilerplate`): on the run's engine, under
-    /// [`RunContext::corpus_pass_pool`], so that they spill.
-    pub async fn corpus_sql_stage_session(&self) -> Result<datafusion::prelude::SessionContext> {
-        crate::tables::sql::sql_stage_session(&self.out, &self.engine, Some(self.corpus_pass_pool())).await
+    /// word of the whole corpus (`boilerplate` over `table`): on the run's
+    /// engine, under [`RunContext::corpus_pass_pool`], so that they spill.
+    pub async fn corpus_sql_stage_session(&self, table: &str) -> Result<datafusion::prelude::SessionContext> {
+        crate::tables::sql::sql_stage_session(&self.out, &self.engine, Some(self.corpus_pass_pool(table))).await
     }
 
-    /// The run's SQL pool, at most [`crate::tables::sql::CORPUS_PASS_BYTES`]
-    /// whatever the run's limit: for the map side's passes over the whole
-    /// corpus, which would otherwise hold it in memory up to the pool (half
-    /// of 75% of the machine by default).
-    fn corpus_pass_pool(&self) -> crate::process::memory::SqlMemory {
-        let budget = crate::tables::sql::CORPUS_PASS_BYTES;
-        match self.sql_pool() {
+    /// The pool of a pass over the whole corpus that reads `table`: in
+    /// proportion to the table's bytes
+    /// ([`crate::tables::sql::CORPUS_PASS_BYTES_PER_TABLE_BYTE`]), at least
+    /// [`crate::tables::sql::CORPUS_PASS_BYTES`], and at most the run's pool
+    /// whatever the crawl's size. Not the whole pool: such a pass would
+    /// hold the corpus in memory up to it (half of 75% of the machine by
+    /// default), where a small crawl spills for little CPU.
+    fn corpus_pass_pool(&self, table: &str) -> crate::process::memory::SqlMemory {
+        use crate::tables::sql::{table_bytes, CORPUS_PASS_BYTES, CORPUS_PASS_BYTES_PER_TABLE_BYTE};
+        let wanted = table_bytes(&self.out, table) as usize * CORPUS_PASS_BYTES_PER_TABLE_BYTE;
+        let budget = wanted.max(CORPUS_PASS_BYTES);
+        let memory = match self.sql_pool() {
             Some(m) => crate::process::memory::SqlMemory { pool_bytes: m.pool_bytes.min(budget), ..m },
             None => crate::process::memory::SqlMemory { pool_bytes: budget, sort_merge_joins: false },
-        }
+        };
+        tracing::debug!(table, pool = %crate::process::memory::human_bytes(memory.pool_bytes), "corpus pass");
+        memory
     }
 
     /// The session of a SQL stage: on the run's engine (see

@@ -46,7 +46,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     );
     // Its group-bys see a row per line of every page: bounded whatever the
     // crawl's size.
-    let session = ctx.corpus_sql_stage_session().await?;
+    let session = ctx.corpus_sql_stage_session("blocks").await?;
     let mut report = StageReport::default();
     report.rows.insert("boilerplate".into(), run_into_table(&session, &ctx.out, "boilerplate", &sql).await?);
     Ok(report)

@@ -65,7 +65,7 @@ fn lists_written(config: &Config) -> ListsRead {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
     let lists = lists_written(&ctx.config);
-    let session = ctx.corpus_sort_session().await?;
+    let session = ctx.corpus_sort_session("documents").await?;
     // Batches of 256 documents rather than DataFusion's 8,192: a batch's
     // text, its tokens and their Arrow builders stay below glibc's mmap
     // threshold, so their memory is reused from batch to batch instead of

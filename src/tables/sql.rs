@@ -255,14 +255,40 @@ pub async fn session_with_memory_limit(
 /// 2 GB limit.
 const SPILL_MERGE_FAN_IN: usize = 128;
 
-/// The most memory a pass of the map side over the whole corpus takes
+/// The least memory a pass of the map side over the whole corpus takes
 /// before it spills to disk ([`crate::runner::RunContext::corpus_sort_session`]
 /// for `tokens`' sort of the texts, `corpus_sql_stage_session` for
 /// `boilerplate`'s group-bys of lines): such passes hold the crawl's bulk,
-/// and spilling them costs little CPU (the min-hash-only run on Javadoc,
-/// 169 MB of text: `tokens` 3.7 → 3.9 CPU-s, peak RSS 431 → 255 MB;
-/// `boilerplate` 0.65 → 1.4 CPU-s, 289 → 130 MB).
+/// and on a small crawl spilling them costs little CPU (the min-hash-only
+/// run on Javadoc, 169 MB of text: `tokens` 3.7 → 3.9 CPU-s, peak RSS
+/// 431 → 255 MB; `boilerplate` 0.65 → 1.4 CPU-s, 289 → 130 MB).
 pub const CORPUS_PASS_BYTES: usize = 64 << 20;
+
+/// A pass over the whole corpus may hold this many bytes of memory per
+/// byte of the table it reads (its Parquet files on disk), between
+/// [`CORPUS_PASS_BYTES`] and the run's pool. A fixed budget spills a
+/// growing share of a growing crawl, and merging more spilled runs costs
+/// more per row: at 8 copies of the Javadoc crawl under 64 MB `tokens`
+/// took 46.0 CPU-s (9.4 times 1 copy) and `boilerplate` 29.6 (10.0 times).
+/// Twice the table gives 1 copy its 64 MB (`documents` is 28 MB there) and
+/// 8 copies 464 MB for `tokens` and 304 MB for `boilerplate`.
+pub const CORPUS_PASS_BYTES_PER_TABLE_BYTE: usize = 2;
+
+/// The bytes of the files of `table` under `out` (0 when it has none).
+pub fn table_bytes(out: &Path, table: &str) -> u64 {
+    fn walk(dir: &Path) -> u64 {
+        let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+        entries
+            .flatten()
+            .map(|e| match e.file_type() {
+                Ok(t) if t.is_dir() => walk(&e.path()),
+                Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
+                Err(_) => 0,
+            })
+            .sum()
+    }
+    walk(&out.join(table))
+}
 
 /// `session` planning its queries as one partition: for a stage that reads
 /// the whole corpus as one stream, in the order of its files (`blocks`) or
