@@ -274,20 +274,11 @@ pub const CORPUS_PASS_BYTES: usize = 64 << 20;
 /// 8 copies 464 MB for `tokens` and 304 MB for `boilerplate`.
 pub const CORPUS_PASS_BYTES_PER_TABLE_BYTE: usize = 2;
 
-/// The bytes of the files of `table` under `out` (0 when it has none).
+/// The bytes of the Parquet files of `table` under `out` (0 when it has
+/// none).
 pub fn table_bytes(out: &Path, table: &str) -> u64 {
-    fn walk(dir: &Path) -> u64 {
-        let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
-        entries
-            .flatten()
-            .map(|e| match e.file_type() {
-                Ok(t) if t.is_dir() => walk(&e.path()),
-                Ok(_) => e.metadata().map(|m| m.len()).unwrap_or(0),
-                Err(_) => 0,
-            })
-            .sum()
-    }
-    walk(&out.join(table))
+    let files = crate::tables::write::parquet_files(&out.join(table)).unwrap_or_default();
+    files.iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum()
 }
 
 /// `session` planning its queries as one partition: for a stage that reads
