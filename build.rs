@@ -1,4 +1,5 @@
-//! Generates the typed column layer of every table from `schemas/*.json`.
+//! Generates the typed column layer of every table from `schemas/*.json`,
+//! and the list of those files that `crate::tables::schema` compiles in.
 //!
 //! The schema files are the single definition of the tables (analysts read
 //! them; the writers build their Arrow schemas from them). From each file
@@ -38,8 +39,25 @@ fn main() {
         code.push_str(&format!("        ({table}::TABLE, {table}::Rows::default().finish()),\n"));
     }
     code.push_str("    ]\n}\n");
-    let out = Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("table_columns.rs");
-    std::fs::write(out, code).expect("write table_columns.rs");
+    let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");
+    std::fs::write(Path::new(&out_dir).join("table_columns.rs"), code).expect("write table_columns.rs");
+    std::fs::write(Path::new(&out_dir).join("schema_files.rs"), schema_files(&files)).expect("write schema_files.rs");
+}
+
+/// The list `crate::tables::schema` compiles the schema files in by: every
+/// file of `schemas/` with its table's name (the file's stem), so a new
+/// file is a table without a list to edit.
+fn schema_files(files: &[std::path::PathBuf]) -> String {
+    let mut list = String::from("&[\n");
+    for path in files {
+        let name = path.file_name().and_then(|n| n.to_str()).expect("a UTF-8 schema file name");
+        let table = name.strip_suffix(".json").expect("a .json file");
+        list.push_str(&format!(
+            "    ({table:?}, include_str!(concat!(env!(\"CARGO_MANIFEST_DIR\"), \"/schemas/{name}\"))),\n"
+        ));
+    }
+    list.push(']');
+    list
 }
 
 /// The Rust types of a schema file's type name: builder, array, and the

@@ -31,7 +31,7 @@ use neardup::methods::settings::{MethodsConfig, MinHashSettings, SlstSettings, S
 use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
-use neardup::methods::terms::TermIds;
+use neardup::methods::term_ids::TermIds;
 use neardup::methods::InMemory;
 use neardup::methods::{splitmix64, CorpusStats, DocView, PairMethod, TermStats};
 use neardup::text::{Normalizer, Tokenized};
@@ -266,21 +266,23 @@ fn spotsigs_jaccard(bencher: Bencher) {
     });
 }
 
-/// SpotSigs' whole search (signatures, partitions, pruned inverted index).
+/// SpotSigs' keys and encoded form of every document (spot signatures,
+/// their multiset, its bytes): the per-document part of the search the
+/// `search` stage runs.
 #[divan::bench]
-fn spotsigs_search(bencher: Bencher) {
+fn spotsigs_encode(bencher: Bencher) {
     let spot = SpotSigs::new(&SpotSigsSettings::default());
     let docs = sample_views();
-    bencher.counter(ItemsCount::new(docs.len())).bench(|| spot.find_pairs(&InMemory(&docs)));
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| docs.iter().filter_map(|d| spot.keyed().encode(d)).count());
 }
 
-/// SL+ST's whole search (sentence-length strings, suffix array, block
-/// verification).
+/// SL+ST's keys and encoded form of every document (sentence-length
+/// string, runs of m sentences): the per-document part of its search.
 #[divan::bench]
-fn slst_search(bencher: Bencher) {
+fn slst_encode(bencher: Bencher) {
     let slst = Slst::new(&SlstSettings::default());
     let docs = sample_views();
-    bencher.counter(ItemsCount::new(docs.len())).bench(|| slst.find_pairs(&InMemory(&docs)));
+    bencher.counter(ItemsCount::new(docs.len())).bench(|| docs.iter().filter_map(|d| slst.keyed().encode(d)).count());
 }
 
 /// SL+ST verification of one pair: a document against itself with its

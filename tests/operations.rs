@@ -264,3 +264,46 @@ fn a_one_method_run_writes_what_its_method_reads_and_says_what_to_rerun() {
     assert!(rows("df") > 0);
     let _ = std::fs::remove_dir_all(&out);
 }
+
+/// A run killed by `kill -9` cannot remove its spill folder and unpublished
+/// tables; the next run of the folder removes them once it holds a lock,
+/// and only those of processes that no longer run (issue 56, item 7).
+#[test]
+fn the_next_run_removes_what_killed_runs_left() {
+    let scratch = temp_dir("leftovers");
+    let out = scratch.join("out");
+    let crawl = scratch.join("crawl");
+    std::fs::create_dir_all(&crawl).unwrap();
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/sample-crawl.warc.gz");
+    std::fs::copy(&sample, crawl.join("night.warc.gz")).unwrap();
+    let run =
+        ["--quiet", "run", "--stage", "ingest", "--input", crawl.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    run_ok(&run);
+    // What a killed run leaves, for a process that has ended and for one
+    // that runs (this test).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let alive = std::process::id();
+    let left = |pid: u32| {
+        [
+            out.join(format!("_spill/{pid}/0-texts.spill")),
+            out.join(format!(".tmp-documents-0-of-1-{pid}/part-0-of-1-x.parquet")),
+            out.join(format!("_manifests/.ingest.json.tmp-{pid}")),
+        ]
+    };
+    for path in left(dead).iter().chain(&left(alive)) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "").unwrap();
+    }
+    run_ok(&run);
+    for path in left(dead) {
+        assert!(!path.exists(), "{} is left", path.display());
+    }
+    assert!(
+        !out.join(format!("_spill/{dead}")).exists() && !out.join(format!(".tmp-documents-0-of-1-{dead}")).exists()
+    );
+    for path in left(alive) {
+        assert!(path.exists(), "{} of a live process was removed", path.display());
+    }
+}

@@ -172,7 +172,7 @@ impl Sorter {
     fn spill(&mut self, destination: &Destination) -> Result<()> {
         self.lines.sort_unstable();
         let path = destination.scratch_path(&format!("{}.run-{}", self.name, self.runs.len()));
-        let _creating = crate::process::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write(&crate::tables::write::UNPUBLISHED)?;
         let mut w =
             BufWriter::new(std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?);
         for line in self.lines.drain(..) {

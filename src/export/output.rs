@@ -30,7 +30,7 @@ impl Destination {
         if is_url(to) {
             let prefix = Location::parse(to).map_err(|e| crate::runner::MissingInput(format!("--to {to}: {e:#}")))?;
             let staging = scratch.join(format!(".tmp-export-{}", std::process::id()));
-            let _creating = crate::process::interrupt::unpublished_write()?;
+            let _creating = crate::process::interrupt::unpublished_write(&crate::tables::write::UNPUBLISHED)?;
             std::fs::create_dir_all(&staging).with_context(|| format!("cannot create {}", staging.display()))?;
             crate::process::interrupt::watch_output(scratch);
             return Ok(Destination::Store { prefix, staging });
@@ -64,7 +64,7 @@ impl Destination {
     /// Starts writing file `name`.
     pub(super) fn create(&self, name: &str) -> Result<OutputFile> {
         let tmp = self.scratch_path(name);
-        let _creating = crate::process::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write(&crate::tables::write::UNPUBLISHED)?;
         let file = File::create(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
         Ok(OutputFile {
             writer: BufWriter::with_capacity(1 << 20, file),
@@ -79,7 +79,7 @@ impl Destination {
     pub(super) fn publish(&self, mut file: OutputFile) -> Result<String> {
         file.writer.flush().with_context(|| format!("cannot write {}", file.tmp.display()))?;
         file.writer.get_ref().sync_all().with_context(|| format!("cannot write {}", file.tmp.display()))?;
-        let _publishing = crate::process::interrupt::unpublished_write()?;
+        let _publishing = crate::process::interrupt::unpublished_write(&crate::tables::write::UNPUBLISHED)?;
         let place = match self {
             Destination::Folder(folder) => {
                 let path = folder.join(&file.name);

@@ -20,7 +20,8 @@ use crate::tables::columns::{
 };
 use crate::tables::sql::substitute;
 use crate::tables::write::{TableOutput, TableWriter};
-use crate::verify::compare::{compare, load_verification_texts, Doc};
+use crate::verify::compare::{compare, Doc};
+use crate::verify::inputs::load_verification_texts;
 
 /// The relation of `jobs/history_edges.sql` whose rows probe the earlier
 /// crawls' chains in the chain walk: the night's pages, placed among them.
@@ -68,7 +69,8 @@ impl History {
         memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
-        let kind = config.verify.text;
+        let rule = config.verify.rule();
+        let kind = rule.text;
         let comparable = sql_list(
             earlier
                 .iter()
@@ -144,12 +146,11 @@ impl History {
             }
             anyhow::Ok((pairs, night, earlier))
         })?;
-        let (threshold, algorithm) = (config.verify.threshold, config.verify.algorithm);
         let pairs: Vec<_> = pairs.into_iter().collect();
         let verified: Vec<Option<f64>> = pairs
             .par_iter()
             .map(|((doc, other, crawl), _)| match (night.get(doc), earlier.get(&(*other, crawl.clone()))) {
-                (Some(a), Some(b)) => compare(a, b, threshold, algorithm).0,
+                (Some(a), Some(b)) => compare(a, b, rule).0,
                 _ => None,
             })
             .collect();

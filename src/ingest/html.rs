@@ -24,7 +24,7 @@
 //! after `max_html_attributes` attributes first ([`limit_attributes`]).
 
 pub use super::page_tree::PageLinks;
-use super::page_tree::{PageNode, PageTree, Part};
+use super::page_tree::{is_block, PageNode, PageTree, Part};
 use crate::ingest::settings::IngestConfig;
 use ego_tree::Tree;
 use encoding_rs::Encoding;
@@ -144,68 +144,6 @@ pub struct Extracted {
 pub struct TooDeep {
     /// The depth the flattened page's tree was stopped at.
     pub limit: u32,
-}
-
-/// Elements whose content is not visible text.
-pub(super) fn is_skipped(name: &str) -> bool {
-    matches!(name, "head" | "script" | "style" | "noscript" | "template" | "title" | "iframe")
-}
-
-/// Elements that end a line (before and after them).
-pub(super) fn is_block(name: &str) -> bool {
-    matches!(
-        name,
-        "address"
-            | "article"
-            | "aside"
-            | "blockquote"
-            | "body"
-            | "br"
-            | "caption"
-            | "center"
-            | "dd"
-            | "details"
-            | "dialog"
-            | "dir"
-            | "div"
-            | "dl"
-            | "dt"
-            | "fieldset"
-            | "figcaption"
-            | "figure"
-            | "footer"
-            | "form"
-            | "frameset"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "header"
-            | "hgroup"
-            | "hr"
-            | "html"
-            | "legend"
-            | "li"
-            | "main"
-            | "menu"
-            | "nav"
-            | "ol"
-            | "option"
-            | "p"
-            | "pre"
-            | "section"
-            | "summary"
-            | "table"
-            | "tbody"
-            | "td"
-            | "tfoot"
-            | "th"
-            | "thead"
-            | "tr"
-            | "ul"
-    )
 }
 
 /// Extracts the title and the visible text of an HTML document (spec §0.1)

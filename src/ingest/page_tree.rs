@@ -16,8 +16,6 @@ use html5ever::{expanded_name, local_name, ns, Attribute, QualName};
 use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
 
-use super::html::{is_block, is_skipped};
-
 /// What an element's content is to the visible text.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Role {
@@ -256,4 +254,66 @@ impl TreeSink for PageTree {
     fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
         self.tree.borrow_mut().get_mut(*new_parent).expect(HANDLE).reparent_from_id_append(*node);
     }
+}
+
+/// Elements whose content is not visible text.
+fn is_skipped(name: &str) -> bool {
+    matches!(name, "head" | "script" | "style" | "noscript" | "template" | "title" | "iframe")
+}
+
+/// Elements that end a line (before and after them).
+pub(super) fn is_block(name: &str) -> bool {
+    matches!(
+        name,
+        "address"
+            | "article"
+            | "aside"
+            | "blockquote"
+            | "body"
+            | "br"
+            | "caption"
+            | "center"
+            | "dd"
+            | "details"
+            | "dialog"
+            | "dir"
+            | "div"
+            | "dl"
+            | "dt"
+            | "fieldset"
+            | "figcaption"
+            | "figure"
+            | "footer"
+            | "form"
+            | "frameset"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "header"
+            | "hgroup"
+            | "hr"
+            | "html"
+            | "legend"
+            | "li"
+            | "main"
+            | "menu"
+            | "nav"
+            | "ol"
+            | "option"
+            | "p"
+            | "pre"
+            | "section"
+            | "summary"
+            | "table"
+            | "tbody"
+            | "td"
+            | "tfoot"
+            | "th"
+            | "thead"
+            | "tr"
+            | "ul"
+    )
 }

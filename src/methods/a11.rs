@@ -7,10 +7,10 @@
 //! compared by `verify` (the comparison is part of the method, see
 //! [`super::registry::MethodSpec::includes_comparison`]).
 
-use super::registry::RecordMethod;
 use super::shingles::distinct_shingles;
+use super::traits::RecordMethod;
 use super::{DocView, Signature};
-use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use crate::tables::columns::shingles;
 use crate::tables::write::TableOutput;
@@ -24,13 +24,15 @@ pub struct ShingleRecords {
     width: usize,
 }
 
+impl ShingleRecords {
+    /// Shingles of `width` terms (`[methods] shingle_width`).
+    pub fn new(width: usize) -> ShingleRecords {
+        ShingleRecords { width }
+    }
+}
+
 impl RecordMethod for ShingleRecords {
     type Rows = shingles::Rows;
-
-    /// Reads `shingle_width`.
-    fn from_config(cfg: &MethodsConfig) -> ShingleRecords {
-        ShingleRecords { width: cfg.shingles.shingle_width }
-    }
 
     fn write_records(
         &self,

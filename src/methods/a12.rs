@@ -28,9 +28,9 @@
 //! - A signature that happens to be 0 is indistinguishable from "missing"
 //!   and is ignored by the matching rule (probability 2^-32 per signature).
 
-use super::registry::RecordMethod;
+use super::traits::RecordMethod;
 use super::{DocView, Signature};
-use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use crate::tables::columns::a12_records;
 use crate::tables::write::TableOutput;
@@ -83,10 +83,6 @@ pub struct A12Records;
 
 impl RecordMethod for A12Records {
     type Rows = a12_records::Rows;
-
-    fn from_config(_: &MethodsConfig) -> A12Records {
-        A12Records
-    }
 
     fn write_records(
         &self,
@@ -216,7 +212,7 @@ impl FamilySettings for A12Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::terms::with_ids;
+    use crate::methods::term_ids::with_ids;
     use crate::methods::TermDict;
 
     fn strings(s: &str) -> Vec<&str> {

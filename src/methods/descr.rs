@@ -47,7 +47,7 @@
 //! `descr_min_bits = 1` this is the plain set cover of the spec.
 
 use super::{term_frequencies, CorpusStats, DocPasses, DocView, Signature, SignatureMethod, StateRow};
-use crate::methods::settings::FamilySettings;
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use foldhash::HashMap;
 use serde::{Deserialize, Serialize};
@@ -516,7 +516,7 @@ mod tests {
 
     /// Each document's signature, its terms looked up in `dict`.
     fn sigs(m: &DescrWords, dict: &crate::methods::TermDict, docs: &[DocView<'_>]) -> Vec<Option<u64>> {
-        crate::methods::terms::with_ids(docs, dict)
+        crate::methods::term_ids::with_ids(docs, dict)
             .iter()
             .map(|d| {
                 let mut out = Vec::new();

@@ -8,7 +8,7 @@
 
 use super::StateRow;
 use super::{digest_prefix_u64, splitmix64, CorpusStats, DocView, Signature, SignatureMethod};
-use crate::methods::settings::FamilySettings;
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use serde::{Deserialize, Serialize};
 use sha1::{Digest, Sha1};
@@ -251,7 +251,7 @@ mod tests {
         let mut out = Vec::new();
         // Every test's method is built from `stats30` but one, whose
         // lexicon is empty whatever the ids.
-        m.sign(&crate::methods::terms::with_ids(&[doc], &stats30().terms)[0], &mut out);
+        m.sign(&crate::methods::term_ids::with_ids(&[doc], &stats30().terms)[0], &mut out);
         out
     }
 

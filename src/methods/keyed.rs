@@ -6,8 +6,9 @@
 //! groups of documents sharing a key and keeps each document's strongest
 //! partners, and each candidate pair is scored from the two encoded forms
 //! read back from disk. Memory stays bounded whatever the size of a group
-//! or of the crawl; the methods' one-process searches
-//! ([`super::PairMethod::find_pairs`]) are the test references.
+//! or of the crawl; the methods' one-process searches (SpotSigs' pruned
+//! index, SL+ST's suffix array, compiled for tests only) are the test
+//! references.
 
 use anyhow::{Context, Result};
 use arrow::array::{RecordBatch, UInt32Array, UInt64Array};
@@ -18,7 +19,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{DocPasses, Encoded, KeyedSearch, ScoredPair};
+use super::{DocPasses, EdgeBound, Encoded, KeyedSearch, ScoredPair};
 use crate::storage::spilled_docs::{ScratchFile, SpillWriter, SpilledDocs};
 use crate::tables::columns::candidates;
 use crate::tables::sql::substitute;
@@ -31,8 +32,9 @@ pub struct KeyedRun<'a> {
     pub out: &'a Path,
     /// The method id.
     pub id: &'static str,
-    /// Each member of a key's group is linked to its next `max_edges`.
-    pub max_edges: usize,
+    /// Each member of a key's group is linked to its next
+    /// [`EdgeBound::per_document`] members.
+    pub bound: EdgeBound,
 }
 
 /// Partners a document keeps among those its keys link it to, for each
@@ -58,7 +60,7 @@ impl KeyedRun<'_> {
         let (keys_file, encoded, key_rows) = self.write_keys(search, docs)?;
         counters.insert(format!("{}_keys", self.id), key_rows);
         counters.insert(format!("{}_keys_ms", self.id), started.elapsed().as_millis() as u64);
-        let max_edges = self.max_edges.max(1);
+        let max_edges = self.bound.per_document();
         let pairs_sql = substitute(
             include_str!("../../jobs/keyed_pairs.sql"),
             &[
@@ -192,13 +194,14 @@ fn score_pairs(search: &dyn KeyedSearch, encoded: &SpilledDocs, pairs: &[(u64, u
 /// The pairs of `search` over `docs` as the stage finds them (read 7 at a
 /// time), for the methods' tests against their one-process reference.
 #[cfg(test)]
-pub fn keyed_pairs(search: &dyn KeyedSearch, docs: &[super::DocView<'_>], max_edges: usize) -> Vec<ScoredPair> {
+pub fn keyed_pairs(search: &dyn KeyedSearch, docs: &[super::DocView<'_>], max_edges: u32) -> Vec<ScoredPair> {
     static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = std::env::temp_dir().join(format!("neardup-keyed-{}-{n}", std::process::id()));
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
     let session = datafusion::prelude::SessionContext::new();
-    let run = KeyedRun { runtime: &runtime, session: &session, out: &out, id: "keyed", max_edges };
+    let run =
+        KeyedRun { runtime: &runtime, session: &session, out: &out, id: "keyed", bound: EdgeBound::new(max_edges) };
     let mut counters = BTreeMap::new();
     let pairs = run.find_pairs(search, &super::Chunked(docs, 7), &mut counters).expect("the keyed search runs");
     assert!(counters["keyed_candidate_pairs"] >= pairs.len() as u64);

@@ -12,8 +12,7 @@
 
 use anyhow::Result;
 use foldhash::{HashMap, HashMapExt};
-use std::collections::BTreeMap;
-pub use terms::{TermCount, TermDict};
+pub use terms::{TermCount, TermDict, TermStats};
 
 pub mod a11;
 pub mod a12;
@@ -28,8 +27,10 @@ pub mod settings;
 pub mod shingles;
 pub mod slst;
 pub mod spotsigs;
+pub mod term_ids;
 pub mod terms;
 pub mod topwords;
+pub mod traits;
 pub mod whole;
 
 /// Which token lists a method reads of a document (see [`DocView`]). The
@@ -70,7 +71,7 @@ pub struct DocView<'a> {
     /// [`crate::text::Tokenized::sentence_heads`]).
     pub sentence_heads: &'a [&'a str],
     /// The id of each of `terms` in the corpus's [`TermDict`]
-    /// ([`terms::TermIds`]; empty until the stage looks them up).
+    /// ([`term_ids::TermIds`]; empty until the stage looks them up).
     pub term_ids: &'a [u32],
     /// The distinct terms with their counts, sorted by id: what the
     /// frequency-weighted methods read instead of hashing strings.
@@ -88,15 +89,6 @@ impl<'a> DocView<'a> {
             s
         })
     }
-}
-
-/// Document frequency and collection frequency of one term.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct TermStats {
-    /// Number of documents containing the term.
-    pub df: u64,
-    /// Number of occurrences in the corpus.
-    pub cf: u64,
 }
 
 /// Corpus statistics (the `df` and `corpus_stats` tables) that global methods read.
@@ -195,31 +187,17 @@ impl DocPasses for Chunked<'_> {
 }
 
 /// A method that finds its pairs by a search of its own instead of by
-/// equal signatures: over the whole corpus in one process
-/// ([`PairMethod::find_pairs`]: SpotSigs' partitioned inverted index,
-/// SL+ST's suffix array), or by keys in bounded memory
-/// ([`PairMethod::keyed`]), which the pipeline runs when a method has it.
+/// equal signatures: by keys, in bounded memory ([`PairMethod::keyed`], run
+/// by [`keyed::KeyedRun`]). (SpotSigs' partitioned inverted index and
+/// SL+ST's suffix array, which hold the corpus in one process, are the
+/// tests' references of those searches.)
 pub trait PairMethod: Send + Sync {
     /// The method id used everywhere.
     fn id(&self) -> &'static str;
-    /// All pairs the method proposes over the corpus, each once, sorted by
-    /// (`doc_a`, `doc_b`) so output is deterministic.
-    fn find_pairs(&self, docs: &dyn DocPasses) -> Vec<ScoredPair>;
     /// The token lists the search reads: only those are read.
     fn reads(&self) -> TokenParts;
-    /// [`PairMethod::find_pairs`], also adding the search's own counters
-    /// (comparisons made, ...) to `counters` under keys prefixed with the
-    /// method id, so a run's manifest shows what the search cost. By default
-    /// a search has no counters beyond its pairs.
-    fn find_pairs_counted(&self, docs: &dyn DocPasses, _counters: &mut BTreeMap<String, u64>) -> Vec<ScoredPair> {
-        self.find_pairs(docs)
-    }
-    /// The search by keys that the `search` stage runs in place of
-    /// [`PairMethod::find_pairs`], if the method has one; `find_pairs`
-    /// (one process, the whole corpus) is then its test reference.
-    fn keyed(&self) -> Option<&dyn KeyedSearch> {
-        None
-    }
+    /// The search by keys that the `search` stage runs.
+    fn keyed(&self) -> &dyn KeyedSearch;
 }
 
 /// A pair search in bounded memory (spec §6's sharded form of SL+ST):
@@ -257,12 +235,40 @@ pub struct Encoded {
     pub form: Vec<u8>,
 }
 
-/// Keeps, of `pairs`, the edges each document ranks among its `k`
-/// strongest (highest score, then smallest partner id); an edge stays when
-/// either end keeps it. The pair-search methods' form of the bound every
-/// method obeys (`candidates.max_edges_per_document`): at most `k` edges
-/// chosen per document. Returns the kept pairs sorted by (`doc_a`, `doc_b`).
-pub fn keep_strongest(pairs: Vec<ScoredPair>, k: usize) -> Vec<ScoredPair> {
+/// The bound every method's candidate edges keep,
+/// `candidates.max_edges_per_document`, as each step that applies it reads
+/// it: the `${max_edges}` of the SQL jobs, the chains of the keyed
+/// searches ([`keyed::KeyedRun`]) and the pairs a search keeps per
+/// document ([`EdgeBound::keep_strongest`]). Made once, from the setting
+/// ([`settings::CandidatesConfig::edge_bound`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdgeBound {
+    per_document: usize,
+}
+
+impl EdgeBound {
+    /// At most `max_edges_per_document` edges per document (at least one:
+    /// the configuration refuses 0).
+    pub fn new(max_edges_per_document: u32) -> EdgeBound {
+        EdgeBound { per_document: usize::try_from(max_edges_per_document.max(1)).unwrap_or(usize::MAX) }
+    }
+
+    /// The number of edges each document may keep (per method).
+    pub fn per_document(self) -> usize {
+        self.per_document
+    }
+
+    /// Keeps, of `pairs`, the edges each document ranks among its
+    /// [`EdgeBound::per_document`] strongest (highest score, then smallest
+    /// partner id); an edge stays when either end keeps it: the pair-search
+    /// methods' form of the bound. Returns the kept pairs sorted by
+    /// (`doc_a`, `doc_b`).
+    pub fn keep_strongest(self, pairs: Vec<ScoredPair>) -> Vec<ScoredPair> {
+        keep_strongest(pairs, self.per_document)
+    }
+}
+
+fn keep_strongest(pairs: Vec<ScoredPair>, k: usize) -> Vec<ScoredPair> {
     let mut ends: Vec<(u64, f64, u64, usize)> = Vec::with_capacity(2 * pairs.len());
     for (i, p) in pairs.iter().enumerate() {
         ends.push((p.doc_a, p.score, p.doc_b, i));
@@ -314,7 +320,8 @@ mod tests {
         // drops 1-4, but 4's only edge is 1-4, which 4 keeps. 2-3 (0.5) is
         // the weakest of both 2 and 3, each of which has two stronger: gone.
         let pairs = vec![p(1, 2, 0.9), p(1, 3, 0.8), p(1, 4, 0.7), p(2, 3, 0.5), p(2, 5, 0.6), p(3, 6, 0.6)];
-        let kept: Vec<(u64, u64)> = keep_strongest(pairs, 2).iter().map(|p| (p.doc_a, p.doc_b)).collect();
+        let kept: Vec<(u64, u64)> =
+            EdgeBound::new(2).keep_strongest(pairs).iter().map(|p| (p.doc_a, p.doc_b)).collect();
         assert_eq!(kept, [(1, 2), (1, 3), (1, 4), (2, 5), (3, 6)]);
     }
 

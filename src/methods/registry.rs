@@ -13,17 +13,19 @@
 //!   sketches, a11's shingles, a12's records), also written by `signatures`,
 //!   that its SQL jobs pair; records may give the method's signatures too
 //!   (minhash's bands come from its sketch), in place of a signer;
-//! - a **search** ([`PairMethod`]): its own search, run by the `search`
-//!   stage into `method_pairs`; by keys in bounded memory when the method
-//!   has a [`crate::methods::KeyedSearch`].
+//! - a **search** ([`PairMethod`]): its own search by keys in bounded
+//!   memory ([`crate::methods::KeyedSearch`]), run by the `search` stage
+//!   into `method_pairs`.
 //!
 //! [`Edges`] says which of them give its candidate edges.
 
 use super::settings::{CandidatesConfig, MethodsConfig};
+use super::traits::RecordMethod;
 use super::{
     a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocPasses, DocView,
     PairMethod, Signature, SignatureMethod, StateRow, TokenParts,
 };
+use crate::settings::Problems;
 use crate::tables::shard::Shard;
 use crate::tables::write::{Rows, TableOutput};
 use anyhow::Result;
@@ -54,8 +56,7 @@ pub struct MethodSpec {
     pub state_reads_documents: bool,
     /// The method's table of per-document records.
     pub records: Option<Records>,
-    /// Builds the method's own search, bounded to the given number of
-    /// edges per document.
+    /// Builds the method's own search.
     pub search: Option<BuildSearch>,
     /// Where `candidates` takes the method's edges from.
     pub edges: Edges,
@@ -129,8 +130,8 @@ impl MethodSpec {
 /// Builds a signer: settings, corpus statistics, the method's state input.
 pub type BuildSigner = fn(&MethodsConfig, &CorpusStats, StateInput<'_>) -> Box<dyn SignatureMethod>;
 
-/// Builds a search: settings, edges kept per document.
-pub type BuildSearch = fn(&MethodsConfig, usize) -> Box<dyn PairMethod>;
+/// Builds a search from the settings.
+pub type BuildSearch = fn(&MethodsConfig) -> Box<dyn PairMethod>;
 
 /// A method's table of per-document records: its name, and how the
 /// `signatures` stage opens the method's writer of it.
@@ -146,28 +147,35 @@ pub struct Records {
 
 impl Records {
     /// The records of method type `M`, written to its rows' table.
-    pub const fn of<M: RecordMethod>() -> Records {
+    const fn of<M: RecordMethod + FromMethodsConfig>() -> Records {
         Records { table: M::Rows::TABLE, open: open_records::<M>, signs: M::SIGNS }
     }
 }
 
-/// Writes a method's per-document records; see [`Records`].
-pub trait RecordMethod: Send + Sync + Sized + 'static {
-    /// The rows of the method's table (`crate::tables::columns::<table>::Rows`).
-    type Rows: Rows;
-
-    /// Whether the records also give the method's signatures: minhash's
-    /// bands are made from the sketch it records, so the sketch is computed
-    /// once. Such a method has no signer of its own.
-    const SIGNS: bool = false;
-
-    /// The method as the settings configure it.
+/// How the registry builds a [`RecordMethod`] from the settings: the one
+/// place that reads `[methods]` for it, as the builder closures of the
+/// signers and searches below do for theirs (the method's file knows only
+/// its family's settings).
+trait FromMethodsConfig {
     fn from_config(cfg: &MethodsConfig) -> Self;
+}
 
-    /// Appends the records of `docs` to `out`, in document order, so the
-    /// table is the same on any number of threads. Returns each document's
-    /// signatures if the method [`RecordMethod::SIGNS`], else nothing.
-    fn write_records(&self, docs: &[DocView<'_>], out: &mut TableOutput<Self::Rows>) -> Result<Vec<Vec<Signature>>>;
+impl FromMethodsConfig for a11::ShingleRecords {
+    fn from_config(cfg: &MethodsConfig) -> Self {
+        a11::ShingleRecords::new(cfg.shingles.shingle_width)
+    }
+}
+
+impl FromMethodsConfig for a12::A12Records {
+    fn from_config(_: &MethodsConfig) -> Self {
+        a12::A12Records
+    }
+}
+
+impl FromMethodsConfig for shingles::MinHash {
+    fn from_config(cfg: &MethodsConfig) -> Self {
+        shingles::MinHash::new(&cfg.minhash)
+    }
 }
 
 /// A method's records table being written by one run of `signatures`,
@@ -197,7 +205,11 @@ impl<M: RecordMethod> RecordSink for Recording<M> {
     }
 }
 
-fn open_records<M: RecordMethod>(cfg: &MethodsConfig, out_dir: &Path, shard: Shard) -> Result<Box<dyn RecordSink>> {
+fn open_records<M: RecordMethod + FromMethodsConfig>(
+    cfg: &MethodsConfig,
+    out_dir: &Path,
+    shard: Shard,
+) -> Result<Box<dyn RecordSink>> {
     Ok(Box::new(Recording { method: M::from_config(cfg), out: TableOutput::<M::Rows>::for_shard(out_dir, shard)? }))
 }
 
@@ -307,13 +319,13 @@ pub static METHODS: &[MethodSpec] = &[
         id: "a5",
         name: "HeavySent: the 2 heaviest sentences",
         reads: DocReads::TERM_IDS,
-        signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(c, s))),
+        signer: Some(|c, s, _| Box::new(sentences::HeavySent::new(&c.top_words, &c.sentences, s))),
         ..BASE
     },
     MethodSpec {
         id: "a6",
         name: "Megashingles: pairs of min-hash supershingles",
-        signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(c))),
+        signer: Some(|c, _, _| Box::new(shingles::Megashingles::new(&c.shingles, c.minhash.seed))),
         ..BASE
     },
     MethodSpec {
@@ -430,14 +442,14 @@ pub static METHODS: &[MethodSpec] = &[
     MethodSpec {
         id: "spotsigs",
         name: "SpotSigs: spot signatures after stop words",
-        search: Some(|c, k| Box::new(spotsigs::SpotSigs::new(&c.spotsigs).with_max_edges(k))),
+        search: Some(|c| Box::new(spotsigs::SpotSigs::new(&c.spotsigs))),
         edges: Edges::Search,
         ..BASE
     },
     MethodSpec {
         id: "slst",
         name: "SL+ST: sentence lengths and suffix structure",
-        search: Some(|c, k| Box::new(slst::Slst::new(&c.slst).with_max_edges(k))),
+        search: Some(|c| Box::new(slst::Slst::new(&c.slst))),
         edges: Edges::Search,
         ..BASE
     },
@@ -455,7 +467,6 @@ pub fn sql_params(
     candidates: &CandidatesConfig,
     probes: &'static str,
 ) -> Vec<(&'static str, String)> {
-    let max_edges = candidates.max_edges_per_document;
     let index_only: Vec<String> = METHODS
         .iter()
         .filter(|m| m.writes_signatures() && matches!(m.edges, Edges::Sql { .. }))
@@ -466,7 +477,7 @@ pub fn sql_params(
         ("chain_links", crate::tables::sql::CHAIN_LINKS.to_string()),
         ("chain_probes", probes.to_string()),
         ("max_group_size", candidates.max_group_size.to_string()),
-        ("max_edges", max_edges.to_string()),
+        ("max_edges", candidates.edge_bound().per_document().to_string()),
         // `NOT IN ('')` keeps every method when no signer is an index only.
         ("index_only_methods", if index_only.is_empty() { "''".into() } else { index_only.join(", ") }),
     ];
@@ -496,6 +507,25 @@ pub fn title(id: &str) -> String {
     match spec(id) {
         Some(m) => format!("{} ({})", m.id, m.name),
         None => id.to_string(),
+    }
+}
+
+/// Every method enabled, as `[methods]` is when a job file does not say.
+impl Default for super::settings::Shared {
+    fn default() -> Self {
+        super::settings::Shared {
+            enabled: ids().iter().map(|s| s.to_string()).collect(),
+            chain_ratio: super::settings::DEFAULT_CHAIN_RATIO,
+        }
+    }
+}
+
+impl MethodsConfig {
+    /// Every rule of `[methods]`: the ids `enabled` names are known here,
+    /// the rest is the settings' ([`MethodsConfig::check_settings`]).
+    pub fn check(&self, p: &mut Problems) {
+        p.known_ids("methods", "enabled", &self.enabled, ids());
+        self.check_settings(p);
     }
 }
 
@@ -568,7 +598,7 @@ pub struct ListsRead {
 pub fn lists_read(ids: &[String], cfg: &MethodsConfig) -> ListsRead {
     let mut read = ListsRead { words: doc_reads(ids).words, sentence_lengths: false };
     for build in specs_of(ids).filter_map(|m| m.search) {
-        match build(cfg, 1).reads() {
+        match build(cfg).reads() {
             TokenParts::Words | TokenParts::All => read.words = true,
             TokenParts::SentenceLengths => read.sentence_lengths = true,
             TokenParts::Terms => {}
@@ -665,7 +695,7 @@ mod tests {
         let total: usize = tokenized.iter().map(|t| t.terms.len()).sum();
         let mut stats = CorpusStats { n_docs: 60, dl_avg: total as f64 / 60.0, ..CorpusStats::default() };
         stats.terms = counts.into_iter().collect();
-        let full = crate::methods::terms::with_ids(&full, &stats.terms);
+        let full = crate::methods::term_ids::with_ids(&full, &stats.terms);
         // A state chosen from documents (a9's words) is given: every term,
         // each above a threshold of 0.
         let every_term: Vec<StateRow> =
@@ -726,7 +756,7 @@ mod tests {
                 );
             }
             if let Some(build) = m.search {
-                assert_eq!(build(&config, 1).id(), m.id);
+                assert_eq!(build(&config).id(), m.id);
             }
             // Each method's edges come from a part it has.
             match &m.edges {

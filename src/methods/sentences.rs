@@ -4,9 +4,9 @@
 //! alphabetical order and hashed with CRC32. Sentences without kept terms
 //! never count; a document with none gets no signature.
 
-use super::topwords::{crc32_of_sorted_join, top_by, TermWeigher, Weighting};
+use super::topwords::{crc32_of_sorted_join, top_by, TermWeigher, TopWordsSettings, Weighting};
 use super::{CorpusStats, DocView, Signature, SignatureMethod};
-use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use serde::{Deserialize, Serialize};
 
@@ -67,11 +67,8 @@ pub struct HeavySent {
 impl HeavySent {
     /// a5 with the a2 weights built from `stats` and `[methods] bm25_k`,
     /// `bm25_b`, and `top_sentences` sentences.
-    pub fn new(cfg: &MethodsConfig, stats: &CorpusStats) -> Self {
-        HeavySent {
-            weigher: TermWeigher::new(Weighting::TfIdf, &cfg.top_words, stats),
-            top_sentences: cfg.sentences.top_sentences,
-        }
+    pub fn new(weights: &TopWordsSettings, cfg: &SentenceSettings, stats: &CorpusStats) -> Self {
+        HeavySent { weigher: TermWeigher::new(Weighting::TfIdf, weights, stats), top_sentences: cfg.top_sentences }
     }
 }
 
@@ -140,7 +137,7 @@ mod tests {
         let (terms, ends) = doc(text);
         let view = DocView { doc_id: 3, terms: &terms, sentence_ends: &ends, words: &terms, ..Default::default() };
         let mut out = Vec::new();
-        m.sign(&crate::methods::terms::with_ids(&[view], &stats().terms)[0], &mut out);
+        m.sign(&crate::methods::term_ids::with_ids(&[view], &stats().terms)[0], &mut out);
         out
     }
 
@@ -202,14 +199,14 @@ mod tests {
         // Sentences: "zzzz yyyy xxxx" 3*1.39824 = 4.19471; "ffff gggg" and
         // "aaaa bbbb" 2.79647 each (tie); "cccc dddd eeee" 0; "hhhh" 1.39824.
         // Heaviest: "zzzz yyyy xxxx", then "aaaa bbbb" wins the tie by string.
-        let m = HeavySent::new(&MethodsConfig::default(), &stats());
+        let m = HeavySent::new(&TopWordsSettings::default(), &SentenceSettings::default(), &stats());
         assert_eq!(sign(&m, DOC), expect("aaaa bbbb zzzz yyyy xxxx"));
     }
 
     #[test]
     fn one_sentence_is_used_and_empty_documents_have_none() {
         let long = LongSent::new(&SentenceSettings::default());
-        let heavy = HeavySent::new(&MethodsConfig::default(), &stats());
+        let heavy = HeavySent::new(&TopWordsSettings::default(), &SentenceSettings::default(), &stats());
         for m in [&long as &dyn SignatureMethod, &heavy] {
             assert_eq!(sign(m, "hhhh aaaa"), expect("hhhh aaaa"), "{}", m.id());
             assert_eq!(sign(m, " | hhhh aaaa | "), expect("hhhh aaaa"), "{}", m.id());

@@ -2,14 +2,16 @@
 //! method's candidate edges keep (`[candidates]`). Each method family
 //! defines its settings in its own file (`descr.rs` has a9's); this file
 //! gathers them into the one `[methods]` section. The registry
-//! ([`super::registry`]) lists the methods these settings enable and checks
-//! the ids a job names.
+//! ([`super::registry`]) lists the methods these settings enable: the
+//! default of `enabled` and the check of the ids a job names are there, so
+//! that this file, which every method family's settings meet in, imports
+//! no method list.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use toml::Table;
 
-use super::registry;
+use super::traits::FamilySettings;
 use crate::settings::Problems;
 
 pub use super::a11::A11Settings;
@@ -125,28 +127,18 @@ method_families! {
     a12: A12Settings,
 }
 
-/// The keys of `[methods]` that belong to no family.
+/// The keys of `[methods]` that belong to no family. Their default, every
+/// method enabled, and the check that `enabled` names known methods are
+/// the registry's ([`super::registry`]), the one place that knows the ids.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
-struct Shared {
-    enabled: Vec<String>,
-    chain_ratio: f64,
+pub(super) struct Shared {
+    pub(super) enabled: Vec<String>,
+    pub(super) chain_ratio: f64,
 }
 
-impl Default for Shared {
-    fn default() -> Self {
-        Shared { enabled: registry::ids().iter().map(|s| s.to_string()).collect(), chain_ratio: 1.15 }
-    }
-}
-
-/// One family's part of `[methods]`: a struct whose serde names are the
-/// flat keys, with a default for every key and its checks.
-pub trait FamilySettings: Serialize + DeserializeOwned + Default {
-    /// Reports every value the family cannot run with (see each key's doc),
-    /// so that no value is silently clamped or rounded and no method
-    /// asserts on it.
-    fn check(&self, p: &mut Problems);
-}
+/// `[methods] chain_ratio` when a job file does not set it.
+pub(super) const DEFAULT_CHAIN_RATIO: f64 = 1.15;
 
 /// The keys of a family: those its defaults serialize to.
 fn keys_of<T: Serialize + Default>() -> Vec<String> {
@@ -191,10 +183,9 @@ impl MethodsConfig {
         self.enabled.iter().any(|m| m == id)
     }
 
-    /// The shared rules (known ids, at least one method, the chain ratio),
-    /// then each family's.
-    pub fn check(&self, p: &mut Problems) {
-        p.known_ids("methods", "enabled", &self.enabled, registry::ids());
+    /// The shared rules (at least one method, the chain ratio), then each
+    /// family's; the registry's [`MethodsConfig::check`] adds the known ids.
+    pub(super) fn check_settings(&self, p: &mut Problems) {
         p.require(!self.enabled.is_empty(), || "[methods] enabled must name at least one method".to_string());
         p.ratio("methods", "chain_ratio", self.chain_ratio);
         self.check_families(p);
@@ -215,6 +206,11 @@ pub struct CandidatesConfig {
 }
 
 impl CandidatesConfig {
+    /// `max_edges_per_document` as every step that bounds edges reads it.
+    pub fn edge_bound(&self) -> super::EdgeBound {
+        super::EdgeBound::new(self.max_edges_per_document)
+    }
+
     /// Both bounds must let at least one document or edge through.
     pub fn check(&self, p: &mut Problems) {
         p.at_least("candidates", "max_group_size", self.max_group_size, 1);

@@ -17,9 +17,9 @@
 //! and gets no signature.
 
 pub use super::minwise::MinHasher;
-use super::registry::RecordMethod;
+use super::traits::RecordMethod;
 use super::{DocView, Signature, SignatureMethod};
-use crate::methods::settings::{FamilySettings, MethodsConfig};
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use crate::tables::columns::sketches;
 use crate::tables::write::TableOutput;
@@ -175,10 +175,6 @@ impl RecordMethod for MinHash {
     type Rows = sketches::Rows;
     const SIGNS: bool = true;
 
-    fn from_config(cfg: &MethodsConfig) -> MinHash {
-        MinHash::new(&cfg.minhash)
-    }
-
     fn write_records(
         &self,
         docs: &[DocView<'_>],
@@ -218,24 +214,21 @@ pub struct Megashingles {
 }
 
 impl Megashingles {
-    /// Reads `shingle_width`, `megashingle_functions` and `minhash_seed`.
+    /// Reads `shingle_width` and `megashingle_functions`; `seed` is
+    /// `minhash_seed`.
     ///
     /// # Panics
     /// If `megashingle_functions` is not a positive multiple of 6 (the
     /// method needs 6 equal groups; the presets are 36 and 84): a
     /// programming error, since [`crate::config::Config::validate`] refuses
     /// such a job file.
-    pub fn new(cfg: &MethodsConfig) -> Megashingles {
-        let k = cfg.shingles.megashingle_functions;
+    pub fn new(cfg: &ShingleSettings, seed: u64) -> Megashingles {
+        let k = cfg.megashingle_functions;
         assert!(
             k > 0 && k.is_multiple_of(SUPERSHINGLES),
             "megashingle_functions must be a positive multiple of 6 (36 or 84), got {k}"
         );
-        Megashingles {
-            width: cfg.shingles.shingle_width,
-            group: k / SUPERSHINGLES,
-            hasher: MinHasher::new(k, cfg.minhash.seed),
-        }
+        Megashingles { width: cfg.shingle_width, group: k / SUPERSHINGLES, hasher: MinHasher::new(k, seed) }
     }
 
     /// The 15 megashingles of a set of shingle fingerprints, in slot order,
@@ -610,10 +603,8 @@ mod tests {
         let (a, b) = sets_with_resemblance(inter, union, 99);
         let hits = (0..trials)
             .filter(|&t| {
-                let mut cfg = MethodsConfig::default();
-                cfg.shingles.megashingle_functions = functions;
-                cfg.minhash.seed = 1000 + t;
-                let m = Megashingles::new(&cfg);
+                let cfg = ShingleSettings { megashingle_functions: functions, ..Default::default() };
+                let m = Megashingles::new(&cfg, 1000 + t);
                 let (ma, mb) = (m.megashingles(&a).unwrap(), m.megashingles(&b).unwrap());
                 ma.iter().zip(&mb).any(|(x, y)| x == y)
             })
@@ -660,9 +651,8 @@ mod tests {
     #[test]
     fn megashingles_have_fifteen_slots_and_equal_documents_agree() {
         for functions in [36, 84] {
-            let mut cfg = MethodsConfig::default();
-            cfg.shingles.megashingle_functions = functions;
-            let m = Megashingles::new(&cfg);
+            let cfg = ShingleSettings { megashingle_functions: functions, ..Default::default() };
+            let m = Megashingles::new(&cfg, MinHashSettings::default().seed);
             let doc = words(200, 4);
             let view = DocView { doc_id: 1, terms: &doc, sentence_ends: &[], words: &doc, ..Default::default() };
             let (mut a, mut b) = (Vec::new(), Vec::new());
@@ -677,9 +667,8 @@ mod tests {
     #[test]
     #[should_panic(expected = "multiple of 6")]
     fn megashingles_reject_uneven_groups() {
-        let mut cfg = MethodsConfig::default();
-        cfg.shingles.megashingle_functions = 40;
-        Megashingles::new(&cfg);
+        let cfg = ShingleSettings { megashingle_functions: 40, ..Default::default() };
+        Megashingles::new(&cfg, 0);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! methods differ only in the weight, so one type serves them all.
 
 use super::{CorpusStats, DocView, Signature, SignatureMethod, TermCount, TermStats};
-use crate::methods::settings::FamilySettings;
+use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use serde::{Deserialize, Serialize};
 
@@ -265,7 +265,7 @@ mod tests {
         let ends = [t.len() as u32];
         let doc = DocView { doc_id: 7, terms: &t, sentence_ends: &ends, words: &t, ..Default::default() };
         let mut out = Vec::new();
-        m.sign(&crate::methods::terms::with_ids(&[doc], &stats.terms)[0], &mut out);
+        m.sign(&crate::methods::term_ids::with_ids(&[doc], &stats.terms)[0], &mut out);
         out
     }
 

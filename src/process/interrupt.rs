@@ -11,6 +11,10 @@
 //! `sigwait(2)`: it runs ordinary code, not a signal handler, so it may log,
 //! remove files and exit.
 //!
+//! This module knows no file names: each kind of temporary file registers
+//! its own cleanup ([`Leftovers`]) when it asks to create one
+//! ([`unpublished_write`]), and the handler runs the cleanups registered.
+//!
 //! The interrupted task's lock file stays (`crate::runner::lock`): naming a process
 //! that is gone, it tells `pipeline status` that the stage was interrupted,
 //! and the next run takes it over and resumes.
@@ -32,10 +36,34 @@ static OUTPUT: Mutex<Option<PathBuf>> = Mutex::new(None);
 /// leave it behind.
 static INTERRUPTED: RwLock<bool> = RwLock::new(false);
 
-/// Permission to create or publish a temporary file: held while doing so,
-/// it keeps an interruption's cleanup waiting until the step is done; once
-/// the cleanup has begun, it is refused.
-pub fn unpublished_write() -> anyhow::Result<RwLockReadGuard<'static, bool>> {
+/// A kind of temporary file a run leaves in a folder until it publishes
+/// it, described by the module that names such files: which processes
+/// left some (by the process id in their names) and how to remove what one
+/// of them left. The interruption's cleanup runs `remove` for this process;
+/// the next run of an output folder runs it for the processes that died
+/// (`crate::runner::leftovers`).
+pub struct Leftovers {
+    /// The ids of the processes that left files of this kind in a folder.
+    pub pids: fn(&Path) -> Vec<u32>,
+    /// Removes what process `pid` left in a folder (or puts back what it
+    /// had moved aside).
+    pub remove: fn(&Path, u32),
+}
+
+/// The kinds of temporary file this process has created, whose cleanups an
+/// interruption runs.
+static REGISTERED: Mutex<Vec<&'static Leftovers>> = Mutex::new(Vec::new());
+
+/// Permission to create or publish a temporary file of kind `kind`: held
+/// while doing so, it keeps an interruption's cleanup waiting until the
+/// step is done; once the cleanup has begun, it is refused. The kind's
+/// cleanup is registered first, so an interruption removes the file.
+pub fn unpublished_write(kind: &'static Leftovers) -> anyhow::Result<RwLockReadGuard<'static, bool>> {
+    let mut registered = REGISTERED.lock().unwrap_or_else(|e| e.into_inner());
+    if !registered.iter().any(|k| std::ptr::eq(*k, kind)) {
+        registered.push(kind);
+    }
+    drop(registered);
     let guard = INTERRUPTED.read().unwrap_or_else(|e| e.into_inner());
     anyhow::ensure!(!*guard, "the run is being interrupted");
     Ok(guard)
@@ -104,40 +132,51 @@ fn on_interrupt(signal: i32) {
 }
 
 /// Removes what process `pid` was writing under `out` and had not
-/// published: its temporary table folders (`.tmp-<table>-…-<pid>`), its
-/// temporary files (`.<name>.tmp-<pid>`, here and among the manifests) and
-/// its spill folder; a table it had moved aside to replace
-/// (`.old-<table>-<pid>`) is put back when the new one is not in place.
-pub fn remove_temporary_files(out: &Path, pid: u32) {
-    crate::tables::write::remove_unpublished(out, pid);
-    crate::tables::write::remove_unpublished(&crate::tables::write::manifest_dir(out), pid);
-    let _ = std::fs::remove_dir_all(crate::tables::sql::spill_dir_of(out, pid));
+/// published, by every cleanup registered ([`unpublished_write`]).
+fn remove_temporary_files(out: &Path, pid: u32) {
+    let registered = REGISTERED.lock().unwrap_or_else(|e| e.into_inner()).clone();
+    for kind in registered {
+        (kind.remove)(out, pid);
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A made-up kind of temporary file: `<pid>.part` files.
+    fn parts_of(dir: &Path) -> Vec<u32> {
+        let names = std::fs::read_dir(dir).into_iter().flatten().flatten();
+        names.filter_map(|e| e.file_name().to_str()?.strip_suffix(".part")?.parse().ok()).collect()
+    }
+
+    fn remove_part(dir: &Path, pid: u32) {
+        let _ = std::fs::remove_file(dir.join(format!("{pid}.part")));
+    }
+
+    static PARTS: Leftovers = Leftovers { pids: parts_of, remove: remove_part };
+
     #[test]
-    fn only_the_processs_unpublished_files_are_removed() {
+    fn the_cleanup_runs_what_the_writes_registered_once_each() {
         let out = std::env::temp_dir().join(format!("neardup-interrupt-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&out);
-        let pid = 4242;
-        for dir in [".tmp-tokens-0-of-1-4242", ".tmp-tokens-0-of-1-77", "tokens", ".old-stats-4242", "_manifests"] {
-            std::fs::create_dir_all(out.join(dir)).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        for pid in [4242, 77] {
+            std::fs::write(out.join(format!("{pid}.part")), "").unwrap();
         }
-        std::fs::write(out.join("_manifests/.tokens.json.tmp-4242"), "{").unwrap();
-        std::fs::write(out.join("_manifests/ingest.json"), "{}").unwrap();
-        std::fs::create_dir_all(crate::tables::sql::spill_dir_of(&out, pid)).unwrap();
-        remove_temporary_files(&out, pid);
-        let mut left: Vec<String> =
-            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-        left.sort();
-        // Another process's folder stays; the table moved aside is back.
-        assert_eq!(left, [".tmp-tokens-0-of-1-77", "_manifests", "_spill", "stats", "tokens"]);
-        assert!(!out.join("_manifests/.tokens.json.tmp-4242").exists());
-        assert!(out.join("_manifests/ingest.json").exists());
-        assert!(!crate::tables::sql::spill_dir_of(&out, pid).exists());
+        let mut pids = parts_of(&out);
+        pids.sort();
+        assert_eq!(pids, [77, 4242]);
+        remove_temporary_files(&out, 4242);
+        // Not registered yet: nothing is removed.
+        assert!(out.join("4242.part").exists());
+        for _ in 0..2 {
+            drop(unpublished_write(&PARTS).unwrap());
+        }
+        let registered = REGISTERED.lock().unwrap().iter().filter(|k| std::ptr::eq(**k, &PARTS)).count();
+        assert_eq!(registered, 1);
+        remove_temporary_files(&out, 4242);
+        assert_eq!(parts_of(&out), [77]);
         std::fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -139,6 +139,11 @@ fn rfc3339_now() -> String {
     format!("{}.{millis:03}Z", utc_text(now.as_secs()).replace(' ', "T"))
 }
 
+/// Seconds since the Unix epoch, now (0 on a clock before 1970).
+pub fn now_unix() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+}
+
 /// Seconds since the Unix epoch as `YYYY-MM-DD HH:MM:SS` (UTC), by the
 /// civil-from-days algorithm of Howard Hinnant (proleptic Gregorian).
 pub fn utc_text(unix_seconds: u64) -> String {

@@ -59,7 +59,7 @@ impl Holder {
         Holder {
             host: host_name(),
             pid: std::process::id(),
-            started_at_unix: crate::runner::now_unix(),
+            started_at_unix: crate::process::logging::now_unix(),
             task: task.to_string(),
             heartbeat_unix: 0,
         }
@@ -68,7 +68,7 @@ impl Holder {
     /// True when the holder is a process of this host that no longer runs.
     /// (A holder on another host sharing the folder cannot be checked.)
     pub fn is_gone(&self) -> bool {
-        self.host == host_name() && !Path::new(&format!("/proc/{}", self.pid)).exists()
+        self.host == host_name() && !is_running_here(self.pid)
     }
 }
 
@@ -128,7 +128,7 @@ impl Drop for TaskLock {
 /// The lock of task `shard` of `stage`, relative to its output folder or
 /// store: `_locks/<stage>[.shard-I-of-N].lock`, named like its manifest.
 pub fn stage_lock_name(stage: &str, shard: Shard) -> String {
-    let name = crate::runner::manifest_file_name(stage, shard);
+    let name = crate::tables::shard::manifest_file_name(stage, shard);
     format!("{LOCK_DIR}/{}.lock", name.trim_end_matches(".json"))
 }
 
@@ -139,7 +139,7 @@ pub fn stage_lock_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
 
 /// The task of `stage` whose lock file is `file_name`, if it is one.
 pub fn stage_lock_task(file_name: &str, stage: &str) -> Option<Shard> {
-    crate::runner::manifest_task(&format!("{}.json", file_name.strip_suffix(".lock")?), stage)
+    crate::tables::shard::manifest_task(&format!("{}.json", file_name.strip_suffix(".lock")?), stage)
 }
 
 /// What a lock of task `shard` of `stage` names in messages: `stage
@@ -232,7 +232,7 @@ pub fn acquire_in_store(location: crate::storage::location::Location, task: &str
     let mut waited = false;
     loop {
         let mut holder = Holder::this_process(task);
-        holder.heartbeat_unix = crate::runner::now_unix();
+        holder.heartbeat_unix = crate::process::logging::now_unix();
         if location.create(bytes::Bytes::from(serde_json::to_vec(&holder)?))? {
             let (stop, stopped) = std::sync::mpsc::channel::<()>();
             let beat = location.clone();
@@ -240,7 +240,7 @@ pub fn acquire_in_store(location: crate::storage::location::Location, task: &str
                 while let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
                     stopped.recv_timeout(std::time::Duration::from_secs(STORE_HEARTBEAT_SECONDS))
                 {
-                    holder.heartbeat_unix = crate::runner::now_unix();
+                    holder.heartbeat_unix = crate::process::logging::now_unix();
                     if let Err(e) =
                         serde_json::to_vec(&holder).map_err(anyhow::Error::from).and_then(|b| beat.put(b.into()))
                     {
@@ -251,7 +251,7 @@ pub fn acquire_in_store(location: crate::storage::location::Location, task: &str
             return Ok(StoreLock { location, stop, heartbeat: Some(heartbeat) });
         }
         let current: Option<Holder> = location.get().ok().and_then(|b| serde_json::from_slice(&b).ok());
-        let age = current.as_ref().map(|h| crate::runner::now_unix().saturating_sub(h.heartbeat_unix));
+        let age = current.as_ref().map(|h| crate::process::logging::now_unix().saturating_sub(h.heartbeat_unix));
         let stale = age.is_none_or(|a| a > STORE_LOCK_TIMEOUT_SECONDS) || current.as_ref().is_some_and(Holder::is_gone);
         if stale {
             tracing::warn!(lock = %location.url, "taking over a stale lock ({})", current.map_or("unreadable".into(), |h| h.to_string()));
@@ -296,6 +296,11 @@ pub fn read_holder(path: &Path) -> Option<Holder> {
 /// task was interrupted (Ctrl-C, `kill -9`, a crash) and never finished.
 pub fn interrupted_holder(path: &Path) -> Option<Holder> {
     read_holder(path).filter(Holder::is_gone)
+}
+
+/// True when process `pid` of this host runs (its `/proc` entry exists).
+pub fn is_running_here(pid: u32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
 }
 
 /// The host's name (`/proc/sys/kernel/hostname`, else `$HOSTNAME`).
@@ -372,12 +377,12 @@ mod tests {
             pid: 1,
             started_at_unix: 0,
             task: "stage verify".into(),
-            heartbeat_unix: crate::runner::now_unix() - STORE_LOCK_TIMEOUT_SECONDS - 1,
+            heartbeat_unix: crate::process::logging::now_unix() - STORE_LOCK_TIMEOUT_SECONDS - 1,
         };
         location.put(serde_json::to_vec(&old).unwrap().into()).unwrap();
         drop(acquire_in_store(location.clone(), "stage verify", false).unwrap());
         // A fresh one of another host is not.
-        let fresh = Holder { heartbeat_unix: crate::runner::now_unix(), ..old };
+        let fresh = Holder { heartbeat_unix: crate::process::logging::now_unix(), ..old };
         location.put(serde_json::to_vec(&fresh).unwrap().into()).unwrap();
         assert!(acquire_in_store(location, "stage verify", false).is_err());
         std::fs::remove_dir_all(&dir).unwrap();

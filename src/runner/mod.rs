@@ -20,11 +20,15 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+pub mod leftovers;
 pub mod lock;
 pub mod mirror;
 pub mod status;
 
 use crate::config::Config;
+pub use crate::process::logging::now_unix;
+pub use crate::tables::shard::manifest_file_name;
+use crate::tables::shard::manifest_task;
 use crate::tables::shard::Shard;
 use crate::tables::write::{manifest_dir, table_exists};
 
@@ -229,28 +233,9 @@ fn whole_shard_text() -> String {
     Shard::WHOLE.to_string()
 }
 
-/// The manifest file name of one task of `stage` (the only task when
-/// unsharded).
-pub fn manifest_file_name(stage: &str, shard: Shard) -> String {
-    if shard.is_whole() {
-        format!("{stage}.json")
-    } else {
-        format!("{stage}.shard-{}-of-{}.json", shard.index, shard.count)
-    }
-}
-
 /// The manifest file of one task of `stage` (the only task when unsharded).
 pub fn manifest_path(out: &Path, stage: &str, shard: Shard) -> PathBuf {
     manifest_dir(out).join(manifest_file_name(stage, shard))
-}
-
-/// The task of `stage` whose manifest file is `file_name`, if it is one.
-pub(crate) fn manifest_task(file_name: &str, stage: &str) -> Option<Shard> {
-    let rest = file_name.strip_prefix(stage)?;
-    if rest == ".json" {
-        return Some(Shard::WHOLE);
-    }
-    rest.strip_prefix(".shard-")?.strip_suffix(".json")?.replacen("-of-", "/", 1).parse().ok()
 }
 
 /// True when a run of task `shard` of `stage` makes the manifest file
@@ -547,6 +532,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         &crate::runner::lock::stage_task_name(stage.name(), shard),
         ctx.wait_for_lock,
     )?;
+    crate::runner::leftovers::remove_left_by_dead_runs(&ctx.out);
     for table in stage.inputs() {
         let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table) {
@@ -617,11 +603,6 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         "done"
     );
     Ok(StageOutcome::Ran(report))
-}
-
-/// Seconds since the Unix epoch, now (0 on a clock before 1970).
-pub fn now_unix() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
 /// Rows per table as `table=N table=N`, for logs and status lines.

@@ -47,7 +47,8 @@ use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::{duplicates, gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
-use crate::verify::compare::{compare, load_verification_texts, CandidateEdges, Doc};
+use crate::verify::compare::{compare, Doc};
+use crate::verify::inputs::{load_verification_texts, CandidateEdges};
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -227,13 +228,12 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
 
     let unknown: HashSet<u64> =
         chosen.iter().filter(|(_, a, b, _)| verdict(&(*a, *b)).is_none()).flat_map(|&(_, a, b, _)| [a, b]).collect();
-    let texts: HashMap<u64, Doc> =
-        load_verification_texts(&session, |id| unknown.contains(&id), ctx.config.verify.text)
-            .await?
-            .into_iter()
-            .map(|(id, text)| (id, Doc::new(id, String::new(), text)))
-            .collect();
-    let (threshold, algorithm) = (ctx.config.verify.threshold, ctx.config.verify.algorithm);
+    let rule = ctx.config.verify.rule();
+    let texts: HashMap<u64, Doc> = load_verification_texts(&session, |id| unknown.contains(&id), rule.text)
+        .await?
+        .into_iter()
+        .map(|(id, text)| (id, Doc::new(id, String::new(), text)))
+        .collect();
     let empty = Doc::new(0, String::new(), String::new());
     let pairs: Vec<JudgedPair> = chosen
         .par_iter()
@@ -242,7 +242,7 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
                 Some(v) => v,
                 None => {
                     let (doc_a, doc_b) = (texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty));
-                    compare(doc_a, doc_b, threshold, algorithm).0.is_some()
+                    compare(doc_a, doc_b, rule).0.is_some()
                 }
             };
             JudgedPair { methods, verified }

@@ -8,8 +8,7 @@
 //! per document, and each document's strongest edges kept.
 //!
 //! Both search by keys ([`crate::methods::KeyedSearch`]), in bounded
-//! memory: [`crate::methods::keyed`]. A search without keys would run in
-//! one process.
+//! memory: [`crate::methods::keyed`].
 
 use anyhow::Result;
 use serde_json::{json, Value};
@@ -18,7 +17,7 @@ use crate::config::Config;
 use crate::methods::inputs::tokens::TokenPasses;
 use crate::methods::keyed::KeyedRun;
 use crate::methods::registry;
-use crate::methods::{self, PairMethod};
+use crate::methods::PairMethod;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::method_pairs;
 use crate::tables::write::TableOutput;
@@ -40,12 +39,12 @@ impl Stage for Search {
         json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
-        let max_edges = ctx.config.candidates.max_edges_per_document as usize;
+        let bound = ctx.config.candidates.edge_bound();
         // In registry order, whatever the order of `enabled`, as before.
         let searches: Vec<Box<dyn PairMethod>> = registry::METHODS
             .iter()
             .filter(|m| ctx.config.methods.is_enabled(m.id))
-            .filter_map(|m| m.search.map(|build| build(&ctx.config.methods, max_edges)))
+            .filter_map(|m| m.search.map(|build| build(&ctx.config.methods)))
             .collect();
         let session = ctx.runtime.block_on(ctx.session())?;
         let mut report = StageReport::default();
@@ -56,25 +55,14 @@ impl Stage for Search {
             // writes it to disk.
             let passes = TokenPasses::new(&ctx.runtime, session.clone(), search.reads());
             let started = std::time::Instant::now();
-            let found = match search.keyed() {
-                Some(keyed) => {
-                    let run = KeyedRun {
-                        runtime: &ctx.runtime,
-                        session: &session,
-                        out: &ctx.out,
-                        id: search.id(),
-                        max_edges,
-                    };
-                    run.find_pairs(keyed, &passes, &mut report.counters)
-                }
-                None => Ok(search.find_pairs_counted(&passes, &mut report.counters)),
-            };
+            let run = KeyedRun { runtime: &ctx.runtime, session: &session, out: &ctx.out, id: search.id(), bound };
+            let found = run.find_pairs(search.keyed(), &passes, &mut report.counters);
             // A pass that failed explains a failed search: its error first.
             passes.finish()?;
             let found = found?;
             report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
             report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
-            let pairs = methods::keep_strongest(found, max_edges);
+            let pairs = bound.keep_strongest(found);
             report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
             for p in pairs {
                 w.push(|b| {

@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::methods::inputs::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
 use crate::methods::registry::{self, StateSource};
-use crate::methods::terms::TermIds;
+use crate::methods::term_ids::TermIds;
 use crate::methods::{DocView, Signature};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::signatures;

@@ -55,10 +55,9 @@ use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::{clusters, documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
-use crate::verify::compare::{
-    register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges, Outcome,
-};
+use crate::verify::compare::Outcome;
 use crate::verify::components::{place_component, Adjacency, ComponentResult, Members, ABSENT};
+use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges};
 use crate::verify::placement::Rule;
 use crate::verify::union_find::UnionFind;
 
@@ -110,7 +109,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     drop(pairs);
 
     let texts =
-        spill_verification_texts(&session, |id| members.index(id).is_some(), ctx.config.verify.text, &ctx.out).await?;
+        spill_verification_texts(&session, |id| members.index(id).is_some(), ctx.config.verify.rule().text, &ctx.out)
+            .await?;
     let sql = substitute(include_str!("../../jobs/keep_order.sql"), &ctx.config.dedup.sql_params());
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
@@ -132,8 +132,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 
     let comparing = edges.comparing_mask();
     let rule = Rule {
-        threshold: ctx.config.verify.threshold,
-        algorithm: ctx.config.verify.algorithm,
+        pair: ctx.config.verify.rule(),
         comparing,
         max_comparisons: ctx.config.verify.max_comparisons_per_document,
     };

@@ -39,6 +39,7 @@ impl ScratchFile {
     pub fn new(out: &Path, name: &str) -> Result<ScratchFile> {
         static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let dir = crate::tables::sql::spill_dir_of(out, std::process::id());
+        let _creating = crate::process::interrupt::unpublished_write(&crate::tables::sql::SPILLS)?;
         std::fs::create_dir_all(&dir).with_context(|| format!("cannot create spill folder {}", dir.display()))?;
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(ScratchFile(dir.join(format!("{n}-{name}"))))

@@ -104,6 +104,25 @@ impl FromStr for Shard {
     }
 }
 
+/// The manifest file name of one task of `stage` (the only task when
+/// unsharded).
+pub fn manifest_file_name(stage: &str, shard: Shard) -> String {
+    if shard.is_whole() {
+        format!("{stage}.json")
+    } else {
+        format!("{stage}.shard-{}-of-{}.json", shard.index, shard.count)
+    }
+}
+
+/// The task of `stage` whose manifest file is `file_name`, if it is one.
+pub fn manifest_task(file_name: &str, stage: &str) -> Option<Shard> {
+    let rest = file_name.strip_prefix(stage)?;
+    if rest == ".json" {
+        return Some(Shard::WHOLE);
+    }
+    rest.strip_prefix(".shard-")?.strip_suffix(".json")?.replacen("-of-", "/", 1).parse().ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,6 +5,7 @@
 //! with `pipeline query`; this module only registers tables, substitutes
 //! `${name}` parameters from the job config, and streams results.
 
+use crate::process::interrupt::Leftovers;
 use anyhow::{Context, Result};
 use datafusion::execution::memory_pool::{FairSpillPool, TrackConsumersPool};
 use datafusion::execution::runtime_env::RuntimeEnvBuilder;
@@ -28,6 +29,26 @@ pub fn spill_dir_of(out: &Path, pid: u32) -> std::path::PathBuf {
     out.join(SPILL_DIR).join(pid.to_string())
 }
 
+/// The spill folders under an output folder: every session or scratch
+/// file that spills registers this cleanup with the interruption handler
+/// ([`crate::process::interrupt::unpublished_write`]).
+pub static SPILLS: Leftovers = Leftovers { pids: spilling_pids, remove: remove_spill_of };
+
+/// The processes that have a spill folder under `out`.
+fn spilling_pids(out: &Path) -> Vec<u32> {
+    let names = std::fs::read_dir(out.join(SPILL_DIR)).into_iter().flatten().flatten();
+    let mut pids: Vec<u32> = names.filter_map(|e| e.file_name().to_str()?.parse().ok()).collect();
+    pids.sort_unstable();
+    pids
+}
+
+/// Removes the spill folder of process `pid` under `out`, and the folder
+/// of spill folders when no other run uses it.
+fn remove_spill_of(out: &Path, pid: u32) {
+    let _ = std::fs::remove_dir_all(spill_dir_of(out, pid));
+    let _ = std::fs::remove_dir(out.join(SPILL_DIR));
+}
+
 /// Removes this process's spill folder under an output folder when
 /// dropped, however the run ends (its sessions are gone by then), and the
 /// spill folder itself when no other run uses it.
@@ -35,8 +56,7 @@ pub struct SpillFolder(pub std::path::PathBuf);
 
 impl Drop for SpillFolder {
     fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(spill_dir_of(&self.0, std::process::id()));
-        let _ = std::fs::remove_dir(self.0.join(SPILL_DIR));
+        remove_spill_of(&self.0, std::process::id());
     }
 }
 
@@ -202,7 +222,7 @@ pub async fn session_with_memory_limit(
     let mut runtime = RuntimeEnvBuilder::new();
     if let Some(crate::process::memory::SqlMemory { pool_bytes: bytes, sort_merge_joins }) = memory {
         let spill = spill_dir_of(out, std::process::id());
-        let _creating = crate::process::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write(&SPILLS)?;
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
         // A fair pool: each spillable operator (sort, aggregation,
         // sort-merge join) gets an equal share and spills at it, where the

@@ -22,6 +22,7 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties, WriterPrope
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::process::interrupt::Leftovers;
 use crate::tables::schema;
 use crate::tables::shard::Shard;
 
@@ -82,7 +83,7 @@ impl TableDir {
     pub fn create_for(out_dir: &Path, table: &str, shard: Shard) -> Result<TableDir> {
         let final_dir = out_dir.join(table);
         let tmp_dir = out_dir.join(format!(".tmp-{table}-{}-of-{}-{}", shard.index, shard.count, std::process::id()));
-        let _creating = crate::process::interrupt::unpublished_write()?;
+        let _creating = crate::process::interrupt::unpublished_write(&UNPUBLISHED)?;
         if tmp_dir.exists() {
             std::fs::remove_dir_all(&tmp_dir)?;
         }
@@ -105,7 +106,7 @@ impl TableDir {
     /// Replaces the previous version of the table (of this task's parts,
     /// for a task of a sharded stage) by this one.
     pub fn commit(mut self) -> Result<()> {
-        let _publishing = crate::process::interrupt::unpublished_write()?;
+        let _publishing = crate::process::interrupt::unpublished_write(&UNPUBLISHED)?;
         if !self.shard.is_whole() {
             self.publish_shard_parts()?;
             self.committed = true;
@@ -356,28 +357,83 @@ pub fn name_the_disk(error: anyhow::Error, out: &Path) -> anyhow::Error {
     }
 }
 
+/// What a run leaves under an output folder until it publishes it, by the
+/// names this module gives: temporary table folders, temporary files (here
+/// and among the manifests) and tables moved aside to be replaced. Every
+/// write of one registers this cleanup with the interruption handler
+/// ([`crate::process::interrupt::unpublished_write`]).
+pub static UNPUBLISHED: Leftovers = Leftovers { pids: unpublished_pids, remove: remove_unpublished_of };
+
+/// What an entry of a folder is, when a process left it unpublished.
+enum Unpublished<'a> {
+    /// `.tmp-<table>-…-<pid>`: a table being written (or another temporary
+    /// folder named the same way, like the export's staging folder).
+    Folder,
+    /// `.<name>.tmp-<pid>`: a file being written.
+    File,
+    /// `.old-<table>-<pid>`: a table moved aside to be replaced.
+    MovedAside(&'a str),
+}
+
+/// The kind of `name`, and the process that left it, if it is unpublished.
+fn unpublished(name: &str) -> Option<(Unpublished<'_>, u32)> {
+    let (rest, pid) = name.rsplit_once('-')?;
+    let pid: u32 = pid.parse().ok()?;
+    if name.starts_with(".tmp-") {
+        Some((Unpublished::Folder, pid))
+    } else if name.starts_with('.') && rest.ends_with(".tmp") {
+        Some((Unpublished::File, pid))
+    } else {
+        Some((Unpublished::MovedAside(rest.strip_prefix(".old-")?), pid))
+    }
+}
+
+/// The processes that left unpublished tables or files under `out` (or
+/// among its manifests).
+fn unpublished_pids(out: &Path) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for dir in [out.to_path_buf(), manifest_dir(out)] {
+        let names = std::fs::read_dir(&dir).into_iter().flatten().flatten();
+        pids.extend(names.filter_map(|e| Some(unpublished(e.file_name().to_str()?)?.1)));
+    }
+    pids.sort_unstable();
+    pids.dedup();
+    pids
+}
+
+/// [`remove_unpublished`] of an output folder and of its manifests.
+fn remove_unpublished_of(out: &Path, pid: u32) {
+    remove_unpublished(out, pid);
+    remove_unpublished(&manifest_dir(out), pid);
+}
+
 /// Removes from `dir` what process `pid` was writing there and had not
 /// published, by the names this module gives them: temporary table folders
 /// (`.tmp-<table>-…-<pid>`) and files (`.<name>.tmp-<pid>`); a table it had
 /// moved aside to replace (`.old-<table>-<pid>`) is put back when the new
-/// one is not in place. For a process that cannot unwind (an interruption).
+/// one is not in place. For a process that cannot unwind (an interruption,
+/// a run that died).
 pub fn remove_unpublished(dir: &Path, pid: u32) {
-    let suffix = format!("-{pid}");
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let path = entry.path();
-        if name.starts_with(".tmp-") && name.ends_with(&suffix) {
-            let _ = std::fs::remove_dir_all(&path);
-        } else if name.starts_with('.') && name.ends_with(&format!(".tmp{suffix}")) {
-            let _ = std::fs::remove_file(&path);
-        } else if let Some(table) = name.strip_prefix(".old-").and_then(|n| n.strip_suffix(&suffix)) {
-            let published = dir.join(table);
-            if published.exists() {
+        match unpublished(&name) {
+            Some((Unpublished::Folder, p)) if p == pid => {
                 let _ = std::fs::remove_dir_all(&path);
-            } else {
-                let _ = std::fs::rename(&path, &published);
             }
+            Some((Unpublished::File, p)) if p == pid => {
+                let _ = std::fs::remove_file(&path);
+            }
+            Some((Unpublished::MovedAside(table), p)) if p == pid => {
+                let published = dir.join(table);
+                if published.exists() {
+                    let _ = std::fs::remove_dir_all(&path);
+                } else {
+                    let _ = std::fs::rename(&path, &published);
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -388,7 +444,7 @@ pub fn remove_unpublished(dir: &Path, pid: u32) {
 pub fn write_file_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = path.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    let _writing = crate::process::interrupt::unpublished_write()?;
+    let _writing = crate::process::interrupt::unpublished_write(&UNPUBLISHED)?;
     std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot publish {}", path.display()))?;
     Ok(())
@@ -462,7 +518,7 @@ pub fn parquet_files(dir: &Path) -> Result<Vec<PathBuf>> {
 /// Name of the folder of the stages' manifests inside an output folder (or
 /// store). The runner writes them; it is named here, beside the tables'
 /// own folders, because cleaning up after an interrupted process
-/// ([`crate::process::interrupt`]) must find its temporary manifests too.
+/// ([`UNPUBLISHED`]) must find its temporary manifests too.
 pub const MANIFEST_DIR: &str = "_manifests";
 
 /// Folder of the manifests.
@@ -478,6 +534,29 @@ pub fn table_exists(out_dir: &Path, table: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_processs_unpublished_files_are_removed() {
+        let out = std::env::temp_dir().join(format!("neardup-unpublished-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        for dir in [".tmp-tokens-0-of-1-4242", ".tmp-tokens-0-of-1-77", "tokens", ".old-stats-4242", "_manifests"] {
+            std::fs::create_dir_all(out.join(dir)).unwrap();
+        }
+        std::fs::write(out.join("_manifests/.tokens.json.tmp-4242"), "{").unwrap();
+        std::fs::write(out.join("_manifests/.stats.json.tmp-5"), "{").unwrap();
+        std::fs::write(out.join("_manifests/ingest.json"), "{}").unwrap();
+        assert_eq!((UNPUBLISHED.pids)(&out), [5, 77, 4242]);
+        (UNPUBLISHED.remove)(&out, 4242);
+        let mut left: Vec<String> =
+            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        left.sort();
+        // Another process's folder stays; the table moved aside is back.
+        assert_eq!(left, [".tmp-tokens-0-of-1-77", "_manifests", "stats", "tokens"]);
+        assert!(!out.join("_manifests/.tokens.json.tmp-4242").exists());
+        assert!(out.join("_manifests/ingest.json").exists());
+        assert_eq!((UNPUBLISHED.pids)(&out), [5, 77]);
+        std::fs::remove_dir_all(&out).unwrap();
+    }
 
     /// The schema files' column flags reach the Parquet leaves of their
     /// columns, a list's values included.

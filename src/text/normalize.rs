@@ -45,11 +45,36 @@
 
 use crate::text::settings::{CjkSegmentation, TextConfig};
 use crate::text::stopwords::{canonical_lang, stop_words, StopSet, LANG_BUF};
-use crate::text::Tokenized;
+use crate::text::word::normalize_word;
 use foldhash::HashMap;
 use unicode_normalization::char::is_combining_mark;
 use unicode_normalization::{is_nfkc_quick, IsNormalized, UnicodeNormalization};
 use unicode_segmentation::UnicodeSegmentation;
+
+/// One document after normalization.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tokenized {
+    /// Kept terms (lowercased, stop words and short words removed), in order.
+    pub terms: Vec<String>,
+    /// For each sentence, the exclusive end index of its kept terms in
+    /// `terms`; sentence i covers `terms[ends[i-1]..ends[i]]`. A sentence whose
+    /// words were all removed is still present (empty range), because SL+ST
+    /// counts it as a sentence of length 0. Sentences without any word at all
+    /// (punctuation only) are not sentences.
+    pub sentence_ends: Vec<u32>,
+    /// Every lowercased word in order, stop words and short words included
+    /// (SpotSigs needs the antecedents).
+    pub words: Vec<String>,
+    /// For each sentence (as in `sentence_ends`), the number of its words
+    /// that are not stop words, short words included: SL+ST's sentence
+    /// length, which seed 003 counts after removing stop words only.
+    pub sentence_lengths: Vec<u32>,
+    /// For each sentence, its first two words that are not stop words,
+    /// joined by a space (one word or the empty string if it has fewer):
+    /// the key SL+ST verifies matched sentences with, from the same words
+    /// as `sentence_lengths`.
+    pub sentence_heads: Vec<String>,
+}
 
 /// Turns a document's text into [`Tokenized`] terms, sentences and words.
 ///
@@ -217,25 +242,6 @@ fn push_normalized(out: &mut String, word: &str) {
     } else {
         out.push_str(&normalize_word(word));
     }
-}
-
-/// Lowercases one word the way [`Normalizer::tokenize`] does: full Unicode
-/// lowercase, then `’`/`ʼ` → `'` and `ё` → `е`. Public so that word lists
-/// given by users (SpotSigs antecedents, say) can be matched against
-/// [`Tokenized::words`].
-pub fn normalize_word(word: &str) -> String {
-    let lower = word.to_lowercase();
-    if !lower.contains(['ё', '\u{2019}', '\u{2BC}']) {
-        return lower;
-    }
-    lower
-        .chars()
-        .map(|c| match c {
-            'ё' => 'е',
-            '\u{2019}' | '\u{2BC}' => '\'',
-            c => c,
-        })
-        .collect()
 }
 
 /// What the punctuation since the last word says about a sentence end.

@@ -17,7 +17,7 @@
 //! This module does not decide what a word is; [`StopSet`] matches words as
 //! [`crate::text::Normalizer::tokenize`] produces them.
 
-use crate::text::normalize::normalize_word;
+use crate::text::word::normalize_word;
 use foldhash::HashSet;
 use std::sync::LazyLock;
 

@@ -19,6 +19,7 @@
 
 pub mod compare;
 pub mod components;
+pub mod inputs;
 pub mod placement;
 pub mod settings;
 pub mod similarity;

@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 use crate::verify::compare::{compare, Doc, Outcome};
-use crate::verify::settings::SimilarityAlgorithm;
+use crate::verify::settings::PairRule;
 
 /// One comparison made: indices into the component's documents (the
 /// document placed, and a representative or, for the own pair of a method
@@ -44,8 +44,8 @@ pub struct Placed {
 /// comparisons per document.
 #[derive(Clone, Copy)]
 pub struct Rule {
-    pub threshold: f64,
-    pub algorithm: SimilarityAlgorithm,
+    /// The rule each comparison applies.
+    pub pair: PairRule,
     /// The methods that include their comparison (a11), as a mask.
     pub comparing: u64,
     /// `verify.max_comparisons_per_document`.
@@ -267,15 +267,17 @@ fn compare_all<L: Fn(usize) -> Result<Doc> + Sync>(
     rule: Rule,
 ) -> Result<Vec<(Option<f64>, Outcome)>> {
     let others = cache.get(&planned.iter().map(|&(other, _, _)| other).collect::<Vec<_>>())?;
-    Ok(others.par_iter().map(|other| compare(doc, other, rule.threshold, rule.algorithm)).collect())
+    Ok(others.par_iter().map(|other| compare(doc, other, rule.pair)).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::settings::SimilarityAlgorithm;
 
     fn rule(comparing: u64, threshold: f64, algorithm: SimilarityAlgorithm) -> Rule {
-        Rule { threshold, algorithm, comparing, max_comparisons: 64 }
+        let pair = PairRule { threshold, algorithm, text: crate::verify::settings::VerificationText::Visible };
+        Rule { pair, comparing, max_comparisons: 64 }
     }
 
     fn doc(id: u64, text: &str) -> Doc {

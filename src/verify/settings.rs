@@ -43,7 +43,27 @@ pub enum VerificationText {
     Terms,
 }
 
+/// The rule a pair of documents passes verification by: which text of
+/// each is compared, how the similarity is computed, and the similarity it
+/// must reach. One value, made from `[verify]` ([`VerifyConfig::rule`]),
+/// that `verify`, `evaluate` and the history's match all compare by
+/// ([`crate::verify::compare::compare`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairRule {
+    /// A pair passes when its similarity is at least this.
+    pub threshold: f64,
+    /// How the similarity is computed.
+    pub algorithm: SimilarityAlgorithm,
+    /// Which text of the two documents it is computed over.
+    pub text: VerificationText,
+}
+
 impl VerifyConfig {
+    /// The rule of `[verify]`'s `threshold`, `algorithm` and `text`.
+    pub fn rule(&self) -> PairRule {
+        PairRule { threshold: self.threshold, algorithm: self.algorithm, text: self.text }
+    }
+
     /// The threshold is a similarity, in [0, 1].
     pub fn check(&self, p: &mut Problems) {
         p.within("verify", "threshold", self.threshold, 0.0, 1.0);

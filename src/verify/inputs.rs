@@ -1,0 +1,269 @@
+//! What verification reads from the tables, for `verify`, `evaluate` and
+//! the history's match: the candidate edges as one map, and the
+//! verification text of a document, read into memory or spilled to a file
+//! on disk (for `verify`, whose components may hold most of the crawl).
+//! The comparison itself is [`super::compare`]'s.
+
+use anyhow::{Context, Result};
+use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
+use arrow::datatypes::{DataType, Field, Schema};
+use futures::StreamExt;
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::methods::registry::includes_comparison;
+use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
+use crate::tables::columns::{candidates, tokens};
+use crate::text::WORD_SEPARATOR;
+use crate::verify::settings::VerificationText;
+
+/// The distinct candidate edges: for each pair, the methods that proposed
+/// it as a bit set over `methods` (sorted names).
+pub struct CandidateEdges {
+    /// Method ids, sorted; bit i of a mask stands for `methods[i]`.
+    pub methods: Vec<String>,
+    /// (doc_a, doc_b) with doc_a < doc_b → method mask.
+    pub pairs: HashMap<(u64, u64), u64>,
+}
+
+impl CandidateEdges {
+    /// Reads the `candidates` table. Its size is bounded by the number of
+    /// documents times `max_edges_per_document` per method.
+    pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateEdges> {
+        let mut methods: Vec<String> = Vec::new();
+        for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
+            let m = candidates::method(&b)?;
+            methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
+        }
+        anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
+        let mut pairs: HashMap<(u64, u64), u64> = HashMap::new();
+        let mut stream = session.sql("SELECT doc_a, doc_b, method FROM candidates").await?.execute_stream().await?;
+        while let Some(batch) = stream.next().await {
+            let batch = batch?;
+            let (a, b, m) = (candidates::doc_a(&batch)?, candidates::doc_b(&batch)?, candidates::method(&batch)?);
+            for i in 0..batch.num_rows() {
+                let bit = methods.binary_search_by(|x| x.as_str().cmp(m.value(i))).unwrap_or(0);
+                *pairs.entry((a.value(i), b.value(i))).or_default() |= 1u64 << bit;
+            }
+        }
+        Ok(CandidateEdges { methods, pairs })
+    }
+
+    /// The sorted method names of a mask.
+    pub fn names(&self, mask: u64) -> impl Iterator<Item = &str> {
+        self.methods.iter().enumerate().filter(move |(i, _)| mask >> i & 1 == 1).map(|(_, m)| m.as_str())
+    }
+
+    /// The mask of the methods that include their comparison
+    /// ([`crate::methods::registry::MethodSpec::includes_comparison`]): `verify` compares every
+    /// pair these methods propose.
+    pub fn comparing_mask(&self) -> u64 {
+        self.methods.iter().enumerate().filter(|(_, m)| includes_comparison(m)).fold(0, |mask, (i, _)| mask | 1 << i)
+    }
+
+    /// Turns the candidate pairs into the methods' found pairs: a method
+    /// that includes its comparison found only the pairs whose comparison
+    /// passed (`passed`: `verify`'s verdict per pair, from `duplicates`);
+    /// a pair no method found any more is dropped. Every pair of such a
+    /// method must have a verdict: `verify` compares them all.
+    pub fn keep_found(&mut self, passed: impl Fn(&(u64, u64)) -> Option<bool>) -> Result<()> {
+        let comparing = self.comparing_mask();
+        if comparing == 0 {
+            return Ok(());
+        }
+        let mut missing = None;
+        self.pairs.retain(|pair, mask| {
+            if *mask & comparing != 0 {
+                match passed(pair) {
+                    Some(true) => {}
+                    Some(false) => *mask &= !comparing,
+                    None => missing = Some(*pair),
+                }
+            }
+            *mask != 0
+        });
+        match missing {
+            Some((a, b)) => anyhow::bail!(
+                "pair ({a}, {b}) of a method that includes its comparison was never compared: rerun verify"
+            ),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Calls `row` with the verification text of each document of `tokens`
+/// that `wanted` accepts: the visible text (`tokens.text`), or the words or
+/// kept terms joined by single spaces. The one reading of the texts,
+/// streamed batch by batch, so that a caller can keep them where it wants
+/// (a map, or a file on disk) without ever holding them twice.
+///
+/// Why the ids are chosen here and not by a join in SQL: under a memory
+/// limit DataFusion joins by sort-merge, and a join of `tokens` with the
+/// wanted ids sorted the texts themselves. At 8 copies of the Javadoc crawl
+/// under `--memory-limit 2G` that read peaked at 529 MB of RSS in `verify`;
+/// a scan and a lookup per row hold one batch.
+async fn for_each_verification_text(
+    session: &datafusion::prelude::SessionContext,
+    wanted: impl Fn(u64) -> bool,
+    kind: VerificationText,
+    mut row: impl FnMut(u64, Cow<'_, str>) -> Result<()>,
+) -> Result<()> {
+    let column = match kind {
+        VerificationText::Visible => "text",
+        VerificationText::Words => "words",
+        VerificationText::Terms => "terms",
+    };
+    let sql = format!("SELECT doc_id, {column} FROM tokens");
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = tokens::doc_id(&batch)?;
+        let rows: Vec<usize> = (0..batch.num_rows()).filter(|&i| wanted(ids.value(i))).collect();
+        match kind {
+            VerificationText::Visible => {
+                let text = tokens::text(&batch)?;
+                for &i in &rows {
+                    row(ids.value(i), Cow::Borrowed(text.value(i)))?;
+                }
+            }
+            // One word per line in the table, one space between two here.
+            VerificationText::Words => {
+                crate::methods::inputs::tokens::require_lists(&batch, &["words"])?;
+                let words = tokens::words(&batch)?;
+                for &i in &rows {
+                    row(ids.value(i), Cow::Owned(words.value(i).replace(WORD_SEPARATOR, " ")))?;
+                }
+            }
+            VerificationText::Terms => {
+                let lists = tokens::terms(&batch)?;
+                for &i in &rows {
+                    let list = lists.value(i);
+                    let terms = list.as_string::<i32>();
+                    let joined: Vec<&str> = (0..terms.len()).map(|k| terms.value(k)).collect();
+                    row(ids.value(i), Cow::Owned(joined.join(" ")))?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads the verification texts of the documents `wanted` accepts into
+/// memory: the visible text (`tokens.text`), or the words or kept terms
+/// joined by single spaces.
+pub async fn load_verification_texts(
+    session: &datafusion::prelude::SessionContext,
+    wanted: impl Fn(u64) -> bool,
+    kind: VerificationText,
+) -> Result<HashMap<u64, String>> {
+    let mut texts = HashMap::new();
+    for_each_verification_text(session, wanted, kind, |id, text| {
+        texts.insert(id, text.into_owned());
+        Ok(())
+    })
+    .await?;
+    Ok(texts)
+}
+
+/// Writes the texts [`load_verification_texts`] reads to a file of the
+/// spill folder under `out`, as UTF-8, for [`spilled_verification_text`]:
+/// `verify` must reach any document of a component that may hold most of
+/// the crawl, and memory then keeps an offset per document instead of the
+/// crawl's texts.
+pub async fn spill_verification_texts(
+    session: &datafusion::prelude::SessionContext,
+    wanted: impl Fn(u64) -> bool,
+    kind: VerificationText,
+    out: &Path,
+) -> Result<SpilledDocs> {
+    let mut writer = SpillWriter::create(out, "verify-texts")?;
+    for_each_verification_text(session, wanted, kind, |id, text| writer.push(id, text.as_bytes())).await?;
+    writer.finish()
+}
+
+/// The verification text of `doc_id` from [`spill_verification_texts`];
+/// empty when the document has none (no `tokens` row), as the users of
+/// [`load_verification_texts`] take a missing text.
+pub fn spilled_verification_text(texts: &SpilledDocs, doc_id: u64) -> Result<String> {
+    match texts.get(doc_id)? {
+        Some(bytes) => String::from_utf8(bytes)
+            .with_context(|| format!("the spilled verification text of document {doc_id} is not UTF-8")),
+        None => Ok(String::new()),
+    }
+}
+
+/// Registers `ids` as a one-column table `name(doc_id)`, so that SQL can
+/// select a task's documents by a join instead of a giant IN list.
+pub fn register_doc_ids(session: &datafusion::prelude::SessionContext, name: &str, ids: Vec<u64>) -> Result<()> {
+    let schema = Arc::new(Schema::new(vec![Field::new("doc_id", DataType::UInt64, false)]));
+    let batch = RecordBatch::try_new(schema, vec![Arc::new(UInt64Array::from(ids))])?;
+    session.register_batch(name, batch)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// a11 includes its comparison, a0 does not: a11's failed pairs are no
+    /// longer a11's, and a pair only a11 proposed and failed is gone.
+    #[test]
+    fn keep_found_drops_the_failed_pairs_of_comparing_methods() {
+        let (a0, a11) = (1u64, 2u64);
+        let pairs = HashMap::from([((1, 2), a0 | a11), ((0, 3), a11), ((0, 1), a0), ((2, 3), a0 | a11)]);
+        let mut edges = CandidateEdges { methods: vec!["a0".into(), "a11".into()], pairs };
+        assert_eq!(edges.comparing_mask(), a11);
+        // 1-2 passed, 0-3 and 2-3 failed; a0's 0-1 was never compared.
+        let passed = HashMap::from([((1, 2), true), ((0, 3), false), ((2, 3), false)]);
+        edges.keep_found(|p| passed.get(p).copied()).unwrap();
+        assert_eq!(edges.pairs, HashMap::from([((1, 2), a0 | a11), ((0, 1), a0), ((2, 3), a0)]));
+        // A pair of a11 without a verdict: verify did not run on these edges.
+        let mut stale = CandidateEdges { methods: vec!["a11".into()], pairs: HashMap::from([((4, 5), 1)]) };
+        let err = stale.keep_found(|p| passed.get(p).copied()).unwrap_err().to_string();
+        assert!(err.contains("(4, 5)"), "{err}");
+    }
+
+    /// The map and the spilled file hold the same text of each kind, and a
+    /// document without a `tokens` row has the empty text in both.
+    #[test]
+    fn spilled_texts_are_the_loaded_texts() {
+        use arrow::array::{ArrayRef, ListBuilder, StringArray, StringBuilder};
+        let mut terms = ListBuilder::new(StringBuilder::new());
+        for list in [&["naïve", "term"][..], &[]] {
+            for t in list {
+                terms.values().append_value(t);
+            }
+            terms.append(true);
+        }
+        let batch = RecordBatch::try_from_iter([
+            ("doc_id", Arc::new(UInt64Array::from(vec![1u64, 2])) as ArrayRef),
+            ("text", Arc::new(StringArray::from(vec!["Naïve text.", ""]))),
+            ("words", Arc::new(StringArray::from(vec!["naïve\ntext", "word"]))),
+            ("terms", Arc::new(terms.finish())),
+        ])
+        .unwrap();
+        let session = datafusion::prelude::SessionContext::new();
+        session.register_batch("tokens", batch).unwrap();
+        let out = std::env::temp_dir().join(format!("neardup-verification-{}", std::process::id()));
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let expected = [
+            (VerificationText::Visible, ["Naïve text.", ""]),
+            (VerificationText::Words, ["naïve text", "word"]),
+            (VerificationText::Terms, ["naïve term", ""]),
+        ];
+        for (kind, texts) in expected {
+            let (loaded, spilled) = runtime.block_on(async {
+                let loaded = load_verification_texts(&session, |id| id < 3, kind).await.unwrap();
+                (loaded, spill_verification_texts(&session, |id| id < 3, kind, &out).await.unwrap())
+            });
+            assert_eq!(loaded, HashMap::from([(1, texts[0].to_string()), (2, texts[1].to_string())]));
+            for id in [1, 2] {
+                assert_eq!(spilled_verification_text(&spilled, id).unwrap(), loaded[&id]);
+            }
+            assert_eq!(spilled_verification_text(&spilled, 3).unwrap(), "");
+        }
+        let _ = std::fs::remove_dir_all(out);
+    }
+}
