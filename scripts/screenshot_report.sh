@@ -5,7 +5,9 @@
 # Usage: scripts/screenshot_report.sh OUT_DIR [PNG]
 #   OUT_DIR  output folder of `pipeline run` (holds report.html)
 #   PNG      screenshot to write (default: OUT_DIR/report.png)
-# Env: CHROMIUM (browser binary, default: chromium), WINDOW (default: 1400,3000).
+# Env: CHROMIUM (browser binary; default: the first of chromium,
+#      chromium-headless-shell, chromium-browser, google-chrome on PATH),
+#      WINDOW (default: 1400,3000).
 #
 # The browser gets a throw-away profile and every background network feature
 # switched off, so the page is rendered exactly as an offline reader sees it.
@@ -23,7 +25,25 @@ if [[ ! -f "$report" ]]; then
 fi
 png=$(realpath -m "${2:-$out_dir/report.png}")
 page="file://$(realpath "$report")"
-browser=${CHROMIUM:-chromium}
+# Debian packages the browser as `chromium` and the headless one alone as
+# `chromium-headless-shell`; other systems name it otherwise.
+if [[ -n "${CHROMIUM:-}" ]]; then
+  candidates=("$CHROMIUM")
+else
+  candidates=(chromium chromium-headless-shell chromium-browser google-chrome)
+fi
+browser=
+for candidate in "${candidates[@]}"; do
+  if command -v "$candidate" >/dev/null 2>&1; then
+    browser=$(command -v "$candidate")
+    break
+  fi
+done
+if [[ -z "$browser" ]]; then
+  echo "error: no browser found (looked for: ${candidates[*]}); install one, e.g. on Debian or Ubuntu" \
+    "\`apt-get install chromium-headless-shell\` (or chromium), or give its path in CHROMIUM" >&2
+  exit 1
+fi
 profile=$(mktemp -d)
 trap 'rm -rf "$profile"' EXIT
 

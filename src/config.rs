@@ -39,8 +39,13 @@ impl Config {
     pub fn from_file(path: &Path) -> anyhow::Result<Config> {
         let text =
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
-        let mut config: Config =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
+        let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("bad config {}: {e}", path.display());
+        let table: toml::Table = toml::from_str(&text).map_err(|e| bad(&e))?;
+        let problems = key_problems(&table);
+        if !problems.is_empty() {
+            return Err(bad(&problems.join("; ")));
+        }
+        let mut config: Config = toml::from_str(&text).map_err(|e| bad(&e))?;
         config.move_history_keep().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
         config.validate().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
         Ok(config)
@@ -90,6 +95,48 @@ impl Config {
         anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
         Ok(())
     }
+}
+
+/// The sections of a job file, each with a reader of its keys.
+type SectionReader = fn(toml::Value) -> Result<(), toml::de::Error>;
+
+const SECTIONS: [(&str, SectionReader); 9] = [
+    ("ingest", |v| v.try_into::<IngestConfig>().map(drop)),
+    ("text", |v| v.try_into::<TextConfig>().map(drop)),
+    ("boilerplate", |v| v.try_into::<BoilerplateConfig>().map(drop)),
+    ("methods", |v| v.try_into::<MethodsConfig>().map(drop)),
+    ("candidates", |v| v.try_into::<CandidatesConfig>().map(drop)),
+    ("verify", |v| v.try_into::<VerifyConfig>().map(drop)),
+    ("evaluate", |v| v.try_into::<EvaluateConfig>().map(drop)),
+    ("dedup", |v| v.try_into::<DedupConfig>().map(drop)),
+    ("history", |v| v.try_into::<HistoryConfig>().map(drop)),
+];
+
+/// Every key of a job file that does not read: unknown sections and keys
+/// (typos), values of the wrong type. Reading the file whole stops at the
+/// first; here each key is read alone into its section (every key has a
+/// default), so one bad key does not hide the next, and the user fixes
+/// them all in one go, as with the range checks of [`Config::validate`].
+fn key_problems(table: &toml::Table) -> Vec<String> {
+    let mut problems = Vec::new();
+    for (section, value) in table {
+        let Some((_, read)) = SECTIONS.iter().find(|(name, _)| name == section) else {
+            let known: Vec<&str> = SECTIONS.iter().map(|(name, _)| *name).collect();
+            problems.push(format!("unknown section [{section}]; sections: {}", known.join(", ")));
+            continue;
+        };
+        let Some(keys) = value.as_table() else {
+            problems.push(format!("`{section}` must be a section ([{section}]), not a value"));
+            continue;
+        };
+        for (key, value) in keys {
+            let alone = toml::Table::from_iter([(key.clone(), value.clone())]);
+            if let Err(e) = read(toml::Value::Table(alone)) {
+                problems.push(format!("[{section}] {key}: {}", e.message().trim()));
+            }
+        }
+    }
+    problems
 }
 
 /// Nightly runs against the history of earlier crawls (`--history DIR`):
@@ -149,6 +196,24 @@ mod tests {
     fn unknown_keys_are_errors() {
         let err = toml::from_str::<Config>("[verify]\ntreshold = 0.9\n").unwrap_err();
         assert!(err.to_string().contains("treshold"), "{err}");
+    }
+
+    #[test]
+    fn every_key_that_does_not_read_is_listed() {
+        let dir = std::env::temp_dir().join(format!("neardup-config-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("job.toml");
+        let job = "[verify]\ntreshold = 0.9\nthreshold = \"high\"\n[candidates]\nmax_edges_per_document = 8\n[ingets]\nx = 1\n";
+        std::fs::write(&path, job).unwrap();
+        let err = format!("{:#}", Config::from_file(&path).unwrap_err());
+        let problems: Vec<&str> = err.split("; ").collect();
+        assert_eq!(problems.len(), 3, "{err}");
+        assert!(problems.iter().any(|p| p.starts_with("unknown section [ingets]")), "{err}");
+        assert!(problems.iter().any(|p| p.starts_with("[verify] treshold: unknown field `treshold`")), "{err}");
+        assert!(problems.iter().any(|p| p.starts_with("[verify] threshold: invalid type: string \"high\"")), "{err}");
+        // A file that reads has none.
+        assert!(key_problems(&toml::from_str("[verify]\nthreshold = 0.9\n[dedup]\n").unwrap()).is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

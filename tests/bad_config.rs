@@ -54,6 +54,38 @@ fn bad_configs_exit_2_naming_the_parameter() {
     }
 }
 
+/// A job file with several keys that do not read (a typo, a wrong type,
+/// an unknown section) names them all at once, not only the first.
+#[test]
+fn every_key_that_does_not_read_is_named_at_once() {
+    let job =
+        "[verify]\ntreshold = 0.9\n[candidates]\nmax_edges_per_document = \"eight\"\n[ingets]\nmax_record_bytes = 1\n";
+    let (code, stderr) = run_with_config("several", job);
+    assert_eq!(code, Some(2), "{stderr}");
+    for named in ["[verify] treshold: unknown field", "[candidates] max_edges_per_document: invalid type", "[ingets]"] {
+        assert!(stderr.contains(named), "{named} not in: {stderr}");
+    }
+}
+
+/// A memory limit below what a run needs is a usage error naming the
+/// minimum, before any stage runs (it used to run, then fail with exit 1).
+#[test]
+fn a_memory_limit_too_small_for_a_run_exits_2_naming_the_minimum() {
+    let dir = temp_dir("small-memory");
+    let out = dir.join("out");
+    for limit in ["1M", "8M"] {
+        let o = pipeline()
+            .args(["--quiet", "run", "--memory-limit", limit, "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{limit}: {stderr}");
+        assert!(stderr.contains("--memory-limit") && stderr.contains("at least 128.0 MiB"), "{limit}: {stderr}");
+        assert!(!out.exists(), "{limit}: a stage ran");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn a_missing_gold_file_on_the_command_line_exits_2() {
     let o = pipeline()

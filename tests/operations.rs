@@ -307,3 +307,233 @@ fn the_next_run_removes_what_killed_runs_left() {
         assert!(path.exists(), "{} of a live process was removed", path.display());
     }
 }
+
+/// The stderr of a finished command.
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Takes the run lock of the output folder `out` (`_locks/run`) as a
+/// whole run takes it: an exclusive `flock(2)`, its holder (this process)
+/// written in the file. Released when the file is dropped.
+fn hold_the_run_lock(out: &Path) -> std::fs::File {
+    use std::os::fd::AsRawFd;
+    let path = out.join("_locks/run");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
+    // SAFETY: flock(2) on a descriptor this function owns.
+    assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
+    let me = neardup::runner::lock::Holder {
+        host: neardup::runner::lock::host_name(),
+        pid: std::process::id(),
+        started_at_unix: 0,
+        task: "a run".into(),
+        heartbeat_unix: 0,
+    };
+    std::fs::write(&path, serde_json::to_string(&me).unwrap()).unwrap();
+    file
+}
+
+/// A run queued with `--wait` behind a running one never makes it fail:
+/// it waits on the output folder's run lock, taken before any stage's, so
+/// it cannot take a stage's lock between two stages of the running run
+/// (which then stopped with exit 4, "stage stats is running in another
+/// run"). First with this test holding the folder as a run does, then with
+/// two real runs.
+#[test]
+fn a_queued_run_waits_for_the_whole_running_run_and_never_fails_it() {
+    let scratch = temp_dir("queued-run");
+    let out = scratch.join("out");
+    let o = out.to_str().unwrap();
+    let args = ["run", "--methods", "a0,minhash", "--out", o];
+    run_ok(&args);
+
+    // This test holds the folder's run lock as a running run does (an
+    // exclusive flock on `_locks/run`, naming its holder): a queued run
+    // takes no stage lock meanwhile.
+    let held = hold_the_run_lock(&out);
+    let refused = pipeline().args(args).output().unwrap();
+    assert_eq!(refused.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&refused));
+    assert!(stderr(&refused).contains(&format!("pid {}", std::process::id())), "{}", stderr(&refused));
+    let mut queued = pipeline().args(args).arg("--wait").stderr(std::process::Stdio::piped()).spawn().unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_millis(1500);
+    while std::time::Instant::now() < until {
+        assert!(queued.try_wait().unwrap().is_none(), "the queued run went ahead while the folder was held");
+        for entry in std::fs::read_dir(out.join("_locks")).unwrap().flatten() {
+            let holder = neardup::runner::lock::read_holder(&entry.path());
+            assert!(holder.is_none_or(|h| h.pid != queued.id()), "the queued run took {}", entry.path().display());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(held);
+    let o2 = queued.wait_with_output().unwrap();
+    assert!(o2.status.success(), "{}", stderr(&o2));
+    assert!(stderr(&o2).contains("waiting for it"), "{}", stderr(&o2));
+
+    // Two real runs, the second queued while the first runs its stages.
+    let log = scratch.join("first.log");
+    let mut first =
+        pipeline().args(args).arg("--force").stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let second = pipeline().args(args).arg("--wait").output().unwrap();
+    let status = first.wait().unwrap();
+    assert!(status.success(), "the running run failed: {}", std::fs::read_to_string(&log).unwrap());
+    assert!(second.status.success(), "{}", stderr(&second));
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// A file none of whose records became a document, a revisit or a skipped
+/// record is an input error: the run completes, exits 3, and names the file
+/// and why on stderr (it exited 0 with "0 documents").
+#[test]
+fn a_file_that_is_no_crawl_is_an_input_error() {
+    let scratch = temp_dir("no-crawl");
+    let fake = scratch.join("fake.warc.gz");
+    std::fs::write(&fake, "hi\n").unwrap();
+    let out = scratch.join("out");
+    let o =
+        pipeline().args(["run", "--input", fake.to_str().unwrap(), "--out", out.to_str().unwrap()]).output().unwrap();
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("fake.warc.gz: none of its 1 records became a document") && err.contains("malformed_record"),
+        "{err}"
+    );
+    assert!(out.join("decisions").exists(), "the run completes");
+    // Beside a real crawl, the real one is read and the run still says so.
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/sample-crawl.warc.gz");
+    std::fs::copy(sample, scratch.join("sample.warc.gz")).unwrap();
+    let o = pipeline()
+        .args([
+            "--quiet",
+            "run",
+            "--stage",
+            "ingest",
+            "--input",
+            scratch.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
+    assert!(stderr(&o).contains("fake.warc.gz") && !stderr(&o).contains("sample.warc.gz"), "{}", stderr(&o));
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// `query` and `explain` with a mistyped `--out` are usage errors naming
+/// the folder, as `report` and `export` are (they exited 1 with "table
+/// 'datafusion.public.documents' not found").
+#[test]
+fn query_and_explain_name_a_mistyped_output_folder() {
+    let scratch = temp_dir("mistyped-out");
+    let typo = scratch.join("ouy");
+    let t = typo.to_str().unwrap();
+    for args in [vec!["query", "--out", t, "SELECT * FROM documents"], vec!["explain", "--out", t, "1"]] {
+        let o = pipeline().args(&args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains(&format!("--out {t}: not an output folder")), "{args:?}: {}", stderr(&o));
+    }
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// JSON output keeps 64-bit ids whole: as strings, since JSON readers that
+/// hold numbers as doubles (jq, JavaScript) round those above 2^53.
+#[test]
+fn json_output_writes_64_bit_ids_as_strings() {
+    let scratch = temp_dir("json-ids");
+    let sql = "SELECT arrow_cast(9007199254740993, 'UInt64') AS doc_id, \
+               arrow_cast(18446744073709551615, 'UInt64') AS top, 3 AS n";
+    let o = pipeline().args(["query", "--out", scratch.to_str().unwrap(), "--format", "json", sql]).output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "{\"doc_id\":\"9007199254740993\",\"top\":\"18446744073709551615\",\"n\":3}\n"
+    );
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// `--help` shows `-v`, `-q` and `--log-format` under a heading of their
+/// own, after the command's options, and `history match` names the keep
+/// rule where it now is.
+#[test]
+fn help_keeps_global_options_apart_and_names_the_keep_rule_where_it_is() {
+    let help = |args: &[&str]| String::from_utf8(pipeline().args(args).output().unwrap().stdout).unwrap();
+    let run = help(&["run", "--help"]);
+    let (own, global) = run.split_once("Global options:").unwrap_or_else(|| panic!("{run}"));
+    assert!(own.contains("--stage") && !own.contains("--log-format") && !own.contains("--verbose"), "{run}");
+    assert!(global.contains("--log-format") && global.contains("--verbose") && global.contains("--quiet"), "{run}");
+    let matching = help(&["history", "match", "--help"]);
+    assert!(matching.contains("[dedup] keep") && !matching.contains("[history] keep"), "{matching}");
+}
+
+/// `query --format csv` on a terminal escapes crawled control characters as
+/// the table format does; into a pipe it writes them as they are.
+#[test]
+fn csv_on_a_terminal_escapes_control_characters() {
+    use std::os::fd::FromRawFd;
+    let scratch = temp_dir("csv-terminal");
+    let sql = "SELECT concat('Rivers ', chr(27), '[31mRED') AS title";
+    let args = ["query", "--out", scratch.to_str().unwrap(), "--format", "csv", sql];
+    let piped = pipeline().args(args).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&piped.stdout), "title\nRivers \u{1b}[31mRED\n");
+
+    let (mut leader, mut follower) = (0, 0);
+    // SAFETY: openpty fills two descriptors of a new terminal pair.
+    let opened =
+        unsafe { libc::openpty(&mut leader, &mut follower, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(opened, 0);
+    // SAFETY: both descriptors were just opened and are owned here alone.
+    let (leader, follower) = unsafe { (std::fs::File::from_raw_fd(leader), std::fs::File::from_raw_fd(follower)) };
+    let mut child = pipeline().args(args).stdout(follower).spawn().unwrap();
+    assert!(child.wait().unwrap().success());
+    // The terminal turns "\n" into "\r\n"; what matters is the escape.
+    let mut text = Vec::new();
+    let mut reader = leader;
+    let mut buf = [0u8; 4096];
+    loop {
+        match std::io::Read::read(&mut reader, &mut buf) {
+            Ok(n) if n > 0 => text.extend_from_slice(&buf[..n]),
+            _ => break, // EIO once no process holds the other end
+        }
+    }
+    let text = String::from_utf8_lossy(&text).replace("\r\n", "\n");
+    assert_eq!(text, "title\nRivers \\x1b[31mRED\n");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+/// `scripts/screenshot_report.sh` finds Debian's `chromium-headless-shell`
+/// when there is no `chromium`, and says what to install when there is
+/// neither (it exited 127 with no message).
+#[test]
+fn the_screenshot_script_finds_a_headless_chromium_or_says_what_to_install() {
+    let scratch = temp_dir("screenshot");
+    let out = scratch.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("report.html"), "<p>report</p>").unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/screenshot_report.sh");
+    let bin = scratch.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    // Only what the script needs besides a browser.
+    for tool in ["bash", "realpath", "mktemp", "rm"] {
+        let found = ["/usr/bin", "/bin"].iter().map(|d| Path::new(d).join(tool)).find(|p| p.exists()).unwrap();
+        std::os::unix::fs::symlink(found, bin.join(tool)).unwrap();
+    }
+    let run =
+        || std::process::Command::new(bin.join("bash")).arg(&script).arg(&out).env("PATH", &bin).output().unwrap();
+    let o = run();
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("chromium-headless-shell") && stderr(&o).contains("install"), "{}", stderr(&o));
+    // A stand-in headless shell that writes the screenshot it is asked for.
+    let fake = bin.join("chromium-headless-shell");
+    std::fs::write(
+        &fake,
+        "#!/bin/bash\nfor a in \"$@\"; do case $a in --screenshot=*) echo png > \"${a#--screenshot=}\";; esac; done\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(out.join("report.png").is_file());
+    let _ = std::fs::remove_dir_all(&scratch);
+}

@@ -46,12 +46,13 @@ impl RowWriter for ParquetRows {
     }
 }
 
-/// JSON Lines: one object per row, null fields left out.
+/// JSON Lines: one object per row, null fields left out, ids as strings
+/// ([`crate::tables::json`]).
 struct JsonRows(arrow::json::LineDelimitedWriter<OutputFile>);
 
 impl RowWriter for JsonRows {
     fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        self.0.write(batch)?;
+        self.0.write(&crate::tables::json::lossless(batch)?)?;
         Ok(())
     }
     fn finish(mut self: Box<Self>) -> Result<OutputFile> {

@@ -28,6 +28,31 @@ const DEFAULT_SHARE: f64 = 0.75;
 /// The share of the limit that DataFusion's pool gets (see the module doc).
 const SQL_SHARE: f64 = 0.5;
 
+/// The least `--memory-limit` a run takes: 128 MiB. Half of it is the SQL
+/// pool ([`SQL_SHARE`]), and 64 MiB is the smallest pool measured to run
+/// the sample's `candidates` query, whose ten or so sorts each reserve
+/// room for their final merge (`tables::sql`); the corpus passes of
+/// `tokens` and `boilerplate` want as much
+/// (`tables::sql::CORPUS_PASS_BYTES`). The other half holds what lives
+/// beside the pool: each table writer's row group of up to 32 MiB
+/// (`tables::write::ROW_GROUP_BYTES`) and the stage's readers. Below it a
+/// run fails in its first SQL stage with "resources exhausted", so a
+/// smaller limit is refused before any stage runs.
+pub const MIN_RUN_BYTES: usize = 128 << 20;
+
+/// A given limit below [`MIN_RUN_BYTES`], as the message of a usage error
+/// naming the minimum; `None` for one a run can work in.
+pub fn too_small(bytes: usize) -> Option<String> {
+    (bytes < MIN_RUN_BYTES).then(|| {
+        format!(
+            "--memory-limit {}: a run needs at least {} (128M): half is the SQL engine's pool, the rest its readers \
+             and writers",
+            human_bytes(bytes),
+            human_bytes(MIN_RUN_BYTES)
+        )
+    })
+}
+
 /// A run's memory limit and where it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RunLimit {
@@ -202,6 +227,11 @@ mod tests {
             assert!(!default.sql().sort_merge_joins);
         }
         assert_eq!(human_bytes(1536 << 20), "1.5 GiB");
+        // 1M and 8M are refused, naming the minimum; 128M is enough.
+        for small in [1 << 20, 8 << 20, (128 << 20) - 1] {
+            assert!(too_small(small).is_some_and(|m| m.contains("at least 128.0 MiB")), "{small}");
+        }
+        assert_eq!(too_small(128 << 20), None);
         assert!(describe(2 << 30, LimitSource::CommandLine).contains("2.0 GiB (--memory-limit)"));
     }
 }

@@ -4,8 +4,9 @@
 //! terminal obeys the control sequences it is sent: colours, cursor moves,
 //! window titles, even keyboard remapping on some terminals. Everything the
 //! program writes for people (`explain`, `query --format table`, error
-//! messages) goes through [`escape_controls`]; machine formats (CSV, JSON,
-//! Parquet) keep the data as it is.
+//! messages, `query --format csv` when its output is a terminal) goes
+//! through [`escape_controls`]; machine formats written to a file or a pipe
+//! (CSV, JSON, Parquet) keep the data as it is.
 
 use std::borrow::Cow;
 use std::fmt::Write;

@@ -16,6 +16,14 @@
 //! file left behind by a process that is gone tells `pipeline status` that
 //! the task was interrupted ([`interrupted_holder`]).
 //!
+//! Stage locks alone would let a queued run (`--wait`) slip in between
+//! two stages of the run it waits for, take the next stage's lock, and
+//! make that run fail. So a run first takes the output folder's run lock,
+//! `DIR/_locks/run` ([`acquire_run`]), and holds it to its end: exclusive
+//! for an unsharded run, shared for a task of a sharded stage (the tasks of
+//! a stage run side by side; a whole run waits for all of them, and they
+//! for it). `--wait` queues on this lock, before any stage lock.
+//!
 //! An output folder in an object store has no flock: its tasks lock an
 //! object, `_locks/<task>.lock`, created by a conditional PUT (atomic in the
 //! store) and refreshed by a heartbeat every minute ([`acquire_in_store`]).
@@ -125,6 +133,65 @@ impl Drop for TaskLock {
     }
 }
 
+/// The run lock's file in an output folder's lock folder: no `.lock`
+/// suffix, since it is no stage's.
+pub const RUN_LOCK_FILE: &str = "run";
+
+/// A run's hold on its output folder ([`acquire_run`]); released when
+/// dropped. Its file stays (a shared holder cannot know whether others
+/// still hold it), emptied by the exclusive holder that wrote it.
+#[derive(Debug)]
+pub struct RunLock {
+    file: File,
+    exclusive: bool,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        if self.exclusive {
+            let _ = self.file.set_len(0);
+        }
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Takes the run lock of the output folder `out` for the whole of a run:
+/// exclusive for an unsharded run, shared for task `shard` of a sharded
+/// stage. With `wait`, queues until it is free; without, a held lock is a
+/// [`Busy`] error naming the exclusive holder, if one holds it.
+pub fn acquire_run(out: &Path, shard: Shard, wait: bool) -> Result<RunLock> {
+    let dir = out.join(LOCK_DIR);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let path = dir.join(RUN_LOCK_FILE);
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(&path)
+        .with_context(|| format!("cannot open lock file {}", path.display()))?;
+    let exclusive = shard.is_whole();
+    let task = format!("a run on {}", out.display());
+    if !flock(&file, exclusive, false)? {
+        // Only an exclusive holder writes its name; what a gone one wrote is
+        // no one's.
+        let holder = read_holder(&path).filter(|h| !h.is_gone());
+        if !wait {
+            return Err(Busy { task, lock: path.display().to_string(), holder }.into());
+        }
+        let who = holder.map(|h| h.to_string()).unwrap_or_else(|| "another run".into());
+        tracing::info!(lock = %path.display(), "{task} is running in {who}; waiting for it");
+        flock(&file, exclusive, true)?;
+    }
+    let mut lock = RunLock { file, exclusive };
+    if exclusive {
+        let holder = serde_json::to_string(&Holder::this_process(&task))?;
+        lock.file.set_len(0)?;
+        lock.file.write_all(holder.as_bytes()).with_context(|| format!("cannot write lock file {}", path.display()))?;
+    }
+    Ok(lock)
+}
+
 /// The lock of task `shard` of `stage`, relative to its output folder or
 /// store: `_locks/<stage>[.shard-I-of-N].lock`, named like its manifest.
 pub fn stage_lock_name(stage: &str, shard: Shard) -> String {
@@ -166,7 +233,7 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
             .truncate(false)
             .open(path)
             .with_context(|| format!("cannot open lock file {}", path.display()))?;
-        if !try_flock(&file, false)? {
+        if !flock(&file, true, false)? {
             if !wait {
                 let lock = path.display().to_string();
                 return Err(Busy { task: task.to_string(), lock, holder: read_holder(path) }.into());
@@ -176,7 +243,7 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
                 tracing::info!(lock = %path.display(), "{task} is running in {holder}; waiting for it");
                 waited = true;
             }
-            try_flock(&file, true)?;
+            flock(&file, true, true)?;
         }
         // The holder before us may have removed the file between our open
         // and our lock: then we hold a lock on a file no one else sees, and
@@ -270,10 +337,11 @@ pub fn acquire_in_store(location: crate::storage::location::Location, task: &str
     }
 }
 
-/// `flock(2)` on `file`, exclusive: blocking or not. False when it would
-/// block.
-fn try_flock(file: &File, block: bool) -> Result<bool> {
-    let mode = if block { libc::LOCK_EX } else { libc::LOCK_EX | libc::LOCK_NB };
+/// `flock(2)` on `file`, exclusive or shared, blocking or not. False when
+/// it would block.
+fn flock(file: &File, exclusive: bool, block: bool) -> Result<bool> {
+    let kind = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
+    let mode = if block { kind } else { kind | libc::LOCK_NB };
     loop {
         if unsafe { libc::flock(file.as_raw_fd(), mode) } == 0 {
             return Ok(true);
@@ -356,6 +424,32 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(200));
         assert!(!waiter.is_finished(), "the waiter waits while the lock is held");
         drop(first);
+        waiter.join().unwrap().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_run_lock_is_one_whole_run_or_any_number_of_tasks() {
+        let dir = scratch("run");
+        let (whole, task0, task1) = (Shard::WHOLE, "0/2".parse().unwrap(), "1/2".parse().unwrap());
+        let first = acquire_run(&dir, whole, false).unwrap();
+        let busy = acquire_run(&dir, whole, false).unwrap_err();
+        let busy = busy.downcast_ref::<Busy>().expect("a Busy error");
+        assert_eq!(busy.holder.as_ref().map(|h| h.pid), Some(std::process::id()));
+        assert!(acquire_run(&dir, task0, false).is_err(), "a task waits for a whole run");
+        drop(first);
+        let a = acquire_run(&dir, task0, false).unwrap();
+        let b = acquire_run(&dir, task1, false).unwrap();
+        assert!(acquire_run(&dir, whole, false).is_err(), "a whole run waits for the tasks");
+        drop(a);
+        assert!(acquire_run(&dir, whole, false).is_err(), "and for the last of them");
+        let waiter = {
+            let dir = dir.clone();
+            std::thread::spawn(move || acquire_run(&dir, Shard::WHOLE, true).map(drop))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!waiter.is_finished(), "a queued run waits while a task holds the folder");
+        drop(b);
         waiter.join().unwrap().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }

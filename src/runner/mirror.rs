@@ -134,6 +134,17 @@ impl RemoteOut {
         crate::runner::lock::acquire_in_store(location, &crate::runner::lock::stage_task_name(stage, shard), wait)
     }
 
+    /// Takes the store's run lock (`_locks/run`, see
+    /// [`crate::runner::lock::acquire_run`]) for an unsharded run, held to
+    /// its end so that a queued run never takes a stage's lock between two
+    /// of its stages. A store has no shared locks, so the tasks of a sharded
+    /// stage take none (each has its task's lock).
+    pub fn lock_run(&self, wait: bool) -> Result<crate::runner::lock::StoreLock> {
+        let location =
+            self.root.child(&format!("{}/{}", crate::runner::lock::LOCK_DIR, crate::runner::lock::RUN_LOCK_FILE));
+        crate::runner::lock::acquire_in_store(location, &format!("a run on {}", self.url()), wait)
+    }
+
     /// Uploads one file of the cache folder (`report.html`) as it is.
     pub fn push_file(&self, name: &str) -> Result<()> {
         self.root.child(name).upload(&self.cache.join(name))

@@ -23,6 +23,7 @@ use std::time::Instant;
 pub mod leftovers;
 pub mod lock;
 pub mod mirror;
+pub mod run;
 pub mod status;
 
 use crate::config::Config;
@@ -144,6 +145,19 @@ impl std::fmt::Display for MissingInput {
 }
 
 impl std::error::Error for MissingInput {}
+
+/// An error in how the program was called: a bad option or combination
+/// of options, found before any stage runs (exit code 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
 
 /// What a stage reports back: rows per written table, counters worth
 /// keeping (documents dropped and why, pairs skipped, ...), and input

@@ -75,7 +75,7 @@ impl Stage for Ingest {
         let total_bytes: u64 = files.iter().map(|(i, _)| sizes[*i]).sum();
         let progress = crate::process::progress::bar(ctx.progress, total_bytes, "ingest");
         let done_bytes = AtomicU64::new(0);
-        let summaries: Vec<Result<FileSummary, String>> = files
+        let summaries: Vec<Result<(FileSummary, BTreeMap<String, u64>), String>> = files
             .par_iter()
             .map(|&(i, input)| {
                 let r = ingest_one(input, i, &dirs, &ctx.config);
@@ -98,7 +98,10 @@ impl Stage for Ingest {
         for ((_, input), summary) in files.iter().zip(&summaries) {
             list.warc_file.append_value(input.source.name());
             match summary {
-                Ok(s) => {
+                Ok((s, rejected)) => {
+                    if let Some(why) = nothing_read(s, rejected) {
+                        report.input_errors.push(format!("{}: {why}", input.source.name()));
+                    }
                     list.format.append_value(&s.format);
                     list.compression.append_value(&s.compression);
                     for (name, column, v) in [
@@ -153,8 +156,34 @@ impl Stage for Ingest {
     }
 }
 
-/// Reads one archive or corpus file into part `i` of each table.
-fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -> Result<FileSummary> {
+/// Why no record of a file became a document, a revisit or a skipped
+/// record, from its summary and its rejects by reason; `None` when some
+/// did. Such a file is no crawl (or not the one meant), and a run that
+/// reads it ends with exit code 3 rather than "0 documents" and a row in
+/// `rejects` that nobody looks at.
+fn nothing_read(summary: &FileSummary, rejected: &BTreeMap<String, u64>) -> Option<String> {
+    if summary.documents + summary.revisits + summary.skipped > 0 {
+        return None;
+    }
+    if summary.records == 0 {
+        return Some("no record in it: not a crawl file".into());
+    }
+    let reasons: Vec<String> = rejected.iter().map(|(reason, n)| format!("{n} {reason}")).collect();
+    Some(format!(
+        "none of its {} records became a document, revisit or skipped record (rejected: {}; see table rejects)",
+        summary.records,
+        reasons.join(", ")
+    ))
+}
+
+/// Reads one archive or corpus file into part `i` of each table: its
+/// summary, and its rejects counted by reason.
+fn ingest_one(
+    input: &InputFile,
+    i: usize,
+    dirs: &[TableDir],
+    config: &Config,
+) -> Result<(FileSummary, BTreeMap<String, u64>)> {
     let source = &input.source;
     let part = format!("{i:06}");
     let mut writers: Vec<PartWriter> =
@@ -167,6 +196,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     let name = source.name_path();
     let duplicate_type = if corpus::is_corpus_file(&name) { corpus::record_type(&name) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
+    let mut rejected: BTreeMap<String, u64> = BTreeMap::new();
     let mut repeated_ids = 0u64;
     let (mut repeated_flattened, mut repeated_truncated, mut repeated_not_content) = (0u64, 0u64, 0u64);
     let read = ingest_file(source, &input.label, &config.ingest, &mut |mut outcome| {
@@ -200,6 +230,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
                 writers[1].write_if_full(&mut revisit_rows)
             }
             Outcome::Reject(r) => {
+                *rejected.entry(r.reason.clone()).or_default() += 1;
                 push_reject(&mut reject_rows, r, &file_label);
                 writers[2].write_if_full(&mut reject_rows)
             }
@@ -232,7 +263,7 @@ fn ingest_one(input: &InputFile, i: usize, dirs: &[TableDir], config: &Config) -
     for w in writers {
         w.close()?;
     }
-    Ok(summary)
+    Ok((summary, rejected))
 }
 
 fn push_document(b: &mut documents::Rows, d: &Document, file: &str) {

@@ -10,6 +10,7 @@
 //! - [`write`]: Parquet tables written atomically, part by part;
 //! - [`sql`]: DataFusion sessions over an output folder and the SQL jobs of
 //!   `jobs/`;
+//! - [`json`]: tables as JSON for other tools, 64-bit ids as strings;
 //! - [`shard`]: which part of a stage's work (and of its tables) a task
 //!   does.
 //!
@@ -20,6 +21,7 @@
 use anyhow::{Context, Result};
 use arrow::array::{Array, RecordBatch};
 
+pub mod json;
 pub mod schema;
 pub mod shard;
 pub mod sql;

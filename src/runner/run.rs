@@ -1,0 +1,350 @@
+//! `pipeline run` from its options to its end: which stages, the checks of
+//! the shard, the inputs and the history, the object-store output pulled
+//! and pushed around each stage, the history matched and appended, the
+//! report, and the summary lines.
+//!
+//! The stages and the report live in layers above the runner, so the
+//! binary hands them in as a [`Pipeline`]; the runner only drives them.
+
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+use crate::config::Config;
+use crate::history::HistoryLocation;
+use crate::runner::mirror::RemoteOut;
+use crate::runner::{run_stage, HistoryRun, RunContext, Stage, StageOutcome, UsageError};
+use crate::tables::shard::Shard;
+
+/// What `pipeline run` was asked to do.
+pub struct RunRequest {
+    /// `all`, or the name of one stage.
+    pub stage: String,
+    pub shard: Shard,
+    /// The output folder or object-store URL, as given.
+    pub out: String,
+    /// The local cache of an object-store `out` (`--cache`).
+    pub cache: Option<PathBuf>,
+    pub force: bool,
+    /// Queue behind another run instead of refusing (`--wait`).
+    pub wait: bool,
+    pub threads: Option<usize>,
+    /// `--memory-limit` in bytes, if given.
+    pub memory_limit: Option<usize>,
+    pub engine: crate::tables::sql::Engine,
+    pub history: Option<NightHistory>,
+    pub config: Config,
+    pub inputs: Vec<String>,
+    /// Show progress bars.
+    pub progress: bool,
+}
+
+/// The history a run is matched against and appended to (`--history`,
+/// `--history-cache`, `--crawl-id`).
+pub struct NightHistory {
+    pub spec: String,
+    pub cache: Option<PathBuf>,
+    pub crawl: String,
+}
+
+/// The parts of a run that sit above the runner's layer: the stages in run
+/// order, the history's stages, and the report writer.
+pub struct Pipeline {
+    pub stages: Vec<Box<dyn Stage>>,
+    pub history_stages: Vec<Box<dyn Stage>>,
+    /// Writes the report into an output folder and returns its path.
+    pub write_report: fn(&Path, &tokio::runtime::Runtime) -> Result<PathBuf>,
+    /// The report's file name inside the output folder.
+    pub report_file: &'static str,
+}
+
+/// How a run that did not fail ended: the input problems its stages met
+/// (the exit code is 3 when there are any).
+pub struct RunEnd {
+    pub input_errors: Vec<String>,
+}
+
+/// The local folder holding the tables of `out`: the path itself, or the
+/// cache of an object-store URL, with the store's handle.
+pub fn local_out(out: &str, cache: Option<PathBuf>, shard: Shard) -> Result<(PathBuf, Option<RemoteOut>)> {
+    if !crate::storage::location::is_url(out) {
+        return Ok((PathBuf::from(out), None));
+    }
+    let remote = RemoteOut::open(out, cache, shard).map_err(|e| UsageError(format!("--out {out}: {e:#}")))?;
+    Ok((remote.cache_dir().to_path_buf(), Some(remote)))
+}
+
+/// Runs the stages `request` selects, then the history's, then the report.
+/// Mistakes in the request are [`UsageError`]s, found before any stage
+/// runs.
+pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
+    let RunRequest {
+        stage,
+        shard,
+        out,
+        cache,
+        force,
+        wait,
+        threads,
+        memory_limit,
+        engine,
+        history,
+        config,
+        inputs,
+        progress,
+    } = request;
+    if threads == Some(0) {
+        return Err(UsageError("--threads must be at least 1".into()).into());
+    }
+    if let Some(message) = memory_limit.and_then(crate::process::memory::too_small) {
+        return Err(UsageError(message).into());
+    }
+    let threads = crate::process::parallelism::configure(threads)?;
+    tracing::debug!(threads, "threads for rayon, tokio and DataFusion's partitions");
+    let memory_limit = crate::process::memory::run_limit(memory_limit);
+    match memory_limit {
+        Some(limit) => tracing::info!(threads, "{limit}"),
+        None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
+    }
+    let Pipeline { stages: mut all, history_stages, write_report, report_file } = pipeline;
+    let history_names: Vec<&'static str> = history_stages.iter().map(|s| s.name()).collect();
+    let is_history_stage = |name: &str| history_names.contains(&name);
+    // The history's stages follow the pipeline's in a run with --history.
+    if history.is_some() {
+        all.extend(history_stages);
+    }
+    let selected = select_stages(&stage, &all, &history_names)?;
+    let history = match &history {
+        Some(night) => {
+            crate::history::check_crawl_id(&night.crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
+            if stage != "all" && !is_history_stage(&stage) {
+                return Err(UsageError(
+                    "--history matches and appends a whole run: use it with --stage all or one of the \
+                     history's stages (history_candidates, history_verify, history_clusters), or run \
+                     `pipeline history append` after running the stages one by one"
+                        .into(),
+                )
+                .into());
+            }
+            if crate::storage::location::is_url(&out) {
+                return Err(UsageError("--history works with a local --out".into()).into());
+            }
+            let location = HistoryLocation::open(&night.spec, night.cache.clone())
+                .map_err(|e| UsageError(format!("--history {}: {e:#}", night.spec)))?;
+            Some((location, night.crawl.clone()))
+        }
+        None => None,
+    };
+    if selected.iter().any(|s| s.name() == "ingest") {
+        check_inputs(&inputs)?;
+    }
+    if !shard.is_whole() && !(selected.len() == 1 && selected[0].shardable()) {
+        let map_stages: Vec<&str> = all.iter().filter(|s| s.shardable()).map(|s| s.name()).collect();
+        return Err(UsageError(format!(
+            "--shard runs one task of one map stage; use --stage with one of: {}",
+            map_stages.join(", ")
+        ))
+        .into());
+    }
+    let (out_dir, remote) = local_out(&out, cache, shard)?;
+    std::fs::create_dir_all(&out_dir)
+        .map_err(|e| crate::tables::write::name_the_disk(e.into(), &out_dir))
+        .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
+    // Held to the run's end, taken before any stage's lock: a run queued
+    // with --wait waits here, never between two of this run's stages.
+    let _run_lock = crate::runner::lock::acquire_run(&out_dir, shard, wait)?;
+    let _store_run_lock = match &remote {
+        Some(r) if shard.is_whole() => Some(r.lock_run(wait)?),
+        _ => None,
+    };
+    crate::process::interrupt::watch_output(&out_dir);
+    let _spill = crate::tables::sql::SpillFolder(out_dir.clone());
+    if remote.is_some() && engine != crate::tables::sql::Engine::Embedded {
+        tracing::warn!(
+            cache = %out_dir.display(),
+            "the Ballista executors read the tables from the local cache folder, which they must see at the same path"
+        );
+    }
+    let ctx = RunContext {
+        shard,
+        out: out_dir,
+        config,
+        inputs,
+        runtime: crate::process::parallelism::runtime()?,
+        progress,
+        engine,
+        memory_limit,
+        wait_for_lock: wait,
+        history: history
+            .as_ref()
+            .map(|(location, crawl)| HistoryRun { root: location.local_root().to_path_buf(), crawl: crawl.clone() }),
+    };
+    let mut input_errors = Vec::new();
+    let mut outcomes = Vec::new();
+    // The history's stages are run in the history phase below, under its lock.
+    let (history_selected, selected): (Vec<_>, Vec<_>) = selected.into_iter().partition(|s| is_history_stage(s.name()));
+    for stage in &selected {
+        let writes = stage.outputs(&ctx.config);
+        // The store's lock, beside the cache folder's that run_stage takes.
+        let _store_lock = match &remote {
+            Some(r) => Some(r.lock(stage.name(), shard, wait)?),
+            None => None,
+        };
+        if let Some(r) = &remote {
+            let n = r.pull(&stage.inputs(), stage.name(), &writes, shard)?;
+            tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());
+        }
+        let outcome = run_stage(*stage, &all, &ctx, force)?;
+        outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
+        match outcome {
+            // A rerun of a run that could not read some input says so
+            // again (exit 3): an up-to-date stage is no fix.
+            StageOutcome::UpToDate => {
+                let manifest = crate::runner::manifest_path(&ctx.out, stage.name(), shard);
+                if let Some(m) = crate::runner::read_manifest_file(&manifest) {
+                    input_errors.extend(m.report.input_errors);
+                }
+            }
+            StageOutcome::Ran(report) => {
+                input_errors.extend(report.input_errors);
+                if let Some(r) = &remote {
+                    let n = r.push(stage.name(), &writes, shard)?;
+                    tracing::info!(stage = stage.name(), objects = n, "committed to {}", r.url());
+                }
+            }
+        }
+    }
+    // Matched against the earlier crawls before the report, which has a
+    // section on the night's repeats; appended after it, once matched.
+    if let Some((location, crawl)) = &history {
+        let _lock = location.lock(wait)?;
+        let local = location.local()?;
+        for stage in history_selected {
+            let outcome = run_stage(stage, &all, &ctx, force)?;
+            outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
+        }
+        if stage == "all" {
+            let kept = local.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+            location.commit(crawl)?;
+            let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
+            tracing::info!(history = %local.root().display(), crawl = %crawl, documents, "crawl appended to the history");
+        }
+    }
+    // The report sums up the whole run, so it follows the last stage.
+    let mut report_path = None;
+    if stage == "all" || stage == "evaluate" {
+        if let Some(r) = &remote {
+            r.pull_all()?;
+        }
+        let path = write_report(&ctx.out, &ctx.runtime)?;
+        if let Some(r) = &remote {
+            r.push_file(report_file)?;
+        }
+        tracing::info!(path = %path.display(), "report written");
+        report_path = Some(match &remote {
+            Some(r) => format!("{}/{}", r.url(), report_file),
+            None => path.display().to_string(),
+        });
+    }
+    log_summary(&ctx, shard, &outcomes);
+    if let Some(line) = outcome_line(&ctx, shard, &outcomes, report_path.as_deref()) {
+        println!("{line}");
+    }
+    for e in &input_errors {
+        tracing::error!("{e}");
+    }
+    Ok(RunEnd { input_errors })
+}
+
+/// The stages `--stage` names: all of them in run order, or one. A
+/// history stage without `--history`, or an unknown name, is a usage error.
+fn select_stages<'a>(stage: &str, all: &'a [Box<dyn Stage>], history_names: &[&str]) -> Result<Vec<&'a dyn Stage>> {
+    if stage == "all" {
+        return Ok(all.iter().map(|s| s.as_ref()).collect());
+    }
+    match all.iter().find(|s| s.name() == stage) {
+        Some(s) => Ok(vec![s.as_ref()]),
+        None if history_names.contains(&stage) => Err(UsageError(format!(
+            "stage {stage} matches a night against a history: give --history DIR --crawl-id ID"
+        ))
+        .into()),
+        None => {
+            let mut names: Vec<&str> = all.iter().map(|s| s.name()).collect();
+            names.extend(history_names.iter().filter(|h| !names.contains(h)).collect::<Vec<_>>());
+            Err(UsageError(format!("unknown stage `{stage}`; stages: all, {}", names.join(", "))).into())
+        }
+    }
+}
+
+/// An input path that is not there, or inputs without one file to read,
+/// is a mistake in the command (exit 2) before any stage runs: ingest would
+/// otherwise run on nothing and the next run would call it up to date.
+fn check_inputs(inputs: &[String]) -> Result<()> {
+    for input in inputs {
+        let looks_like_glob = input.contains(['*', '?', '[']);
+        if !crate::storage::location::is_url(input) && !looks_like_glob && !Path::new(input).exists() {
+            return Err(UsageError(format!("--input {input}: no such file or folder")).into());
+        }
+    }
+    // Object stores are listed by ingest itself (a listing costs requests).
+    if inputs.iter().all(|i| !crate::storage::location::is_url(i)) {
+        let (files, problems, _) = crate::ingest::inputs::expand_inputs(inputs);
+        if files.is_empty() {
+            let why = if problems.is_empty() { String::new() } else { format!(" ({})", problems.join("; ")) };
+            return Err(UsageError(format!(
+                "--input {}: no file to read{why}; folders are searched for crawl files (.warc, .arc, .wet, \
+                 optionally .gz) and text corpora (.jsonl, .parquet)",
+                inputs.join(" ")
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
+/// The run's outcome in one line for stdout, from the `decide` stage's
+/// counts: what a user runs a dedup tool for. `None` when that stage was
+/// not part of the run.
+fn outcome_line(
+    ctx: &RunContext,
+    shard: Shard,
+    outcomes: &[(&'static str, bool)],
+    report: Option<&str>,
+) -> Option<String> {
+    outcomes.iter().find(|(stage, _)| *stage == "decide")?;
+    let m = crate::runner::read_manifest_file(&crate::runner::manifest_path(&ctx.out, "decide", shard))?;
+    let n = |reason: &str| m.report.counters.get(reason).copied().unwrap_or(0);
+    let (kept, unique, exact, near, not_content) =
+        (n("kept"), n("unique"), n("exact_duplicate"), n("near_duplicate"), n("not_content"));
+    let documents = kept + unique + exact + near + not_content;
+    let mut line = format!(
+        "{documents} documents: {} kept, {} removed ({exact} exact and {near} near-duplicates) from {kept} clusters, \
+         {not_content} not content (kept, not deduplicated)",
+        kept + unique + not_content,
+        exact + near,
+    );
+    match report {
+        Some(path) => line.push_str(&format!("; report: {path}")),
+        None => line.push_str(&format!("; decisions: {}", ctx.out.join("decisions").display())),
+    }
+    Some(line)
+}
+
+/// One log line per stage of the run: whether it ran or was up to date,
+/// its rows, wall and CPU time (from its manifest).
+fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) {
+    for &(stage, ran) in outcomes {
+        let Some(m) = crate::runner::read_manifest_file(&crate::runner::manifest_path(&ctx.out, stage, shard)) else {
+            continue;
+        };
+        let outcome = if ran { "ran" } else { "up to date" };
+        let rows = crate::runner::rows_text(&m.report.rows);
+        tracing::info!(
+            stage,
+            outcome,
+            wall_seconds = (m.wall_seconds * 100.0).round() / 100.0,
+            cpu_seconds = (m.cpu_seconds * 100.0).round() / 100.0,
+            rows = %rows,
+            "summary"
+        );
+    }
+}
