@@ -204,7 +204,7 @@ enum HistoryAction {
 
 #[derive(clap::Args)]
 struct RunArgs {
-    /// Stage to run: all, ingest, blocks, boilerplate, tokens, stats, signatures, search, candidates, verify,
+    /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, signatures, search, candidates, verify,
     /// decide, evaluate.
     #[arg(long, default_value = "all")]
     stage: String,

@@ -56,6 +56,8 @@ const SCHEMA_FILES: &[(&str, &str)] = &[
     ("blocks", include_str!("../../schemas/blocks.json")),
     ("boilerplate", include_str!("../../schemas/boilerplate.json")),
     ("tokens", include_str!("../../schemas/tokens.json")),
+    ("exact_copies", include_str!("../../schemas/exact_copies.json")),
+    ("exact_groups", include_str!("../../schemas/exact_groups.json")),
     ("df", include_str!("../../schemas/df.json")),
     ("corpus_stats", include_str!("../../schemas/corpus_stats.json")),
     ("signatures", include_str!("../../schemas/signatures.json")),
