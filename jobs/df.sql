@@ -1,9 +1,12 @@
 -- Document frequency (df: documents containing the term) and collection
 -- frequency (cf: occurrences in the corpus) of every kept term.
--- Reads `tokens`, writes `df`.
+-- Reads `tokens` and `exact_copies`, writes `df`: a copy of an earlier
+-- document's verification text (exact_copies) is not counted, so the
+-- frequencies count distinct texts (spec section 9, "Exact copies first").
 WITH occurrences AS (
     SELECT doc_id, unnest(terms) AS term
-    FROM tokens
+    FROM tokens t
+    WHERE NOT EXISTS (SELECT 1 FROM exact_copies c WHERE c.doc_id = t.doc_id)
 ),
 -- One row per (term, document) first, then per term: both group-bys spill
 -- under a memory limit, where one group-by with COUNT(DISTINCT doc_id)

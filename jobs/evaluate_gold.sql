@@ -20,8 +20,12 @@
 -- unlabeled proposal as false would charge a method for pairs nobody looked
 -- at. fn counts every positive pair the method did not propose.
 -- Without gold labels the table is empty.
--- Reads `documents`, `candidates`, `duplicates`, `clusters`, `gold_pairs`,
--- `gold_clusters`; writes `gold_quality`.
+-- Only the first of an exact group was searched (exact_copies lists the
+-- others): every method would find every pair inside a group (identical
+-- verification texts give identical signatures), so those pairs count as
+-- found by every method, among the labeled documents only.
+-- Reads `documents`, `candidates`, `duplicates`, `clusters`, `exact_copies`,
+-- `gold_pairs`, `gold_clusters`; writes `gold_quality`.
 WITH enabled(method) AS (VALUES ${enabled_methods}),
 comparing(method) AS (VALUES ${comparing_methods}),
 doc_keys AS (
@@ -87,6 +91,15 @@ clustered AS (
     JOIN doc_keys k ON k.doc_id = c.doc_id
     JOIN gold_keys g ON g.key_kind = k.key_kind AND g.key = k.key
 ),
+exact_members AS (
+    -- The labeled documents of exact groups, with their group's first.
+    SELECT DISTINCT m.doc_id, m.first_doc_id
+    FROM (SELECT doc_id, first_doc_id FROM exact_copies
+          UNION ALL
+          SELECT first_doc_id AS doc_id, first_doc_id FROM exact_copies) m
+    JOIN doc_keys k ON k.doc_id = m.doc_id
+    JOIN gold_keys g ON g.key_kind = k.key_kind AND g.key = k.key
+),
 final_pairs AS (
     -- The final result finds a pair when it is a verified comparison or both
     -- documents ended in one cluster (only labeled documents are paired up,
@@ -105,6 +118,11 @@ proposed AS (
     FROM candidates c
     LEFT JOIN duplicates d ON d.doc_a = c.doc_a AND d.doc_b = c.doc_b
     WHERE c.method NOT IN (SELECT method FROM comparing) OR d.verified
+    UNION ALL
+    SELECT e.method, x.doc_id AS doc_a, y.doc_id AS doc_b
+    FROM enabled e
+    CROSS JOIN exact_members x
+    JOIN exact_members y ON x.first_doc_id = y.first_doc_id AND x.doc_id < y.doc_id
     UNION ALL
     SELECT 'final' AS method, doc_a, doc_b FROM final_pairs
 ),

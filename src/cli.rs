@@ -200,7 +200,7 @@ pub(crate) enum HistoryAction {
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
-    /// Stage to run: all, ingest, blocks, boilerplate, tokens, stats, signatures, search, candidates, verify,
+    /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, signatures, search, candidates, verify,
     /// decide, evaluate.
     #[arg(long, default_value = "all")]
     pub(crate) stage: String,

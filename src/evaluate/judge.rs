@@ -39,6 +39,13 @@ pub struct Judged {
     /// Size of the judged sample of each method and of any union of
     /// methods: the bottom-k size.
     pub k: usize,
+    /// The pairs inside exact groups (n·(n−1)/2 for a group of n
+    /// documents with one verification text): no method was given them,
+    /// since only a group's first is searched, but every method would find
+    /// every one (identical texts give identical signatures) and every one
+    /// verifies (similarity 1). They count as found, judged and verified
+    /// by every method and in the pool, without being listed.
+    pub exact_pairs: u64,
 }
 
 impl Judged {
@@ -62,6 +69,11 @@ impl Judged {
             self.found(i) + self.found(j) - self.both[i][j]
         }
     }
+}
+
+/// [`wilson_interval`], or none without a judged pair.
+fn wilson_interval_of(hits: u64, n: u64) -> Option<(f64, f64)> {
+    (n > 0).then(|| wilson_interval(hits, n))
 }
 
 /// The Wilson score interval of a proportion `hits / n` at 95%.
@@ -108,7 +120,8 @@ pub struct QualityRow {
 pub fn quality_rows(judged: &Judged, enabled: &[String]) -> (u64, Vec<QualityRow>) {
     let (pool_judged, pool_hits) =
         judged.sample_of(judged.pool).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64));
-    let pool = scale(judged.pool_found, pool_hits, pool_judged);
+    let exact = judged.exact_pairs;
+    let pool = scale(judged.pool_found, pool_hits, pool_judged) + exact;
     let mut enabled: Vec<&String> = enabled.iter().collect();
     enabled.sort();
     enabled.dedup();
@@ -116,12 +129,15 @@ pub fn quality_rows(judged: &Judged, enabled: &[String]) -> (u64, Vec<QualityRow
         .into_iter()
         .map(|method| {
             let bit = judged.methods.iter().position(|m| m == method);
-            let found = bit.map_or(0, |i| judged.found(i));
+            let proposed = bit.map_or(0, |i| judged.found(i));
             let (n, hits) = bit.map_or((0, 0), |i| {
                 judged.sample_of(1 << i).fold((0u64, 0u64), |(n, v), p| (n + 1, v + p.verified as u64))
             });
-            let verified = scale(found, hits, n);
-            let precision = (n > 0).then(|| hits as f64 / n as f64);
+            // The sample's estimate for the proposed pairs, then the exact
+            // pairs, known to verify, added to both.
+            let (found, verified) = (proposed + exact, scale(proposed, hits, n) + exact);
+            let with_exact = |share: f64| (share * proposed as f64 + exact as f64) / found as f64;
+            let precision = (n > 0).then(|| with_exact(hits as f64 / n as f64)).or((exact > 0).then_some(1.0));
             let recall = (pool > 0).then(|| verified as f64 / pool as f64);
             let f1 = match (precision, recall) {
                 (Some(p), Some(r)) if p + r > 0.0 => Some(2.0 * p * r / (p + r)),
@@ -130,10 +146,13 @@ pub fn quality_rows(judged: &Judged, enabled: &[String]) -> (u64, Vec<QualityRow
             QualityRow {
                 method: method.clone(),
                 found,
-                judged: n,
+                judged: n + exact,
                 verified,
                 precision,
-                interval: (n > 0).then(|| wilson_interval(hits, n)),
+                interval: match wilson_interval_of(hits, n) {
+                    Some((low, high)) => Some((with_exact(low), with_exact(high))),
+                    None => (exact > 0).then_some((1.0, 1.0)),
+                },
                 recall,
                 f1,
             }
@@ -169,6 +188,7 @@ mod tests {
             pool_found: 10,
             pairs,
             k: 3,
+            exact_pairs: 0,
         };
         let sample: Vec<bool> = judged.sample_of(2).map(|p| p.verified).collect();
         assert_eq!(sample, [true, true, false]); // pairs 1, 3, 5
@@ -200,6 +220,7 @@ mod tests {
             pool_found: 5,
             pairs,
             k: 10,
+            exact_pairs: 0,
         };
         let enabled: Vec<String> = ["z", "x", "y"].iter().map(|s| s.to_string()).collect();
         let (pool, rows) = quality_rows(&judged, &enabled);
@@ -217,5 +238,22 @@ mod tests {
         let (pool, rows) = quality_rows(&none, &enabled);
         assert_eq!(pool, 0);
         assert!(rows.iter().all(|r| r.recall.is_none() && r.f1.is_none()));
+        // Two exact groups of 3 and 2 documents: 3 + 1 pairs that every
+        // method finds and that verify. Pool {x, y}: 4 + 4 = 8; x found 3 + 4,
+        // verified 3 + 4: precision 1, recall 7/8; y found 7, verified 6:
+        // precision 6/7, recall 6/8.
+        let copies = Judged { pool: x | y, pool_found: 5, exact_pairs: 4, ..none };
+        let (pool, rows) = quality_rows(&copies, &enabled);
+        assert_eq!(pool, 8);
+        let by_method: Vec<(&str, u64, u64, u64, Option<f64>, Option<f64>)> =
+            rows.iter().map(|r| (r.method.as_str(), r.found, r.judged, r.verified, r.precision, r.recall)).collect();
+        assert_eq!(
+            by_method,
+            [
+                ("x", 7, 7, 7, Some(1.0), Some(7.0 / 8.0)),
+                ("y", 7, 7, 6, Some(6.0 / 7.0), Some(6.0 / 8.0)),
+                ("z", 6, 6, 6, Some(1.0), Some(6.0 / 8.0)),
+            ]
+        );
     }
 }

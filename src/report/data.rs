@@ -24,6 +24,10 @@ use crate::tables::write::table_exists;
 pub const LARGEST_CLUSTERS: usize = 10;
 /// Member URLs shown per listed cluster.
 pub const URLS_PER_CLUSTER: usize = 3;
+/// Exact groups shown in the report, the largest first.
+pub const LARGEST_EXACT_GROUPS: usize = 10;
+/// URL parameters shown that make exact copies, the most frequent first.
+pub const COPY_PARAMETERS: usize = 10;
 
 /// One part of the report: its data, or why there is none.
 #[derive(Debug)]
@@ -130,6 +134,25 @@ pub struct RepeatExample {
 /// Examples of repeats listed in the report.
 pub const REPEAT_EXAMPLES: usize = 10;
 
+/// Where a crawl's exact copies come from (tables `exact_groups`,
+/// `exact_copies`), for whoever runs the crawler.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactCopies {
+    /// The largest groups.
+    pub groups: Vec<ExactGroup>,
+    /// URL parameter names that a copy's URL has and its first's has not,
+    /// with the number of copies that have one.
+    pub parameters: Vec<(String, i64)>,
+}
+
+/// One exact group (a row of `exact_groups`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ExactGroup {
+    pub documents: i64,
+    pub distinct_urls: i64,
+    pub first_url: String,
+}
+
 /// Everything the page shows.
 #[derive(Debug)]
 pub struct ReportData {
@@ -139,6 +162,7 @@ pub struct ReportData {
     pub quality: Section<Vec<MethodQuality>>,
     pub overlap: Section<Overlap>,
     pub clusters: Section<Vec<ClusterSample>>,
+    pub exact_copies: Section<ExactCopies>,
     pub rejects: Section<Vec<RejectReason>>,
     pub repeats: Section<Repeats>,
     /// Every stage in run order with its manifest (a sharded stage's tasks
@@ -206,6 +230,7 @@ pub async fn load(out: &Path) -> Result<ReportData> {
         quality: section(out, &["method_quality"], method_quality(s)).await,
         overlap: section(out, &["method_overlap"], method_overlap(s)).await,
         clusters: section(out, &["clusters", "documents"], largest_clusters(s)).await,
+        exact_copies: section(out, &["exact_groups", "exact_copies", "documents"], exact_copies(s)).await,
         rejects: section(out, &["rejects"], reject_reasons(s)).await,
         repeats: section(out, &["repeats", "crawl_clusters"], repeats(s)).await,
         stages: crate::stages::all().iter().map(|stage| (stage.name(), finished_manifest(out, stage.name()))).collect(),
@@ -293,6 +318,33 @@ async fn largest_clusters(session: &SessionContext) -> Result<Vec<ClusterSample>
         }
     }
     Ok(clusters)
+}
+
+/// The largest exact groups and the URL parameters that make copies
+/// (`jobs/report_copy_parameters.sql`).
+async fn exact_copies(session: &SessionContext) -> Result<ExactCopies> {
+    let sql = format!(
+        "SELECT documents, distinct_urls, first_url FROM exact_groups \
+         ORDER BY documents DESC, first_doc_id LIMIT {LARGEST_EXACT_GROUPS}"
+    );
+    let batches = rows(session, &sql).await?;
+    let (documents, urls, first) = (integers(&batches, 0)?, integers(&batches, 1)?, texts(&batches, 2)?);
+    let groups = (0..documents.len())
+        .map(|i| ExactGroup {
+            documents: documents[i].unwrap_or(0),
+            distinct_urls: urls[i].unwrap_or(0),
+            first_url: first[i].clone().unwrap_or_default(),
+        })
+        .collect();
+    let sql = substitute(
+        include_str!("../../jobs/report_copy_parameters.sql"),
+        &[("parameters", COPY_PARAMETERS.to_string())],
+    );
+    let batches = rows(session, &sql).await?;
+    let (names, copies) = (texts(&batches, 0)?, integers(&batches, 1)?);
+    let parameters =
+        names.into_iter().zip(copies).map(|(name, n)| (name.unwrap_or_default(), n.unwrap_or(0))).collect();
+    Ok(ExactCopies { groups, parameters })
 }
 
 /// Rejected records per reason, most frequent first.

@@ -14,7 +14,8 @@ use crate::tables::columns::{boilerplate, clusters, crawl_clusters, documents, d
 /// representative, and every pair that involves it with the methods that
 /// proposed it and the verified similarity.
 pub async fn explain(out: &Path, document: &str) -> Result<String> {
-    for table in ["documents", "clusters", "duplicates", "failed_pairs", "boilerplate", repeats::TABLE] {
+    for table in ["documents", "clusters", "duplicates", "failed_pairs", "boilerplate", "exact_copies", repeats::TABLE]
+    {
         if crate::tables::write::table_exists(out, table) {
             crate::tables::write::check_table_schema(out, table)?;
         }
@@ -53,6 +54,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     let mut named: Vec<String> = Vec::new();
     for id in ids {
         text.push_str(&earlier_repeats(&session, out, id, &mut named).await?);
+        text.push_str(&exact_copy(&session, out, id).await?);
         let cl = session
             .sql(&format!(
                 "SELECT c.cluster_id, c.cluster_size, c.is_representative, c.similarity_to_representative, \
@@ -108,6 +110,27 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     }
     text.push_str(&method_legend(named));
     Ok(text)
+}
+
+/// A line for an exact copy (table `exact_copies`): the first of its exact
+/// group, whose outcome it follows and which alone was searched and
+/// compared; empty for any other document or a run without the table.
+async fn exact_copy(session: &datafusion::prelude::SessionContext, out: &Path, id: u64) -> Result<String> {
+    if !crate::tables::write::table_exists(out, "exact_copies") {
+        return Ok(String::new());
+    }
+    let sql = format!(
+        "SELECT e.first_doc_id, d.url FROM exact_copies e JOIN documents d ON d.doc_id = e.first_doc_id \
+         WHERE e.doc_id = {id}"
+    );
+    let batches = session.sql(&sql).await?.collect().await?;
+    let Some(b) = batches.iter().find(|b| b.num_rows() > 0) else { return Ok(String::new()) };
+    let first = crate::tables::columns::exact_copies::first_doc_id(b)?.value(0);
+    let url = documents::url(b)?.value(0);
+    Ok(format!(
+        "  exact copy of document {first} {url}: the same verification text, so only that one was searched and \
+         compared; this one follows it\n"
+    ))
 }
 
 /// One line per method named in the text, in registry order: its id with

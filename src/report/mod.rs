@@ -4,6 +4,7 @@
 //! precision, recall and F1 per method with the study's published figures
 //! beside this run's, the Dice heat map between methods,
 //! the per-method pair counts, the largest clusters with sample URLs, the
+//! largest groups of exact copies with the URL parameters that made them, the
 //! reject reasons and the stage timings from the manifests. Charts are
 //! inline SVG and styles inline CSS: no JavaScript and no external resource,
 //! so the file can be mailed, archived or opened offline. A section whose
@@ -22,7 +23,7 @@ use anyhow::Result;
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use data::{ClusterSample, Count, MethodQuality, Overlap, RejectReason, Repeats, ReportData, Section};
+use data::{ClusterSample, Count, ExactCopies, MethodQuality, Overlap, RejectReason, Repeats, ReportData, Section};
 use html::{escape, grouped, ratio, seconds, truncate_chars};
 use svg::{BarGroup, Series};
 
@@ -66,6 +67,7 @@ pub fn page(data: &ReportData) -> String {
     let mut body = String::new();
     body.push_str(&section("outcome", "Deduplication outcome", &outcome_html(&data.outcome)));
     body.push_str(&section("clusters", "Largest clusters", &body_of(&data.clusters, |c| clusters_html(c))));
+    body.push_str(&section("copies", "Exact copies", &body_of(&data.exact_copies, exact_copies_html)));
     body.push_str(&section("summary", "Run summary", &summary_html(&data.summary)));
     let pool = pool_methods(&data.stages);
     body.push_str(&section(
@@ -365,6 +367,43 @@ fn clusters_html(clusters: &[ClusterSample]) -> String {
     out
 }
 
+/// The largest exact groups (documents with one verification text) and the
+/// URL parameters that made the copies: what a crawl operator can fix.
+fn exact_copies_html(copies: &ExactCopies) -> String {
+    if copies.groups.is_empty() {
+        return "<p class=\"missing\">no exact copies: every document's verification text is its own</p>\n".to_string();
+    }
+    let mut out = format!(
+        "<p class=\"note\">The {} largest groups of documents with the same verification text: only the first \
+         (in the keep order) was searched and compared, the others follow it.</p>\n\
+         <table>\n<tr><th>documents</th><th>distinct URLs</th><th>first</th></tr>\n",
+        data::LARGEST_EXACT_GROUPS
+    );
+    for group in &copies.groups {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td><span class=\"url\">{}</span></td></tr>",
+            grouped(group.documents),
+            grouped(group.distinct_urls),
+            escape(&group.first_url)
+        );
+    }
+    out.push_str("</table>\n");
+    if !copies.parameters.is_empty() {
+        let listed: Vec<String> = copies
+            .parameters
+            .iter()
+            .map(|(name, n)| format!("<code>{}</code> ({})", escape(name), grouped(*n)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "<p class=\"note\">URL parameters of copies that their first's URL lacks (copies with one): {}.</p>",
+            listed.join(", ")
+        );
+    }
+    out
+}
+
 /// The night's repeats of earlier crawls, per crawl, and the closest ones.
 fn repeats_html(repeats: &Repeats) -> String {
     let mut out = format!(
@@ -521,6 +560,14 @@ mod tests {
                     },
                 ],
             }]),
+            exact_copies: Section::Ready(ExactCopies {
+                groups: vec![data::ExactGroup {
+                    documents: 1200,
+                    distinct_urls: 1199,
+                    first_url: "http://e.example/a?x=<1>".into(),
+                }],
+                parameters: vec![("sid".into(), 1150), ("utm_source".into(), 49)],
+            }),
             rejects: Section::Unreadable("broken <file>".into()),
             repeats: Section::Ready(Repeats {
                 crawls: vec![
@@ -561,10 +608,15 @@ mod tests {
     #[test]
     fn every_section_is_there_with_its_numbers() {
         let html = page(&sample_data());
-        for id in ["outcome", "clusters", "summary", "quality", "overlap", "rejects", "repeats", "timings"] {
+        for id in ["outcome", "clusters", "copies", "summary", "quality", "overlap", "rejects", "repeats", "timings"] {
             assert_eq!(html.matches(&format!("<section id=\"{id}\">")).count(), 1, "section {id}");
         }
         assert!(html.contains("<span class=\"value\">1,234</span><span class=\"label\">documents</span>"));
+        // The largest exact group, escaped, and the parameters that made its copies.
+        assert!(html.contains(
+            "<tr><td class=\"num\">1,200</td><td class=\"num\">1,199</td><td><span class=\"url\">http://e.example/a?x=&lt;1&gt;</span></td></tr>"
+        ));
+        assert!(html.contains("<code>sid</code> (1,150), <code>utm_source</code> (49)."));
         assert!(html.contains("<span class=\"value\">not run</span><span class=\"label\">revisits</span>"));
         // Pair-count row of a0: 10 found, all 10 judged, 5 verified, P 0.5
         // (exact), R 1, F1 2/3.

@@ -1,11 +1,13 @@
-//! Stage `decide`: `documents`, `clusters` → `decisions`.
+//! Stage `decide`: `documents`, `clusters`, `tokens`, `exact_copies` →
+//! `decisions`.
 //!
 //! What a deduplication tool is for: for every document, keep it or remove
 //! it as a duplicate of a named kept document (`jobs/decisions.sql`). The
 //! rule that picks the kept copy (`[dedup] keep`) already ordered
 //! verification's placement, so this stage only reads the clusters: the
 //! kept copy is each cluster's representative, and every removed document
-//! verified against it. Rows are ordered by input file and offset, the
+//! verified against it, or is an exact copy of a member (same
+//! `tokens.text_digest`) and follows it. Rows are ordered by input file and offset, the
 //! order an export reads the crawl back in.
 
 use anyhow::Result;
@@ -24,7 +26,7 @@ impl Stage for Decide {
         "decide"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents", "clusters"]
+        vec!["documents", "clusters", "tokens", "exact_copies"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec![decisions::TABLE]

@@ -26,6 +26,11 @@
 //! compares all of those, and both `method_quality` and `gold_quality`
 //! count only the passing ones.
 //!
+//! Only the first of each exact group was searched (spec §9, "Exact copies
+//! first"); the pairs inside exact groups count as found and verified by
+//! every method, in `method_quality`, `method_overlap` and `gold_quality`,
+//! without being listed ([`Judged::exact_pairs`], `jobs/evaluate_gold.sql`).
+//!
 //! The pool's methods are configurable because the study's recall is
 //! relative to the union of the duplicates of its experiment's methods
 //! (A0–A10, preset `"study"`): only with that pool can this run's recall be
@@ -58,7 +63,16 @@ impl Stage for Evaluate {
         "evaluate"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents", "tokens", "candidates", "duplicates", "failed_pairs", "clusters"]
+        vec![
+            "documents",
+            "tokens",
+            "candidates",
+            "duplicates",
+            "failed_pairs",
+            "clusters",
+            "exact_copies",
+            "exact_groups",
+        ]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["method_quality", "method_overlap", "gold_pairs", "gold_clusters", "gold_quality"]
@@ -252,7 +266,14 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
     let reused = chosen.iter().filter(|(_, a, b, _)| verdict(&(*a, *b)).is_some()).count();
     report.counters.insert("judged_pairs_verified_here".into(), (pairs.len() - reused) as u64);
-    Ok(Judged { methods: edges.methods, both, pool: pool_mask, pool_found, pairs, k })
+    // The pairs inside exact groups, counted without listing them.
+    let exact_pairs = crate::tables::sql::count(
+        &session,
+        "SELECT CAST(COALESCE(SUM(documents * (documents - 1) / 2), 0) AS BIGINT) AS n FROM exact_groups",
+    )
+    .await?;
+    report.counters.insert("exact_group_pairs".into(), exact_pairs);
+    Ok(Judged { methods: edges.methods, both, pool: pool_mask, pool_found, pairs, k, exact_pairs })
 }
 
 /// Writes `method_quality`.
@@ -277,10 +298,13 @@ fn write_method_quality(out: &Path, rows: &[QualityRow]) -> Result<u64> {
 
 /// `method_overlap`: the Dice coefficient 2|A∩B|/(|A|+|B|) between the
 /// verified pair sets of every two methods with verified pairs, diagonal
-/// included, from the bottom-k sample of the union of the two.
+/// included, from the bottom-k sample of the union of the two, and the
+/// pairs inside exact groups, which both methods find and verify
+/// ([`Judged::exact_pairs`]).
 fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
+    let exact = judged.exact_pairs;
     let with_verified: Vec<usize> =
-        (0..judged.methods.len()).filter(|&i| judged.sample_of(1 << i).any(|p| p.verified)).collect();
+        (0..judged.methods.len()).filter(|&i| exact > 0 || judged.sample_of(1 << i).any(|p| p.verified)).collect();
     let mut w = TableOutput::<method_overlap::Rows>::create(out)?;
     for &x in &with_verified {
         for &y in &with_verified {
@@ -295,11 +319,17 @@ fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
                 }
             }
             let union_found = judged.found_either(x, y);
+            // The sample's counts scaled to the union (times n), plus the
+            // exact pairs (times n): exact integers, so without exact
+            // pairs the ratio is 2·common / (in_x + in_y) to the last bit.
+            let (scaled, per) = if n == 0 { (0u128, 1u128) } else { (union_found as u128, n as u128) };
+            let common_n = common as u128 * scaled + exact as u128 * per;
+            let verified_n = (in_x + in_y) as u128 * scaled + 2 * exact as u128 * per;
             w.push(|b| {
                 b.method_a.append_value(&judged.methods[x]);
                 b.method_b.append_value(&judged.methods[y]);
-                b.common.append_value(scale(union_found, common, n) as i64);
-                b.dice.append_option((in_x + in_y > 0).then(|| 2.0 * common as f64 / (in_x + in_y) as f64));
+                b.common.append_value((scale(union_found, common, n) + exact) as i64);
+                b.dice.append_option((verified_n > 0).then(|| 2.0 * common_n as f64 / verified_n as f64));
             })?;
         }
     }

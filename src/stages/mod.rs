@@ -5,6 +5,7 @@ pub mod boilerplate;
 pub mod candidates;
 pub mod decide;
 pub mod evaluate;
+pub mod exact;
 pub mod history_match;
 pub mod ingest;
 pub mod search;
@@ -24,6 +25,7 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(blocks::Blocks),
         Box::new(boilerplate::Boilerplate),
         Box::new(tokens::Tokens),
+        Box::new(exact::Exact),
         Box::new(stats::Stats),
         Box::new(signatures::Signatures),
         Box::new(search::Search),

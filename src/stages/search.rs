@@ -1,4 +1,4 @@
-//! Stage `search`: `tokens` → `method_pairs`.
+//! Stage `search`: `tokens`, `exact_copies` → `method_pairs`.
 //!
 //! The methods that find their pairs by a search of their own rather than
 //! by equal signatures ([`registry::MethodSpec::search`]): SpotSigs (shared
@@ -6,6 +6,9 @@
 //! sentences, verified blocks). Both are bounded like every method
 //! (`candidates.max_edges_per_document`): a bounded number of comparisons
 //! per document, and each document's strongest edges kept.
+//!
+//! Only the first of each exact group is searched: the token passes leave
+//! the exact copies out, so no bound is spent on them.
 //!
 //! Both search by keys ([`crate::methods::KeyedSearch`]), in bounded
 //! memory: [`crate::methods::keyed`].
@@ -30,7 +33,7 @@ impl Stage for Search {
         "search"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens"]
+        vec!["tokens", "exact_copies"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["method_pairs"]

@@ -12,8 +12,9 @@
 //! SQL can rely on it.
 //!
 //! A map stage: task I of N (`--shard I/N`) signs the documents with
-//! `doc_id % N = I`. The corpus-wide state of the global methods was built
-//! once by the `stats` stage; a state chosen from the documents (a9's
+//! `doc_id % N = I`, but the exact copies (table `exact_copies`, stage
+//! `exact`): only the first of an exact group is signed. The corpus-wide
+//! state of the global methods was built once by the `stats` stage; a state chosen from the documents (a9's
 //! descriptive words) is read back from `method_state`, the others
 //! (lexicons) are rebuilt from `df`. The task's
 //! documents are read and signed in chunks of [`CHUNK_DOCS`], so memory is
@@ -41,7 +42,7 @@ impl Stage for Signatures {
         "signatures"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "df", "corpus_stats", "method_state"]
+        vec!["tokens", "exact_copies", "df", "corpus_stats", "method_state"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         std::iter::once("signatures").chain(registry::record_tables()).collect()
@@ -70,7 +71,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             .insert(m.id.to_string(), crate::methods::inputs::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");
-    let total = crate::tables::sql::count(&session, &format!("SELECT COUNT(*) AS n FROM tokens WHERE {own}")).await?;
+    // The task's documents but the exact copies, which the chunks leave out.
+    let count = |table: &str| format!("SELECT COUNT(*) AS n FROM {table} WHERE {own}");
+    let total = crate::tables::sql::count(&session, &count("tokens"))
+        .await?
+        .saturating_sub(crate::tables::sql::count(&session, &count("exact_copies")).await?);
     let parts = if reads.words { TokenParts::All } else { TokenParts::Terms };
     let mut chunks = TokenChunks::open(&session, &own, parts).await?;
     let mut report = StageReport::default();

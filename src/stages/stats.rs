@@ -1,8 +1,10 @@
-//! Stage `stats`: `tokens` → `df`, `corpus_stats`, `method_state`.
+//! Stage `stats`: `tokens`, `exact_copies` → `df`, `corpus_stats`,
+//! `method_state`.
 //!
 //! The corpus-wide statistics, computed once over the tokens of all tasks
-//! of a (possibly sharded) `tokens` stage and read by every task of
-//! `signatures`: document and collection frequencies and the corpus size in
+//! of a (possibly sharded) `tokens` stage, each verification text once
+//! (the exact copies left out: spec §9, "Exact copies first"), and read by
+//! every task of `signatures`: document and collection frequencies and the corpus size in
 //! SQL (`jobs/df.sql`, `jobs/corpus_stats.sql`; `df` only when an enabled
 //! method reads term statistics), then the state of the
 //! global methods built from them (lexicons of imatch and a7, a9's
@@ -27,7 +29,7 @@ impl Stage for Stats {
         "stats"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens"]
+        vec!["tokens", "exact_copies"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["df", "corpus_stats", "method_state"]

@@ -3,8 +3,9 @@
 //! Each document's text first loses its host's template lines (the
 //! `boilerplate` table, see [`crate::text::boilerplate`]); what is left is
 //! tokenized for the signatures and, folded, kept as the visible text that
-//! verification compares. Documents stream in doc_id order, batch by
-//! batch; each batch is normalized in parallel (rayon) and written at once,
+//! verification compares, with the digest of the text verification
+//! compares (`text_digest`, which the `exact` stage groups by). Documents
+//! stream in doc_id order, batch by batch; each batch is normalized in parallel (rayon) and written at once,
 //! so the stage's own memory is bounded by one batch whatever the corpus
 //! size. (`documents` is in input order, so DataFusion sorts it first,
 //! under a pool of its own that bounds it whatever the crawl's size:
@@ -26,6 +27,7 @@ use crate::tables::columns::{documents, tokens};
 use crate::tables::write::TableWriter;
 use crate::text::boilerplate::Stripped;
 use crate::text::{Normalizer, TokenBuffers};
+use crate::verify::digest::verification_digest;
 use crate::verify::settings::VerificationText;
 
 /// The tokens stage.
@@ -44,7 +46,8 @@ impl Stage for Tokens {
     fn config_section(&self, config: &Config) -> Value {
         // The lists written depend on the methods: enabling one that reads
         // a list not written reruns this stage.
-        json!({"text": config.text, "lists": lists_written(config)})
+        // The digest is of the text verify compares.
+        json!({"text": config.text, "lists": lists_written(config), "verify_text": config.verify.text})
     }
     fn shardable(&self) -> bool {
         true
@@ -65,6 +68,7 @@ fn lists_written(config: &Config) -> ListsRead {
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let normalizer = Normalizer::new(&ctx.config.text);
     let lists = lists_written(&ctx.config);
+    let verify_text = ctx.config.verify.text;
     let session = ctx.corpus_sort_session("documents").await?;
     // Batches of 256 documents rather than DataFusion's 8,192: a batch's
     // text, its tokens and their Arrow builders stay below glibc's mmap
@@ -106,7 +110,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             })
             .collect();
         for (i, (stripped, t)) in tokenized.iter().enumerate() {
-            push_tokens(&mut out, ids.value(i), t, langs.value(i), stripped, lists);
+            let digest = verification_digest(verify_text, &stripped.visible, t);
+            push_tokens(&mut out, ids.value(i), t, langs.value(i), stripped, &digest, lists);
             stripped_docs += (stripped.removed_lines > 0) as u64;
             removed_lines += stripped.removed_lines as u64;
             all_template += stripped.all_template as u64;
@@ -129,7 +134,15 @@ const DOCUMENTS_PER_BATCH: usize = 256;
 
 /// Appends one document's row; the lists no enabled method reads are null
 /// (about 15% of the stage's CPU in a min-hash-only run, and their disk).
-fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, stripped: &Stripped, lists: ListsRead) {
+fn push_tokens(
+    b: &mut tokens::Rows,
+    doc_id: u64,
+    t: &TokenBuffers,
+    lang: &str,
+    stripped: &Stripped,
+    digest: &str,
+    lists: ListsRead,
+) {
     b.doc_id.append_value(doc_id);
     push_strings(&mut b.terms, t.terms());
     push_numbers(&mut b.sentence_ends, &t.sentence_ends);
@@ -149,6 +162,7 @@ fn push_tokens(b: &mut tokens::Rows, doc_id: u64, t: &TokenBuffers, lang: &str, 
     b.num.append_value(t.sentence_ends.len() as u32);
     b.lang.append_value(lang);
     b.text.append_value(&stripped.visible);
+    b.text_digest.append_value(digest);
     b.boilerplate_lines.append_value(stripped.removed_lines);
     b.boilerplate_chars.append_value(stripped.removed_chars);
 }

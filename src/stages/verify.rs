@@ -33,10 +33,15 @@
 //!
 //! `duplicates` gets one row per comparison that verified, `failed_pairs`
 //! one per comparison that failed, `clusters` one row per member of a
-//! cluster of two or more documents.
+//! cluster of two or more documents. Exact copies (`exact_copies`, stage
+//! `exact`) were in no candidate edge: each joins its first's cluster
+//! ([`with_copies`]) with similarity 1 to a first that is the
+//! representative, else the first's own, and a first alone becomes the
+//! representative of a cluster of its copies.
 //!
 //! A map stage: task I of N (`--shard I/N`) takes the components whose
-//! smallest doc_id is I mod N, and reads the texts of their documents only.
+//! smallest doc_id is I mod N (a document in no edge is a component of its
+//! own, for its copies), and reads the texts of their documents only.
 //!
 //! Those texts are written to a file on local disk ([`crate::storage::spilled_docs`])
 //! and read back when a document is placed or compared with, through a
@@ -49,6 +54,7 @@ use anyhow::Result;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
@@ -69,7 +75,7 @@ impl Stage for Verify {
         "verify"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["candidates", "documents", "tokens"]
+        vec!["candidates", "documents", "tokens", "exact_copies"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["duplicates", "failed_pairs", "clusters"]
@@ -94,6 +100,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         uf.union(a, b);
     }
     let components: Vec<Vec<u64>> = uf.components().into_iter().filter(|c| ctx.shard.owns_doc(c[0])).collect();
+    // The exact copies this task places: those whose first is in one of
+    // its components, or alone (a component of one document) and its own.
+    let own_components: HashSet<u64> = components.iter().flatten().copied().collect();
+    let copies = load_own_copies(&session, |first| {
+        own_components.contains(&first) || (uf.find(first).is_none() && ctx.shard.owns_doc(first))
+    })
+    .await?;
+    drop(own_components);
     drop(uf);
     let mut ids: Vec<u64> = components.iter().flatten().copied().collect();
     ids.sort_unstable();
@@ -152,11 +166,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 
     let mut report = StageReport::default();
     let mut outcome_counts = [0u64; 3];
-    let mut capped = 0u64;
+    let (mut capped, mut uncompared) = (0u64, 0u64);
     let (mut compared, mut clustered) = (Vec::new(), Vec::new());
     for r in results {
         outcome_counts.iter_mut().zip(r.outcomes).for_each(|(total, k)| *total += k);
         capped += r.capped;
+        uncompared += r.uncompared;
         compared.extend(r.compared);
         clustered.extend(r.clustered);
     }
@@ -189,17 +204,32 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     report.rows.insert(duplicates::TABLE.into(), verified.commit()?);
     report.rows.insert(failed_pairs::TABLE.into(), failed.commit()?);
 
-    // clusters: every member of a cluster of two or more, by (cluster, rep first, doc).
-    clustered.sort_unstable_by_key(|r| (r.representative, r.doc != r.representative, r.doc));
+    // clusters: every member of a cluster of two or more, the exact copies
+    // with their firsts, by (cluster, rep first, doc).
+    let placed: Vec<Member> = clustered
+        .iter()
+        .map(|r| Member {
+            cluster: members.ids[r.representative as usize],
+            doc: members.ids[r.doc as usize],
+            similarity: r.similarity,
+        })
+        .collect();
+    let copies_placed = copies.len() as u64;
+    let mut rows = with_copies(placed, copies);
+    rows.sort_unstable_by_key(|r| (r.cluster, r.doc != r.cluster, r.doc));
     let mut writer = TableOutput::<clusters::Rows>::for_shard(&ctx.out, ctx.shard)?;
-    for r in &clustered {
-        writer.push(|row| {
-            row.doc_id.append_value(members.ids[r.doc as usize]);
-            row.cluster_id.append_value(members.ids[r.representative as usize]);
-            row.cluster_size.append_value(r.size);
-            row.is_representative.append_value(r.doc == r.representative);
-            row.similarity_to_representative.append_option(r.similarity);
-        })?;
+    let mut clusters_written = 0u64;
+    for cluster in rows.chunk_by(|a, b| a.cluster == b.cluster) {
+        clusters_written += 1;
+        for r in cluster {
+            writer.push(|row| {
+                row.doc_id.append_value(r.doc);
+                row.cluster_id.append_value(r.cluster);
+                row.cluster_size.append_value(cluster.len() as u64);
+                row.is_representative.append_value(r.doc == r.cluster);
+                row.similarity_to_representative.append_option(r.similarity);
+            })?;
+        }
     }
     report.rows.insert(clusters::TABLE.into(), writer.commit()?);
 
@@ -209,11 +239,15 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     c.insert("largest_component".into(), components.iter().map(Vec::len).max().unwrap_or(0) as u64);
     c.insert("comparisons".into(), compared.len() as u64);
     c.insert("documents_at_comparison_bound".into(), capped);
+    // Invariant (b) of the kept set holds among the pairs compared: those
+    // the bound let through.
+    c.insert("candidate_pairs_left_uncompared".into(), uncompared);
     c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
     c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
     c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
     c.insert("verified_pairs".into(), compared.iter().filter(|c| c.similarity.is_some()).count() as u64);
-    c.insert("clusters_with_duplicates".into(), clustered.iter().filter(|r| r.doc == r.representative).count() as u64);
+    c.insert("clusters_with_duplicates".into(), clusters_written);
+    c.insert("exact_copies_placed".into(), copies_placed);
     // The own comparisons of the methods that include theirs: every
     // candidate pair of this task's documents, each compared once (a pair
     // of another task's documents is not among its rows).
@@ -230,10 +264,87 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     Ok(report)
 }
 
+/// One row of `clusters` by document id: its cluster (the representative's
+/// id), and its similarity to the representative (none for it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Member {
+    cluster: u64,
+    doc: u64,
+    similarity: Option<f64>,
+}
+
+/// The exact copies (`exact_copies`: copy, first) whose first `owned`
+/// accepts, as (first, copy) sorted.
+async fn load_own_copies(
+    session: &datafusion::prelude::SessionContext,
+    mut owned: impl FnMut(u64) -> bool,
+) -> Result<Vec<(u64, u64)>> {
+    let mut copies = Vec::new();
+    let mut stream = session.sql("SELECT doc_id, first_doc_id FROM exact_copies").await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let ids = crate::tables::columns::exact_copies::doc_id(&batch)?;
+        let firsts = crate::tables::columns::exact_copies::first_doc_id(&batch)?;
+        copies
+            .extend((0..batch.num_rows()).filter(|&i| owned(firsts.value(i))).map(|i| (firsts.value(i), ids.value(i))));
+    }
+    copies.sort_unstable();
+    Ok(copies)
+}
+
+/// The clusters' rows with the exact copies (first, copy) added: a copy
+/// joins its first's cluster, with similarity 1 to a first that is the
+/// representative, else the first's own similarity (the texts are
+/// identical); a first in no cluster becomes the representative of one
+/// with its copies (spec §9, "Exact copies first").
+fn with_copies(mut rows: Vec<Member>, copies: Vec<(u64, u64)>) -> Vec<Member> {
+    let placed: HashMap<u64, Member> = rows.iter().map(|r| (r.doc, *r)).collect();
+    for group in copies.chunk_by(|a, b| a.0 == b.0) {
+        let first = group[0].0;
+        let (cluster, similarity) = match placed.get(&first) {
+            Some(m) if m.doc != m.cluster => (m.cluster, m.similarity),
+            Some(m) => (m.cluster, Some(1.0)),
+            None => {
+                rows.push(Member { cluster: first, doc: first, similarity: None });
+                (first, Some(1.0))
+            }
+        };
+        rows.extend(group.iter().map(|&(_, copy)| Member { cluster, doc: copy, similarity }));
+    }
+    rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use arrow::array::RecordBatch;
+
+    /// Copies follow their firsts: into the representative's cluster with
+    /// similarity 1, into a member's cluster with the member's similarity,
+    /// or into a new cluster of a first that was alone.
+    #[test]
+    fn copies_join_their_firsts_clusters() {
+        let member = |cluster, doc, similarity| Member { cluster, doc, similarity };
+        let placed = vec![member(1, 1, None), member(1, 5, Some(0.9))];
+        // 7 copies 1 (the representative), 8 copies 5, 9 and 10 copy 3
+        // (alone).
+        let rows = with_copies(placed.clone(), vec![(1, 7), (3, 9), (3, 10), (5, 8)]);
+        let mut rows = rows;
+        rows.sort_unstable_by_key(|r| (r.cluster, r.doc));
+        assert_eq!(
+            rows,
+            [
+                member(1, 1, None),
+                member(1, 5, Some(0.9)),
+                member(1, 7, Some(1.0)),
+                member(1, 8, Some(0.9)),
+                member(3, 3, None),
+                member(3, 9, Some(1.0)),
+                member(3, 10, Some(1.0)),
+            ]
+        );
+        assert_eq!(with_copies(placed.clone(), Vec::new()), placed);
+    }
 
     /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
     /// its canonical URL first, or the earliest crawl date (unknown dates

@@ -319,11 +319,13 @@ pub fn one_stream(session: SessionContext) -> Result<SessionContext> {
 }
 
 /// Tables whose every part file is written in doc_id order (`tokens`: its
-/// stage reads and writes documents in that order). Declared to DataFusion,
+/// stage reads and writes documents in that order; `exact_copies`: its job
+/// ends with `ORDER BY doc_id`). Declared to DataFusion,
 /// so `ORDER BY doc_id` over them is a streaming merge of the files instead
 /// of a sort that holds the whole table: the stages that read the corpus in
-/// doc_id order (`signatures` chunk by chunk) stay bounded in memory.
-const SORTED_BY_DOC_ID: [&str; 1] = ["tokens"];
+/// doc_id order (`signatures` chunk by chunk, leaving the copies out as
+/// they stream past) stay bounded in memory.
+const SORTED_BY_DOC_ID: [&str; 2] = ["tokens", "exact_copies"];
 
 /// Registers every published table under `out` by its folder name (hidden
 /// and `_` folders skipped, and folders without a Parquet file, which are

@@ -102,11 +102,11 @@ pub struct Compared {
     pub similarity: Option<f64>,
 }
 
-/// One `clusters` row, by dense index.
+/// One member of a cluster of two or more, by dense index (its size is
+/// counted when the rows are written, with the exact copies added).
 pub struct ClusterRow {
     pub doc: u32,
     pub representative: u32,
-    pub size: u64,
     pub similarity: Option<f64>,
 }
 
@@ -118,6 +118,8 @@ pub struct ComponentResult {
     pub clustered: Vec<ClusterRow>,
     pub outcomes: [u64; 3],
     pub capped: u64,
+    /// Candidate pairs the comparison bound left uncompared.
+    pub uncompared: u64,
 }
 
 /// Places one component (its doc_ids, as the union of the candidate edges
@@ -156,7 +158,8 @@ pub fn place_component(
 /// A placed component's rows by dense index (`local[k]` is the index of
 /// its k-th document in keep order).
 fn component_result(local: &[u32], placed: Placed) -> ComponentResult {
-    let mut result = ComponentResult { capped: placed.capped, ..ComponentResult::default() };
+    let mut result =
+        ComponentResult { capped: placed.capped, uncompared: placed.uncompared, ..ComponentResult::default() };
     for c in &placed.comparisons {
         let (x, y) = (local[c.doc], local[c.other]);
         let (a, b) = (x.min(y), x.max(y));
@@ -170,12 +173,7 @@ fn component_result(local: &[u32], placed: Placed) -> ComponentResult {
     for (k, &i) in local.iter().enumerate() {
         let r = placed.representative[k];
         if sizes[r] > 1 {
-            result.clustered.push(ClusterRow {
-                doc: i,
-                representative: local[r],
-                size: sizes[r],
-                similarity: placed.similarity[k],
-            });
+            result.clustered.push(ClusterRow { doc: i, representative: local[r], similarity: placed.similarity[k] });
         }
     }
     result

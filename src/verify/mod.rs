@@ -10,6 +10,8 @@
 //!   first document is the copy kept;
 //! - [`components`]: a verify task's documents, edges and rows as dense
 //!   arrays, and one component placed into rows;
+//! - [`digest`]: the digest of a verification text, which groups exact
+//!   copies before any search;
 //! - [`union_find`]: disjoint sets, for the components and the history's
 //!   clusters.
 //!
@@ -19,6 +21,7 @@
 
 pub mod compare;
 pub mod components;
+pub mod digest;
 pub mod inputs;
 pub mod placement;
 pub mod settings;

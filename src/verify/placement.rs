@@ -38,6 +38,10 @@ pub struct Placed {
     pub similarity: Vec<Option<f64>>,
     /// Documents that had more to compare than the bound allowed.
     pub capped: u64,
+    /// Candidate pairs the bound left uncompared: an earlier partner in
+    /// another cluster than the document's, not compared (spec §9,
+    /// invariant (b) holds among the pairs the bound lets through).
+    pub uncompared: u64,
 }
 
 /// How [`place`] compares: the verification rule and the bound on
@@ -190,7 +194,7 @@ pub fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + 
     let mut representative: Vec<usize> = (0..n).collect();
     let mut similarity: Vec<Option<f64>> = vec![None; n];
     let mut comparisons = Vec::new();
-    let mut capped = 0u64;
+    let (mut capped, mut uncompared) = (0u64, 0u64);
     // Most methods first, then the earlier document: deterministic, and the
     // strongest proposals survive the bound.
     let by_strength = |list: &mut Vec<(usize, u64)>| list.sort_by_key(|&(j, m)| (std::cmp::Reverse(m.count_ones()), j));
@@ -241,6 +245,7 @@ pub fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + 
         let room = rule.max_comparisons.saturating_sub(planned.len());
         cut |= partners.len() > room;
         capped += u64::from(cut);
+        uncompared += partners.len().saturating_sub(room) as u64;
         partners.truncate(room);
         let direct: Vec<(usize, u64, Role)> = partners.iter().map(|&(j, m)| (j, m, Role::Partner)).collect();
         results.extend(compare_all(&doc, &mut cache, &direct, rule)?);
@@ -254,7 +259,7 @@ pub fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + 
             similarity[i] = Some(s);
         }
     }
-    Ok(Placed { comparisons, representative, similarity, capped })
+    Ok(Placed { comparisons, representative, similarity, capped, uncompared })
 }
 
 /// Compares document `doc` with each planned document, read through
@@ -336,6 +341,7 @@ mod tests {
         let compared: Vec<(usize, usize)> = bounded.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(2, 0), (3, 1), (3, 0)]);
         assert_eq!(bounded.capped, 1);
+        assert_eq!((placed.uncompared, bounded.uncompared), (0, 1));
         assert_eq!(bounded.representative, placed.representative);
     }
 

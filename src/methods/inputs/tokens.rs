@@ -181,11 +181,85 @@ impl<'a> NumberList<'a> {
 /// The `tokens` rows selected by `filter` (a SQL WHERE clause, or empty)
 /// in doc_id order, read in chunks of a bounded number of documents, with
 /// only the lists `parts` names (the others are left empty).
+///
+/// Exact copies are left out: when the session has the `exact_copies`
+/// table (stage `exact`), the documents it lists are not handed out, so
+/// every method, statistic and bound sees each verification text once
+/// (spec §9, "Exact copies first"). Both tables are read in doc_id order
+/// and merged as they stream, so the copies cost no memory beyond a batch.
 pub struct TokenChunks {
     stream: datafusion::physical_plan::SendableRecordBatchStream,
+    copies: CopyCursor,
     /// Batches read and not yet handed out, and their number of rows.
     pending: Vec<RecordBatch>,
     pending_rows: usize,
+}
+
+/// The table of exact copies (written by the `exact` stage, which this
+/// layer may not import: `crate::stages::exact::COPIES` is the same name).
+pub const EXACT_COPIES: &str = "exact_copies";
+
+/// The doc_ids of `exact_copies` in increasing order, read a batch at a
+/// time while `tokens` streams past them.
+struct CopyCursor {
+    stream: Option<datafusion::physical_plan::SendableRecordBatchStream>,
+    ids: Option<arrow::array::UInt64Array>,
+    at: usize,
+}
+
+impl CopyCursor {
+    /// The copies `filter` selects, or none when `session` has no
+    /// `exact_copies` table (a session over `tokens` alone, in tests).
+    async fn open(session: &datafusion::prelude::SessionContext, filter: &str) -> Result<Self> {
+        let stream = if session.table_exist(EXACT_COPIES)? {
+            let sql = format!("SELECT doc_id FROM {} {filter} ORDER BY doc_id", EXACT_COPIES);
+            Some(session.sql(&sql).await?.execute_stream().await?)
+        } else {
+            None
+        };
+        Ok(CopyCursor { stream, ids: None, at: 0 })
+    }
+
+    /// True when `doc_id` is a copy; ids must come in increasing order.
+    async fn is_copy(&mut self, doc_id: u64) -> Result<bool> {
+        loop {
+            if let Some(ids) = &self.ids {
+                while self.at < ids.len() && ids.value(self.at) < doc_id {
+                    self.at += 1;
+                }
+                if self.at < ids.len() {
+                    return Ok(ids.value(self.at) == doc_id);
+                }
+            }
+            let Some(stream) = self.stream.as_mut() else { return Ok(false) };
+            match stream.next().await {
+                Some(batch) => {
+                    self.ids = Some(crate::tables::columns::exact_copies::doc_id(&batch?)?.clone());
+                    self.at = 0;
+                }
+                None => {
+                    self.stream = None;
+                    return Ok(false);
+                }
+            }
+        }
+    }
+
+    /// `batch` (in doc_id order) without its copies.
+    async fn without_copies(&mut self, batch: RecordBatch) -> Result<RecordBatch> {
+        if self.stream.is_none() && self.ids.as_ref().is_none_or(|ids| self.at >= ids.len()) {
+            return Ok(batch);
+        }
+        let ids = tokens::doc_id(&batch)?;
+        let mut keep = Vec::with_capacity(batch.num_rows());
+        for i in 0..batch.num_rows() {
+            keep.push(!self.is_copy(ids.value(i)).await?);
+        }
+        if keep.iter().all(|&k| k) {
+            return Ok(batch);
+        }
+        Ok(arrow::compute::filter_record_batch(&batch, &arrow::array::BooleanArray::from(keep))?)
+    }
 }
 
 impl TokenChunks {
@@ -195,14 +269,15 @@ impl TokenChunks {
         let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
         let sql = format!("SELECT doc_id, {columns} FROM tokens {filter} ORDER BY doc_id");
         let stream = whole_file_scans(session).await?.sql(&sql).await?.execute_stream().await?;
-        Ok(TokenChunks { stream, pending: Vec::new(), pending_rows: 0 })
+        let copies = CopyCursor::open(session, &filter).await?;
+        Ok(TokenChunks { stream, copies, pending: Vec::new(), pending_rows: 0 })
     }
 
     /// The next at most `max_docs` rows; None at the end.
     pub async fn next_chunk(&mut self, max_docs: usize) -> Result<Option<TokenChunk>> {
         while self.pending_rows < max_docs {
             let Some(batch) = self.stream.next().await else { break };
-            let batch = batch?;
+            let batch = self.copies.without_copies(batch?).await?;
             self.pending_rows += batch.num_rows();
             self.pending.push(batch);
         }
