@@ -5,8 +5,9 @@
 -- the night's clusters joined through its verified repeats (a union-find in
 -- Rust, bounded by the night's pages and their repeats). Each member's
 -- columns come from the night's `documents` or from `history_documents`
--- (which keeps no canonical URL: an earlier page counts as at its own),
--- read only for the crawls ${member_crawls} that hold a member. The first
+-- (with the canonical URL stored at append, so [dedup] keep ranks an earlier
+-- crawl's copies as it ranks the night's: ${history_canonical_url}), read
+-- only for the crawls ${member_crawls} that hold a member. The first
 -- member in the order `${keep_order}` ([dedup] keep, which always ends
 -- with crawl, doc_id) is kept; the others are duplicates, but for
 -- [history] mark = "new-only" (${new_only}), where only the night's pages
@@ -19,7 +20,7 @@ WITH attributes AS (
     JOIN (${keep_columns}) d ON d.doc_id = m.doc_id
     WHERE m.crawl = ${night}
     UNION ALL
-    SELECT m.group_no, m.crawl, m.doc_id, h.url, h.url AS canonical_url, h.crawl_date, h.http_status, h.text_chars
+    SELECT m.group_no, m.crawl, m.doc_id, h.url, ${history_canonical_url} AS canonical_url, h.crawl_date, h.http_status, h.text_chars
     FROM members m JOIN history_documents h ON h.doc_id = m.doc_id AND h.crawl = m.crawl
     WHERE m.crawl <> ${night} AND h.crawl IN (${member_crawls})
 ),

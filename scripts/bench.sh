@@ -5,7 +5,7 @@
 # Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH | --profile P]
 #                         [--work DIR] [--json FILE] [--memory-limit SIZE]
 #                         [--threads N] [--new-words] [--one-host]
-#                         [--first-as-is] CORPUS...
+#                         [--first-as-is] [--url-copies R] [--half-words] CORPUS...
 #
 # CORPUS: WARC/ARC or JSON Lines files or folders, as for `pipeline run --input`.
 #
@@ -30,7 +30,11 @@
 # --one-host keeps the copies on the original hosts and --first-as-is
 # leaves copy 0 unchanged, the layout of the series before 2026-11-27
 # (bench_corpus.py says why each made the cost per page grow with the
-# copies). If the
+# copies). --url-copies R serves every page of every copy again under
+# session-id and tracking URLs, a heavy-tailed number of times, R times the
+# records (issue 53's layout); --half-words keeps each host's template lines
+# and replaces half the words of every other line, copy 0 included (issue
+# 54's layout). With either, --scale 1 is the corpus in that layout. If the
 # binary cannot read JSON Lines, the input files are replicated unchanged
 # under distinct names instead (exact duplicates, so the pair counts grow
 # quadratically: the script says so).
@@ -52,7 +56,7 @@ CORPUS_FLAGS=()
 CORPUS=()
 
 usage() {
-    sed -n '5,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -68,6 +72,8 @@ while [[ $# -gt 0 ]]; do
         --new-words) CORPUS_FLAGS+=(--new-words); shift ;;
         --one-host) CORPUS_FLAGS+=(--one-host); shift ;;
         --first-as-is) CORPUS_FLAGS+=(--first-as-is); shift ;;
+        --url-copies) CORPUS_FLAGS+=(--url-copies "${2:?--url-copies needs a ratio}"); shift 2 ;;
+        --half-words) CORPUS_FLAGS+=(--half-words); shift ;;
         -h|--help) usage ;;
         -*) echo "unknown option $1" >&2; usage ;;
         *) CORPUS+=("$(realpath "$1")"); shift ;;

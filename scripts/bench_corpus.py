@@ -59,6 +59,32 @@ from 603 at 1 copy to 358 at 8 and 277 at 16, so each copy's text, its
 candidate pairs and its comparisons grew with the number of copies: a
 property of that layout, not of the crawl's size.
 
+Two more layouts, each for one kind of growth of a real crawl:
+
+--url-copies R (issue 53, "One kept copy per page"): every document of
+every copy appears a heavy-tailed number of times, on its own host, under
+URL variants a crawler caught in session ids and newsletter links fetches
+(`?sid=`, `?PHPSESSID=`, `;jsessionid=`, `?sessionid=`, `utm_*`), with the
+same text: most pages once, a few hundreds of times, R times the records
+in all. The number of appearances of a page is a discrete Pareto draw,
+floor(u^(-1/a)) for a uniform u seeded by its document id, so P(n >= k) =
+k^-a; the exponent a is the one (found by bisection on the seeded draws)
+that makes the records R times the pages, so the same input and R give the
+same crawl. The first appearance is at the page's own URL.
+
+--half-words (issue 54, "flat cost as pages that share a template grow"):
+instead of translating, each copy (copy 0 included) keeps its host's
+template lines as they are (the lines found on at least 10 distinct texts
+of the host and on at least 5% of them, as jobs/boilerplate.sql finds
+them) and replaces, in every other line, half its words (seeded by copy,
+document and line) by words drawn from the corpus's words in proportion to
+their frequency: each line keeps its word count and punctuation, and so
+its length and sentence structure, but not its words. Each copy k > 0 is a
+site of its own as above. The pages of a copy share their site's template
+and sentence structure but not their words, as generated pages, product
+pages and forum threads do, so methods propose them and verification
+refuses them.
+
 Everything is seeded by the copy number and the document id: the same
 input gives the same copies.
 """
@@ -218,6 +244,121 @@ def edit(text, copy, doc_id, edits, frequent, all_words):
     return text
 
 
+# Template lines of a host, for --half-words (jobs/boilerplate.sql's rule
+# and defaults).
+TEMPLATE_MIN_PAGES = 10
+TEMPLATE_MIN_SHARE = 0.05
+
+
+def host_of(url):
+    return (urlsplit(url).hostname or "").lower()
+
+
+def folded(line):
+    return " ".join(line.split()).lower()
+
+
+def template_lines(docs):
+    """(host, folded line) of every template line: found on at least
+    TEMPLATE_MIN_PAGES distinct texts of its host and on at least
+    TEMPLATE_MIN_SHARE of them."""
+    texts = defaultdict(set)
+    lines = defaultdict(set)
+    for _, url, text in docs:
+        host = host_of(url)
+        if not host:
+            continue
+        digest = stable_hash(text)
+        texts[host].add(digest)
+        for line in {folded(l) for l in text.split("\n")}:
+            if line:
+                lines[(host, line)].add(digest)
+    return {
+        key
+        for key, on in lines.items()
+        if len(on) >= TEMPLATE_MIN_PAGES and len(on) >= TEMPLATE_MIN_SHARE * len(texts[key[0]])
+    }
+
+
+def word_weights(docs):
+    """The corpus's words (lowercased) and their cumulative counts, to draw
+    words in proportion to their frequency."""
+    counts = Counter()
+    for _, _, text in docs:
+        counts.update(w.lower() for w in WORD.findall(text))
+    words = sorted(counts)
+    cumulative, total = [], 0
+    for w in words:
+        total += counts[w]
+        cumulative.append(total)
+    return words, cumulative
+
+
+def half_words(text, url, copy, doc_id, template, words, cumulative):
+    """`text` with its host's template lines as they are and half the words
+    of every other line replaced by corpus words (see --half-words)."""
+    host = host_of(url)
+    lines = []
+    for n, line in enumerate(text.split("\n")):
+        matches = list(WORD.finditer(line))
+        if (host, folded(line)) in template or not matches:
+            lines.append(line)
+            continue
+        rng = random.Random(stable_hash("half", copy, doc_id, n))
+        k = len(matches) // 2 + (rng.random() < 0.5 if len(matches) % 2 else 0)
+        chosen = sorted(rng.sample(range(len(matches)), k), reverse=True)
+        drawn = rng.choices(words, cum_weights=cumulative, k=k)
+        for i, word in zip(chosen, drawn):
+            m = matches[i]
+            line = line[: m.start()] + same_case(m.group(), word) + line[m.end():]
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# Session and tracking URL variants of --url-copies: a crawler without
+# cookies gets a new session id on every visit.
+def url_variant(url, doc_id, copy, n):
+    """Appearance n > 0 of a page: its URL with a session id or tracking
+    parameters, chosen and filled by (copy, document, n)."""
+    h = stable_hash("variant", copy, doc_id, n)
+    token = f"{h:016x}"
+    parts = urlsplit(url)
+    query = parts.query + "&" if parts.query else ""
+    kind = h % 5
+    if kind == 0:
+        return urlunsplit(parts._replace(query=f"{query}sid={token[:12]}"))
+    if kind == 1:
+        return urlunsplit(parts._replace(query=f"{query}PHPSESSID={token}"))
+    if kind == 2:
+        return urlunsplit(parts._replace(path=f"{parts.path};jsessionid={token.upper()}"))
+    if kind == 3:
+        return urlunsplit(parts._replace(query=f"{query}sessionid={token[:10]}"))
+    campaign = ["newsletter", "twitter", "rss", "partner"][(h >> 8) % 4]
+    return urlunsplit(parts._replace(query=f"{query}utm_source={campaign}&utm_medium=link&utm_campaign=c{(h >> 16) % 97}"))
+
+
+MAX_APPEARANCES = 1000
+
+
+def appearances(doc_ids, ratio):
+    """Appearances of each document (see --url-copies): discrete Pareto
+    draws from seeded uniforms, with the exponent that makes their sum
+    ratio times the documents (at most MAX_APPEARANCES each)."""
+    uniforms = [(stable_hash("appear", d) + 1) / 2**64 for d in doc_ids]
+
+    def draws(a):
+        return [min(MAX_APPEARANCES, int(u ** (-1 / a))) for u in uniforms]
+
+    low, high = 0.3, 50.0  # sums fall as the exponent grows
+    for _ in range(60):
+        mid = (low + high) / 2
+        if sum(draws(mid)) > ratio * len(doc_ids):
+            low = mid
+        else:
+            high = mid
+    return draws(high)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("documents", help="JSON lines with doc_id, url, text")
@@ -240,14 +381,36 @@ def main():
         action="store_true",
         help="leave copy 0 unchanged (no dropped or replaced words) instead of changing it like every copy",
     )
+    ap.add_argument(
+        "--url-copies",
+        type=float,
+        metavar="R",
+        help="each page again under session-id and tracking URLs a heavy-tailed number of times, R times the records",
+    )
+    ap.add_argument(
+        "--half-words",
+        action="store_true",
+        help="keep each host's template lines and replace half the words of every other line (copy 0 included)",
+    )
     args = ap.parse_args()
     if args.copies < 1:
         sys.exit("copies must be at least 1")
+    if args.url_copies is not None and args.url_copies < 1:
+        sys.exit("--url-copies must be at least 1 (the pages themselves)")
+    if args.half_words and (args.new_words or args.first_as_is):
+        sys.exit("--half-words changes every copy alike: not with --new-words or --first-as-is")
     docs = read_documents(args.documents)
     if not docs:
         sys.exit(f"{args.documents}: no documents")
     frequent, classes = content_vocabulary(docs)
     all_words = sorted(w for words in classes.values() for w in words)
+    if args.half_words:
+        template = template_lines(docs)
+        words, cumulative = word_weights(docs)
+        print(f"{len(template)} template lines kept as they are", file=sys.stderr)
+    times = appearances([d for d, _, _ in docs], args.url_copies) if args.url_copies else [1] * len(docs)
+    if args.url_copies:
+        print(f"{sum(times)} records per copy, a page at most {max(times)} times", file=sys.stderr)
     out = Path(args.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     for copy in range(args.copies):
@@ -259,8 +422,10 @@ def main():
             mapping = permutation(classes, copy)
         translated = 0
         with open(out / f"copy-{copy:03}.jsonl", "w", encoding="utf-8") as f:
-            for doc_id, url, text in docs:
-                if copy > 0 or not args.first_as_is:
+            for (doc_id, url, text), times_seen in zip(docs, times):
+                if args.half_words:
+                    text = half_words(text, url, copy, doc_id, template, words, cumulative)
+                elif copy > 0 or not args.first_as_is:
                     keep = copy == 0 or stable_hash("dup", copy, doc_id) % 10_000 < args.dup_rate * 10_000
                     text = drop_words(text, copy, frequent)
                     if not keep:
@@ -271,6 +436,10 @@ def main():
                     url = copy_url(url, copy, args.one_host)
                 record = {"id": f"{doc_id}-{copy}", "url": url, "text": text}
                 f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                for n in range(1, times_seen):
+                    variant = url_variant(url, doc_id, copy, n) if url else ""
+                    record = {"id": f"{doc_id}-{copy}-{n}", "url": variant, "text": text}
+                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
         print(f"copy {copy}: {len(docs)} documents, {translated} translated", file=sys.stderr)
 
 

@@ -239,3 +239,86 @@ fn release_notes_sharing_a_template_are_not_near_duplicates() {
     let text = String::from_utf8_lossy(&explained.stdout);
     assert!(text.contains("5 of ") && text.contains("- Search the documentation"), "{text}");
 }
+
+/// A shop of 52 product pages sharing the site's template, written as a
+/// corpus file; with `copies`, page 7 again under 12 `?sid=` URLs and page
+/// 30 under 12 `utm_*` URLs, as a crawler caught in session ids and
+/// newsletter links fetches them.
+fn write_shop(dir: &Path, name: &str, copies: bool) -> std::path::PathBuf {
+    let mut lines = String::new();
+    let mut push = |url: &str, html: &str| {
+        lines.push_str(&format!("{}\n", serde_json::json!({"id": url, "url": url, "html": html})));
+    };
+    for n in 0..52 {
+        let url = format!("https://shop.example.net/products/{n}.html");
+        let html = page(&format!("Product {n}"), &fixes(100 + n));
+        push(&url, &html);
+        for copy in 0..12 {
+            match n {
+                7 if copies => push(&format!("{url}?sid={:08x}", 0x5eed_0000 + copy * 7919), &html),
+                30 if copies => push(&format!("{url}?utm_source=newsletter&utm_campaign=week{copy}"), &html),
+                _ => {}
+            }
+        }
+    }
+    let path = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&path, lines).unwrap();
+    path
+}
+
+/// The visible text (`tokens.text`) of every document of a run, by URL.
+fn visible_texts(out: &Path) -> std::collections::BTreeMap<String, String> {
+    let mut urls = std::collections::HashMap::new();
+    for b in read_table(out, "documents") {
+        let ids = b.column_by_name("doc_id").unwrap().as_primitive::<UInt64Type>();
+        let u = b.column_by_name("url").unwrap().as_string::<i32>();
+        for i in 0..b.num_rows() {
+            urls.insert(ids.value(i), u.value(i).to_string());
+        }
+    }
+    let mut texts = std::collections::BTreeMap::new();
+    for b in read_table(out, "tokens") {
+        let ids = b.column_by_name("doc_id").unwrap().as_primitive::<UInt64Type>();
+        let t = b.column_by_name("text").unwrap().as_string::<i32>();
+        for i in 0..b.num_rows() {
+            texts.insert(urls[&ids.value(i)].clone(), t.value(i).to_string());
+        }
+    }
+    texts
+}
+
+#[test]
+fn copies_under_url_variants_leave_every_visible_text_unchanged() {
+    let dir = temp_dir("boilerplate_copies");
+    let config = dir.join("minhash.toml");
+    std::fs::write(&config, "[methods]\nenabled = [\"minhash\"]\n").unwrap();
+    let run = |name: &str, copies: bool| {
+        let input = write_shop(&dir, name, copies);
+        let out = dir.join(name);
+        let args = ["--quiet", "run", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        run_ok(&[&args[..], &["--config", config.to_str().unwrap()]].concat());
+        visible_texts(&out)
+    };
+    let pages = run("pages", false);
+    let with_copies = run("copies", true);
+    assert_eq!((pages.len(), with_copies.len()), (52, 52 + 24));
+
+    // Without copies: the template lines are left out and each product's
+    // own three lines stay.
+    for n in 0..52 {
+        let text = &pages[&format!("https://shop.example.net/products/{n}.html")];
+        for line in fixes(100 + n).split("</p>").filter(|l| !l.is_empty()) {
+            assert!(text.contains(&line.trim_start_matches("<p>").to_lowercase()), "{n}: {text}");
+        }
+        assert!(!text.contains("search the documentation") && !text.contains("copyright"), "{n}: {text}");
+    }
+
+    // With copies: every document's visible text is its page's, however
+    // many URLs the page was fetched under (12 of 76 URLs of the host were
+    // enough to make page 7's and page 30's own lines template when pages
+    // were counted by URL).
+    for (url, text) in &with_copies {
+        let page_url = url.split('?').next().unwrap();
+        assert_eq!(text, &pages[page_url], "{url}");
+    }
+}

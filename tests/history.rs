@@ -638,3 +638,131 @@ fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
     assert_eq!(history_tables(&history), before);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Article `n` of a news site: two paragraphs of words drawn by a seeded
+/// generator, long enough for every method to propose its copies.
+fn article(n: u64) -> String {
+    const WORDS: [&str; 24] = [
+        "council", "budget", "harbour", "bridge", "library", "election", "museum", "railway", "school", "festival",
+        "market", "river", "tunnel", "stadium", "hospital", "airport", "garden", "theatre", "station", "factory",
+        "village", "mayor", "district", "weather",
+    ];
+    let mut state = n + 1;
+    let mut sentence = |len: usize| {
+        let words: Vec<&str> = (0..len)
+            .map(|_| {
+                let draw = splitmix64(&mut state);
+                WORDS[(draw % WORDS.len() as u64) as usize]
+            })
+            .collect();
+        format!("The {}.", words.join(" "))
+    };
+    let paragraphs: Vec<String> = (0..6).map(|_| format!("<p>{} {}</p>", sentence(12), sentence(9))).collect();
+    format!("<html><head><title>News {n}</title></head><body><h1>News {n}</h1>{}</body></html>", paragraphs.join(""))
+}
+
+/// The run of night `crawl` of corpus `pages` ((URL, HTML) lines) into
+/// `dir/out-<name>`, matched against and appended to `history`.
+fn night(dir: &Path, history: &Path, crawl: &str, name: &str, pages: &[(String, String)]) -> std::process::Command {
+    let input = dir.join(format!("{crawl}.jsonl"));
+    let lines: String = pages
+        .iter()
+        .map(|(url, html)| format!("{}\n", serde_json::json!({"id": url, "url": url, "html": html})))
+        .collect();
+    std::fs::write(&input, lines).unwrap();
+    let out = dir.join(format!("out-{name}"));
+    let mut command = pipeline();
+    command.args(["run", "-q", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    command.args(["--history", history.to_str().unwrap(), "--crawl-id", crawl]);
+    command
+}
+
+/// Runs [`night`] and checks that it succeeds; returns its output folder.
+fn run_night(dir: &Path, history: &Path, crawl: &str, name: &str, pages: &[(String, String)]) -> std::path::PathBuf {
+    let o = night(dir, history, crawl, name, pages).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    dir.join(format!("out-{name}"))
+}
+
+#[test]
+fn the_history_keeps_the_canonical_copy_of_an_earlier_night_s_tracking_urls() {
+    let dir = temp_dir("history-canonical");
+    let history = dir.join("history");
+    let url = |n: u64| format!("https://news.example.com/2026/story-{n}.html");
+    // Night 1 fetched three articles only through newsletter links, night
+    // 2 at their own URLs.
+    let tracked: Vec<(String, String)> =
+        (0..3).map(|n| (format!("{}?utm_source=newsletter&utm_medium=email", url(n)), article(n))).collect();
+    let canonical: Vec<(String, String)> = (0..3).map(|n| (url(n), article(n))).collect();
+    run_night(&dir, &history, "night1", "night1", &tracked);
+    let out = run_night(&dir, &history, "night2", "night2", &canonical);
+
+    // Kept: each article at its canonical URL, night 2's, as a single run
+    // over both nights would; the tracking-URL copies are duplicates.
+    let kept = |out: &Path| -> BTreeMap<String, (String, bool)> {
+        rows_by_name(out, "crawl_clusters")
+            .into_iter()
+            .map(|r| (r["url"].clone(), (r["crawl"].clone(), r["is_kept"] == "true")))
+            .collect()
+    };
+    let expected: BTreeMap<String, (String, bool)> = (0..3)
+        .flat_map(|n| {
+            [(url(n), ("night2".to_string(), true)), (tracked[n as usize].0.clone(), ("night1".to_string(), false))]
+        })
+        .collect();
+    assert_eq!(kept(&out), expected);
+    let stored: BTreeSet<(String, String)> = rows_by_name(&history.join("history_documents"), "crawl=night1")
+        .into_iter()
+        .map(|r| (r["url"].clone(), r["canonical_url"].clone()))
+        .collect();
+    assert_eq!(stored, (0..3).map(|n| (tracked[n as usize].0.clone(), url(n))).collect());
+
+    // A history appended before it stored canonical URLs: night 1 without
+    // the column. Running night 2 again says what to do rather than keep
+    // the tracking-URL copies.
+    let partition = partition(&history, "history_documents", "night1");
+    for entry in std::fs::read_dir(&partition).unwrap() {
+        let path = entry.unwrap().path();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
+                .unwrap();
+        let schema = reader.schema().clone();
+        let keep: Vec<usize> =
+            (0..schema.fields().len()).filter(|&i| schema.field(i).name() != "canonical_url").collect();
+        let batches: Vec<_> = reader.build().unwrap().map(|b| b.unwrap().project(&keep).unwrap()).collect();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            std::sync::Arc::new(schema.project(&keep).unwrap()),
+            None,
+        )
+        .unwrap();
+        for b in &batches {
+            writer.write(b).unwrap();
+        }
+        writer.close().unwrap();
+    }
+    let refused = night(&dir, &history, "night2", "night2-again", &canonical).output().unwrap();
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("crawl night1 of the history was appended before the history stored canonical URLs")
+            && stderr.contains("--crawl-id night1"),
+        "{stderr}"
+    );
+    // A keep rule that does not rank by it reads the old crawl as it is.
+    let config = dir.join("earliest.toml");
+    std::fs::write(&config, "[dedup]\nkeep = \"earliest-crawl\"\n").unwrap();
+    let o = night(&dir, &history, "night2", "night2-earliest", &canonical)
+        .args(["--config", config.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = dir.join("out-night2-earliest");
+    let earliest: BTreeMap<String, (String, bool)> = (0..3)
+        .flat_map(|n| {
+            [(url(n), ("night2".to_string(), false)), (tracked[n as usize].0.clone(), ("night1".to_string(), true))]
+        })
+        .collect();
+    assert_eq!(kept(&out), earliest);
+    let _ = std::fs::remove_dir_all(&dir);
+}

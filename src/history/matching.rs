@@ -176,6 +176,50 @@ impl History {
         table.commit()
     }
 
+    /// The SQL of an earlier page's canonical URL in `crawl_clusters.sql`,
+    /// over `history_documents h`: `h.canonical_url`. A crawl appended
+    /// before the history stored it has no such column; if one holds a
+    /// member of the night's clusters and the keep rule ranks by it, the
+    /// run stops with what to do rather than rank that crawl's copies as if
+    /// each were at its canonical URL (which kept tracking-URL copies).
+    /// Under another keep rule the column is not read, and the URL stands
+    /// in for it.
+    fn canonical_url_sql(&self, member_crawls: &BTreeSet<&str>, config: &Config) -> Result<String> {
+        let manifests = self.crawls()?;
+        let mut without = Vec::new();
+        for manifest in manifests.iter().filter(|m| member_crawls.contains(m.crawl.as_str())) {
+            if !self.documents_have_column(manifest, "canonical_url")? {
+                without.push(manifest);
+            }
+        }
+        if without.is_empty() {
+            return Ok("h.canonical_url".into());
+        }
+        if !config.dedup.ranks_by_canonical_url() {
+            return Ok("h.url".into());
+        }
+        let appends: Vec<String> = without
+            .iter()
+            .map(|m| {
+                format!(
+                    "pipeline history --history {} append --out {} --crawl-id {}",
+                    self.root.display(),
+                    m.appended_from,
+                    m.crawl
+                )
+            })
+            .collect();
+        anyhow::bail!(
+            "crawl{} {} of the history {} appended before the history stored canonical URLs, which [dedup] keep ranks copies by: append {} again ({}), or drop {}",
+            if without.len() > 1 { "s" } else { "" },
+            without.iter().map(|m| m.crawl.as_str()).collect::<Vec<_>>().join(", "),
+            if without.len() > 1 { "were" } else { "was" },
+            if without.len() > 1 { "them" } else { "it" },
+            appends.join("; "),
+            if without.len() > 1 { "them" } else { "it" },
+        )
+    }
+
     /// Writes `out/crawl_clusters`: the night's clusters (`clusters`)
     /// joined through its verified repeats (`repeats`) into clusters that
     /// span crawls, each member with its crawl, the copy `[history] keep`
@@ -238,9 +282,10 @@ impl History {
             let member_crawls: BTreeSet<&str> = member_crawl.iter().map(String::as_str).collect();
             let mut params = vec![
                 ("night", format!("'{crawl}'")),
-                ("member_crawls", sql_list(member_crawls.into_iter())),
+                ("member_crawls", sql_list(member_crawls.iter().copied())),
                 ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
             ];
+            params.push(("history_canonical_url", self.canonical_url_sql(&member_crawls, config)?));
             params.extend(config.dedup.sql_params());
             let batch = arrow::record_batch::RecordBatch::try_from_iter([
                 ("group_no", std::sync::Arc::new(arrow::array::UInt64Array::from(group_no)) as arrow::array::ArrayRef),

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! DIR/_crawls/<crawl>.json                      the crawl's manifest
-//! DIR/history_documents/crawl=<crawl>/*.parquet  id, url, date, length, verification text
+//! DIR/history_documents/crawl=<crawl>/*.parquet  id, URLs, date, length, verification text
 //! DIR/signatures/crawl=<crawl>/*.parquet         the night's tables, as written
 //! DIR/sketches/crawl=<crawl>/ ...                (every method's records table)
 //! ```
@@ -211,6 +211,24 @@ impl History {
         Ok(crawls)
     }
 
+    /// True when the `history_documents` files of crawl `manifest` have
+    /// column `column` (read from their footers): crawls appended by an
+    /// older version lack the columns added since.
+    pub fn documents_have_column(&self, manifest: &CrawlManifest, column: &str) -> Result<bool> {
+        let dir = self.partition(history_documents::TABLE, &manifest.crawl);
+        let files = manifest.objects.get(history_documents::TABLE).map(Vec::as_slice).unwrap_or_default();
+        for name in files {
+            let path = dir.join(name);
+            let file = std::fs::File::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+            let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            if reader.schema().field_with_name(column).is_err() {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
     /// The partition folder of `table` for `crawl`.
     pub fn partition(&self, table: &str, crawl: &str) -> PathBuf {
         self.root.join(table).join(format!("crawl={crawl}"))
@@ -321,7 +339,7 @@ impl History {
             VerificationText::Terms => "array_to_string(t.terms, ' ')",
         };
         let sql = format!(
-            "SELECT d.doc_id, d.url, d.crawl_date, d.http_status, \
+            "SELECT d.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status, \
              CAST(character_length(d.text) AS BIGINT) AS text_chars, {text_sql} AS verification_text \
              FROM documents d JOIN tokens t ON t.doc_id = d.doc_id ORDER BY d.doc_id"
         );

@@ -2,9 +2,10 @@
 //!
 //! The map half of boilerplate detection (see [`crate::text::boilerplate`]):
 //! one row per distinct line of every document that has a host, keyed by
-//! the hash of the folded line. The next stage, `boilerplate`, counts on
-//! how many pages of its host each line is found; that count is a corpus
-//! statistic like `df`, so this stage only lists and never decides.
+//! the hash of the folded line, with the digest of the page's text. The
+//! next stage, `boilerplate`, counts on how many distinct page contents of
+//! its host each line is found; that count is a corpus statistic like `df`,
+//! so this stage only lists and never decides.
 //!
 //! A map stage: task I of N (`--shard I/N`) reads the documents with
 //! `doc_id % N = I`. Documents stream batch by batch in the order of the
@@ -49,12 +50,13 @@ impl Stage for Blocks {
     }
 }
 
-/// The block rows of one document: its host and its distinct line keys.
+/// The block rows of one document: its host, the digest of its text and
+/// its distinct line keys.
 struct DocBlocks {
     doc_id: u64,
     host: String,
     host_hash: u64,
-    url_hash: u64,
+    text_hash: u64,
     keys: Vec<u64>,
 }
 
@@ -78,7 +80,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     doc_id: ids.value(i),
                     host_hash: xxhash_rust::xxh3::xxh3_64(host.as_bytes()),
                     host,
-                    url_hash: xxhash_rust::xxh3::xxh3_64(url.as_bytes()),
+                    text_hash: xxhash_rust::xxh3::xxh3_64(texts.value(i).as_bytes()),
                     keys: distinct_block_keys(texts.value(i)),
                 })
             })
@@ -94,7 +96,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     b.host_hash.append_value(doc.host_hash);
                     b.block_hash.append_value(key);
                     b.doc_id.append_value(doc.doc_id);
-                    b.url_hash.append_value(doc.url_hash);
+                    b.text_hash.append_value(doc.text_hash);
                 })?;
             }
         }

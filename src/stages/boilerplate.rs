@@ -1,8 +1,8 @@
 //! Stage `boilerplate`: `blocks` → `boilerplate`.
 //!
 //! The global half of boilerplate detection (see [`crate::text::boilerplate`]):
-//! `jobs/boilerplate.sql` counts on how many distinct URLs of its host each
-//! line is found and keeps the lines over `[boilerplate] min_pages` and
+//! `jobs/boilerplate.sql` counts on how many distinct page contents of its
+//! host (digests of `documents.text`) each line is found and keeps the lines over `[boilerplate] min_pages` and
 //! `min_share`. Like `df`, the result is a statistic over every task's
 //! `blocks`, read whole by every task of `tokens`; it is one row per
 //! template line of a host, so it stays small.

@@ -11,9 +11,10 @@ use crate::settings::Problems;
 #[serde(default, deny_unknown_fields)]
 pub struct BoilerplateConfig {
     /// A line is template only when found on at least this many distinct
-    /// URLs of its host (and hosts with fewer pages have no template).
+    /// page contents of its host (and hosts with fewer have no template):
+    /// contents, not URLs, so copies of a page under URL variants count once.
     pub min_pages: u64,
-    /// ... and on at least this share of the host's distinct URLs.
+    /// ... and on at least this share of the host's distinct contents.
     pub min_share: f64,
 }
 

@@ -141,9 +141,9 @@ pub enum KeepRule {
     ShortestUrl,
     /// The copy at its canonical URL (`documents.canonical_url`: declared
     /// by `<link rel="canonical">`, else the URL without tracking
-    /// parameters and fragment), then as `earliest-crawl`. Pages of earlier
-    /// crawls count as at their canonical URL: the history does not keep
-    /// the declared one.
+    /// parameters, session ids and fragment), then as `earliest-crawl`. The
+    /// history stores each page's canonical URL, so earlier crawls' copies
+    /// are ranked alike.
     CanonicalUrl,
     /// `[dedup] keep_order_by`.
     Sql,
@@ -159,6 +159,12 @@ impl DedupConfig {
     /// order, and `${keep_columns}`, the columns it ranks by.
     pub fn sql_params(&self) -> [(&'static str, String); 2] {
         [("keep_order", self.keep_order()), ("keep_columns", KEEP_COLUMNS.to_string())]
+    }
+
+    /// True when the keep rule ranks by `canonical_url`: only then do the
+    /// earlier crawls of the history need it stored.
+    pub fn ranks_by_canonical_url(&self) -> bool {
+        self.keep_order().contains("canonical_url")
     }
 
     /// The `ORDER BY` list that ranks a cluster's members, first = kept,
