@@ -20,6 +20,9 @@
 //! name a converted kept copy), its date the time the run read the input.
 
 use std::fmt::Write as _;
+use std::io::{self, BufRead};
+
+use crate::ingest::archive::header::{trim_eol, ArcLine, CopiedLines, Header as InputHeader, HeaderEnd, HeaderLines};
 
 /// The WARC-Profile of the revisit records `pipeline export --removed
 /// --format warc` writes: "this capture is a near-duplicate (or an exact
@@ -213,15 +216,10 @@ pub(super) struct ArcRecord<'a> {
 /// `warcinfo`, anything else (`dns:`) a `resource` of the ARC's MIME type.
 pub(super) fn arc_header(r: &ArcRecord, length: u64) -> Vec<u8> {
     let (line, block_is_http, id, fallback) = (r.line, r.http, r.id, r.fallback_date);
-    let fields: Vec<&str> = line.split(' ').filter(|f| !f.is_empty()).collect();
-    let n = fields.len();
-    // URL IP date mime length (v1); v2: URL IP date mime status checksum
-    // location offset filename length.
-    let tail = if r.version == "ARC/2" && n >= 10 { 9 } else { 4 };
-    let (url, ip, date, mime) = if n > tail {
-        (fields[..n - tail].join(" "), fields[n - tail], fields[n - tail + 1], fields[n - tail + 2])
-    } else {
-        (String::new(), "-", "", "")
+    let arc = ArcLine::parse(line.as_bytes(), r.version == "ARC/2");
+    let (url, ip, date, mime) = match &arc {
+        Some(a) => (a.url.clone(), a.ip.as_str(), a.date.as_str(), a.mime.as_str()),
+        None => (String::new(), "-", "", ""),
     };
     let (record_type, content_type) = if url.starts_with("filedesc:") {
         ("warcinfo", "text/plain")
@@ -250,15 +248,20 @@ pub(super) fn arc_header(r: &ArcRecord, length: u64) -> Vec<u8> {
 }
 
 /// The WARC/1.1 header of a WARC/0.x record: `version` its version line,
-/// `lines` its header lines (without line ends; continuation lines joined),
+/// `fields` its header fields (as [`InputHeader`] reads them),
 /// block of `length` bytes. See the module doc for what changes.
-pub(super) fn warc0_header(version: &str, lines: &[String], length: u64, id: &str, fallback: &str) -> Vec<u8> {
+pub(super) fn warc0_header(
+    version: &str,
+    fields: &[(String, String)],
+    length: u64,
+    id: &str,
+    fallback: &str,
+) -> Vec<u8> {
     let mut h = Header::warc_1_1();
     let (mut has_id, mut has_date) = (false, false);
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else { continue };
-        let value = value.trim();
-        match name.trim().to_ascii_lowercase().as_str() {
+    for (name, value) in fields {
+        let (name, value) = (name.as_str(), value.as_str());
+        match name.to_ascii_lowercase().as_str() {
             "content-length" => {}
             "warc-date" => {
                 has_date = true;
@@ -276,9 +279,9 @@ pub(super) fn warc0_header(version: &str, lines: &[String], length: u64, id: &st
             }
             "warc-record-id" => {
                 has_id = true;
-                h.field(name.trim(), value);
+                h.field(name, value);
             }
-            _ => h.field(name.trim(), value),
+            _ => h.field(name, value),
         }
     }
     if !has_id {
@@ -289,6 +292,49 @@ pub(super) fn warc0_header(version: &str, lines: &[String], length: u64, id: &st
     }
     h.field("WARC-Source-Format", version.trim());
     h.finish(length)
+}
+
+/// What an ARC or WARC/0.x record of an input is rewritten with.
+pub(super) struct Converted<'a> {
+    /// The file's format (`ARC/1`, `ARC/2`, `WARC/0.17`, ...).
+    pub format: &'a str,
+    /// The block is an HTTP response.
+    pub http: bool,
+    /// The id it gets when it has none ([`record_id`]).
+    pub id: &'a str,
+    /// Its date when it has no usable one.
+    pub fallback_date: &'a str,
+}
+
+/// The WARC/1.1 header of the ARC or WARC/0.x record whose bytes `r`
+/// starts at ([`arc_header`], [`warc0_header`]), its header read as ingest
+/// read it; `r` is left where the block starts.
+pub(super) fn converted_header(r: &mut dyn BufRead, record: &Converted, length: u64) -> io::Result<Vec<u8>> {
+    let mut nowhere = io::sink();
+    let mut lines = CopiedLines::new(r, &mut nowhere);
+    if record.format.starts_with("ARC") {
+        let line = lines.next_line()?;
+        let line = String::from_utf8_lossy(trim_eol(&line));
+        let arc = ArcRecord {
+            line: &line,
+            version: record.format,
+            http: record.http,
+            id: record.id,
+            fallback_date: record.fallback_date,
+        };
+        return Ok(arc_header(&arc, length));
+    }
+    let header = InputHeader::read(&mut lines)?;
+    if header.end != HeaderEnd::Complete {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the record header ends early: the input changed"));
+    }
+    Ok(warc0_header(&header.first_line, &header.fields, length, record.id, record.fallback_date))
+}
+
+/// The value of field `name` in a header written here.
+pub(super) fn field_value(header: &[u8], name: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(header);
+    text.split("\r\n").find_map(|line| line.strip_prefix(name)?.strip_prefix(": ").map(str::to_string))
 }
 
 /// What a corpus record is written from.
@@ -424,14 +470,14 @@ mod tests {
 
     #[test]
     fn warc0_headers_keep_their_fields_with_a_utc_date() {
-        let lines: Vec<String> = [
-            "WARC-Type: response",
-            "WARC-Date: 2009-03-65T08:43:19-0800",
-            "WARC-TREC-ID: clueweb09-en0000-00-00000",
-            "Content-Length: 99",
+        let lines: Vec<(String, String)> = [
+            ("WARC-Type", "response"),
+            ("WARC-Date", "2009-03-65T08:43:19-0800"),
+            ("WARC-TREC-ID", "clueweb09-en0000-00-00000"),
+            ("Content-Length", "99"),
         ]
         .iter()
-        .map(|s| s.to_string())
+        .map(|(n, v)| (n.to_string(), v.to_string()))
         .collect();
         let h =
             String::from_utf8(warc0_header("WARC/0.18", &lines, 10, "<urn:uuid:d>", "2020-01-01T00:00:00Z")).unwrap();
