@@ -122,7 +122,7 @@ fn key_problems(table: &toml::Table) -> Vec<String> {
     for (section, value) in table {
         let Some((_, read)) = SECTIONS.iter().find(|(name, _)| name == section) else {
             let known: Vec<&str> = SECTIONS.iter().map(|(name, _)| *name).collect();
-            problems.push(format!("unknown section [{section}]; sections: {}", known.join(", ")));
+            problems.push(format!("unknown section [{section}] (sections: {})", known.join(", ")));
             continue;
         };
         let Some(keys) = value.as_table() else {
@@ -208,7 +208,7 @@ mod tests {
         let err = format!("{:#}", Config::from_file(&path).unwrap_err());
         let problems: Vec<&str> = err.split("; ").collect();
         assert_eq!(problems.len(), 3, "{err}");
-        assert!(problems.iter().any(|p| p.starts_with("unknown section [ingets]")), "{err}");
+        assert!(problems[0].ends_with("job.toml: unknown section [ingets] (sections: ingest, text, boilerplate, methods, candidates, verify, evaluate, dedup, history)"), "{err}");
         assert!(problems.iter().any(|p| p.starts_with("[verify] treshold: unknown field `treshold`")), "{err}");
         assert!(problems.iter().any(|p| p.starts_with("[verify] threshold: invalid type: string \"high\"")), "{err}");
         // A file that reads has none.

@@ -16,15 +16,12 @@ mod cli;
 use anyhow::{Context, Result};
 use clap::Parser;
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use cli::*;
-use neardup::config::Config;
 use neardup::history::HistoryLocation;
-use neardup::methods::registry;
 use neardup::process::logging::LogFormat;
-use neardup::runner::mirror::RemoteOut;
 use neardup::runner::run::local_out;
 use neardup::runner::{run_stage, HistoryRun, MissingInput, RunContext, UsageError};
 use neardup::stages;

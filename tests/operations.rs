@@ -372,8 +372,7 @@ fn a_queued_run_waits_for_the_whole_running_run_and_never_fails_it() {
 
     // Two real runs, the second queued while the first runs its stages.
     let log = scratch.join("first.log");
-    let mut first =
-        pipeline().args(args).arg("--force").stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
+    let mut first = pipeline().args(args).arg("--force").stderr(std::fs::File::create(&log).unwrap()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(300));
     let second = pipeline().args(args).arg("--wait").output().unwrap();
     let status = first.wait().unwrap();
@@ -463,7 +462,8 @@ fn help_keeps_global_options_apart_and_names_the_keep_rule_where_it_is() {
     let (own, global) = run.split_once("Global options:").unwrap_or_else(|| panic!("{run}"));
     assert!(own.contains("--stage") && !own.contains("--log-format") && !own.contains("--verbose"), "{run}");
     assert!(global.contains("--log-format") && global.contains("--verbose") && global.contains("--quiet"), "{run}");
-    let matching = help(&["history", "match", "--help"]);
+    // Words only: the help wraps its lines.
+    let matching = help(&["history", "match", "--help"]).split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(matching.contains("[dedup] keep") && !matching.contains("[history] keep"), "{matching}");
 }
 
