@@ -49,13 +49,24 @@ struct Outcome {
 }
 
 fn outcome(out: &Path) -> Outcome {
+    // A URL without the variant `url_variant` appended: the keep rule may
+    // pick any copy of a page (a session id is its URL's canonical form).
+    let page =
+        |url: &str| format!("regexp_replace({url}, '[?&](sid=[0-9a-f]+|PHPSESSID=a[0-9]+b|utm_source=.*)$', '')");
     Outcome {
-        kept: query(out, "SELECT DISTINCT url FROM decisions WHERE is_kept AND reason <> 'not_content'"),
+        kept: query(
+            out,
+            &format!("SELECT DISTINCT {} FROM decisions WHERE is_kept AND reason <> 'not_content'", page("url")),
+        ),
         near: query(
             out,
-            "SELECT DISTINCT COALESCE(f.url, r.url), k.url, ROUND(r.similarity, 9) FROM decisions r \
-             JOIN decisions k ON k.doc_id = r.duplicate_of LEFT JOIN decisions f ON f.doc_id = r.exact_copy_of \
-             WHERE r.reason = 'near_duplicate'",
+            &format!(
+                "SELECT DISTINCT {}, {}, ROUND(r.similarity, 9) FROM decisions r \
+                 JOIN decisions k ON k.doc_id = r.duplicate_of LEFT JOIN decisions f ON f.doc_id = r.exact_copy_of \
+                 WHERE r.reason = 'near_duplicate'",
+                page("COALESCE(f.url, r.url)"),
+                page("k.url")
+            ),
         ),
     }
 }
@@ -181,8 +192,7 @@ fn url_variant(variant: usize) -> Vec<u8> {
 }
 
 /// Copies under URL variants on the same host (`?sid=`, `PHPSESSID=`,
-/// `utm_*`): the same pages kept (each at its URL without the variant: the
-/// keep rule prefers a URL that is its canonical one) and the same
+/// `utm_*`): the same pages kept (at one of their URLs) and the same
 /// near-duplicates removed. Boilerplate is off in both runs: whether a
 /// host's template depends on its number of copies is the boilerplate
 /// stage's question, not this one's.
