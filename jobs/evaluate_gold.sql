@@ -110,14 +110,32 @@ final_pairs AS (
     FROM clustered x
     JOIN clustered y ON x.cluster_id = y.cluster_id AND x.doc_id < y.doc_id
 ),
-proposed AS (
-    -- A method's found pairs: its candidate pairs, or for the methods whose
-    -- comparison is part of the method (a11) the ones that passed it in
-    -- verify, which compares each of them.
+labeled_firsts AS (
+    -- Every labeled document with the first of its exact group (itself
+    -- when it is a first or in no group).
+    SELECT k.doc_id, COALESCE(MIN(e.first_doc_id), k.doc_id) AS first_doc_id
+    FROM doc_keys k
+    JOIN gold_keys g ON g.key_kind = k.key_kind AND g.key = k.key
+    LEFT JOIN exact_copies e ON e.doc_id = k.doc_id
+    GROUP BY k.doc_id
+),
+found AS (
+    -- A method's found pairs among the groups' firsts: its candidate pairs,
+    -- or for the methods whose comparison is part of the method (a11) the
+    -- ones that passed it in verify, which compares each of them.
     SELECT DISTINCT c.method, c.doc_a, c.doc_b
     FROM candidates c
     LEFT JOIN duplicates d ON d.doc_a = c.doc_a AND d.doc_b = c.doc_b
     WHERE c.method NOT IN (SELECT method FROM comparing) OR d.verified
+),
+proposed AS (
+    -- Each found pair stands for the pairs of the copies of its two ends
+    -- (identical texts, identical signatures: the method would have found
+    -- them all), among the labeled documents, the only ones judged.
+    SELECT f.method, LEAST(x.doc_id, y.doc_id) AS doc_a, GREATEST(x.doc_id, y.doc_id) AS doc_b
+    FROM found f
+    JOIN labeled_firsts x ON x.first_doc_id = f.doc_a
+    JOIN labeled_firsts y ON y.first_doc_id = f.doc_b
     UNION ALL
     SELECT e.method, x.doc_id AS doc_a, y.doc_id AS doc_b
     FROM enabled e

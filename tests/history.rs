@@ -538,13 +538,19 @@ fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
                 reported.insert((n + 1, r["doc_id"].clone()));
             }
         }
-        // Kept: the earliest crawl's page (the default rule), one per
-        // cluster; every other member is marked.
+        // Kept: one page per cluster, by the default rule (canonical-url:
+        // a page at its canonical URL before tracking-URL copies, then the
+        // earliest crawl); every other member is marked. The history keeps
+        // each page's canonical URL, so a member of an earlier crawl than
+        // the kept page is such a copy (issue 56, item 4).
         for r in &rows {
             let kept = r["is_kept"] == "true";
             assert_eq!(kept, r["cluster_id"] == r["doc_id"] && r["cluster_crawl"] == r["crawl"], "{r:?}");
             assert_eq!(r["is_duplicate"] == "true", !kept, "{r:?}");
-            assert!(r["cluster_crawl"] <= r["crawl"], "{r:?}");
+            if r["cluster_crawl"] > r["crawl"] {
+                let url = &r["url"];
+                assert!(url.contains("utm_") || url.contains("sid="), "{r:?}");
+            }
         }
     }
     let missed: Vec<_> = expected.difference(&reported).collect();

@@ -122,7 +122,7 @@ impl Stage for Evaluate {
             let (pool_verified, rows) = quality_rows(&judged, &ctx.config.methods.enabled);
             report.counters.insert("pool_verified_pairs".into(), pool_verified);
             report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &rows)?);
-            report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged)?);
+            report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged, &ctx.config.methods.enabled)?);
             let session = ctx.sql_stage_session().await?;
             let params = [
                 ("enabled_methods", sql_values(ctx.config.methods.enabled.iter().map(String::as_str))),
@@ -300,15 +300,31 @@ fn write_method_quality(out: &Path, rows: &[QualityRow]) -> Result<u64> {
 /// verified pair sets of every two methods with verified pairs, diagonal
 /// included, from the bottom-k sample of the union of the two, and the
 /// pairs inside exact groups, which both methods find and verify
-/// ([`Judged::exact_pairs`]).
-fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
+/// ([`Judged::exact_pairs`]). With exact pairs every enabled method has
+/// verified pairs, also one whose only pairs were exact copies and which
+/// therefore proposed no candidate edge (a0 and I-Match on a crawl whose
+/// only identical term lists are copies): it has rows too.
+fn write_method_overlap(out: &Path, judged: &Judged, enabled: &[String]) -> Result<u64> {
     let exact = judged.exact_pairs;
-    let with_verified: Vec<usize> =
-        (0..judged.methods.len()).filter(|&i| exact > 0 || judged.sample_of(1 << i).any(|p| p.verified)).collect();
+    // Each method's name and its bit in the judged pairs (0: no candidate edge).
+    let mut columns: Vec<(&str, Option<usize>)> = (0..judged.methods.len())
+        .filter(|&i| exact > 0 || judged.sample_of(1 << i).any(|p| p.verified))
+        .map(|i| (judged.methods[i].as_str(), Some(i)))
+        .collect();
+    if exact > 0 {
+        let edgeless = enabled.iter().filter(|m| !judged.methods.contains(m));
+        columns.extend(edgeless.map(|m| (m.as_str(), None)));
+    }
+    let bit = |i: Option<usize>| i.map_or(0u64, |i| 1u64 << i);
+    let found_either = |x: Option<usize>, y: Option<usize>| match (x, y) {
+        (Some(x), Some(y)) => judged.found_either(x, y),
+        (Some(i), None) | (None, Some(i)) => judged.found(i),
+        (None, None) => 0,
+    };
     let mut w = TableOutput::<method_overlap::Rows>::create(out)?;
-    for &x in &with_verified {
-        for &y in &with_verified {
-            let (mx, my) = (1u64 << x, 1u64 << y);
+    for &(name_x, x) in &columns {
+        for &(name_y, y) in &columns {
+            let (mx, my) = (bit(x), bit(y));
             let (mut n, mut in_x, mut in_y, mut common) = (0u64, 0u64, 0u64, 0u64);
             for p in judged.sample_of(mx | my) {
                 n += 1;
@@ -318,7 +334,7 @@ fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
                     common += (p.methods & mx != 0 && p.methods & my != 0) as u64;
                 }
             }
-            let union_found = judged.found_either(x, y);
+            let union_found = found_either(x, y);
             // The sample's counts scaled to the union (times n), plus the
             // exact pairs (times n): exact integers, so without exact
             // pairs the ratio is 2·common / (in_x + in_y) to the last bit.
@@ -326,8 +342,8 @@ fn write_method_overlap(out: &Path, judged: &Judged) -> Result<u64> {
             let common_n = common as u128 * scaled + exact as u128 * per;
             let verified_n = (in_x + in_y) as u128 * scaled + 2 * exact as u128 * per;
             w.push(|b| {
-                b.method_a.append_value(&judged.methods[x]);
-                b.method_b.append_value(&judged.methods[y]);
+                b.method_a.append_value(name_x);
+                b.method_b.append_value(name_y);
                 b.common.append_value((scale(union_found, common, n) + exact) as i64);
                 b.dice.append_option((verified_n > 0).then(|| 2.0 * common_n as f64 / verified_n as f64));
             })?;
