@@ -80,7 +80,7 @@ fn a_memory_limit_too_small_for_a_run_exits_2_naming_the_minimum() {
             .unwrap();
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{limit}: {stderr}");
-        assert!(stderr.contains("--memory-limit") && stderr.contains("at least 128.0 MiB"), "{limit}: {stderr}");
+        assert!(stderr.contains("--memory-limit") && stderr.contains("at least 64.0 MiB"), "{limit}: {stderr}");
         assert!(!out.exists(), "{limit}: a stage ran");
     }
     let _ = std::fs::remove_dir_all(&dir);

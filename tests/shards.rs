@@ -67,7 +67,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
             if stage == "tokens" && index == 0 {
                 // Two of three token tasks done: the next stage must refuse
                 // and name the missing task and the command that makes it.
-                let (code, err) = run(&sharded, &["--stage", "stats"]);
+                let (code, err) = run(&sharded, &["--stage", "exact"]);
                 assert_eq!(code, 2, "{err}");
                 assert!(err.contains("0/3") && err.contains("--stage tokens --shard I/3"), "{err}");
             }

@@ -122,7 +122,9 @@ impl Stage for Evaluate {
             let (pool_verified, rows) = quality_rows(&judged, &ctx.config.methods.enabled);
             report.counters.insert("pool_verified_pairs".into(), pool_verified);
             report.rows.insert("method_quality".into(), write_method_quality(&ctx.out, &rows)?);
-            report.rows.insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged, &ctx.config.methods.enabled)?);
+            report
+                .rows
+                .insert("method_overlap".into(), write_method_overlap(&ctx.out, &judged, &ctx.config.methods.enabled)?);
             let session = ctx.sql_stage_session().await?;
             let params = [
                 ("enabled_methods", sql_values(ctx.config.methods.enabled.iter().map(String::as_str))),
