@@ -82,6 +82,17 @@ def input_records(path):
     return found
 
 
+_INPUT_BYTES = None
+
+
+def input_bytes(paths):
+    """Every input file's decompressed bytes, read once."""
+    global _INPUT_BYTES
+    if _INPUT_BYTES is None:
+        _INPUT_BYTES = [decompressed(open(p, "rb").read()) for p in paths]
+    return _INPUT_BYTES
+
+
 W3C = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
 
@@ -141,7 +152,22 @@ def main():
             if not W3C.match(headers.get_header("WARC-Date")):
                 fail(f"converted record {rid}: WARC-Date {headers.get_header('WARC-Date')} is no W3C date")
         elif rid in originals:
-            if raw not in originals[rid]:
+            # Line ends after a record's closing CRLF CRLF are the gap to
+            # the next record, not part of the record (ClueWeb12's extra LF
+            # in copycat/0000tw-00.warc.gz); the export writes none.
+            # Ids are not unique across the inputs, and warcio cannot
+            # read some of them (header lines ending CR CR LF): a record
+            # found byte for byte in an input file is its input record, up
+            # to its end, which the export writes as CRLF CRLF whatever the
+            # input had there (pywb's missing-status-text.warc ends its
+            # record with CR CR LF CR CR LF).
+            trimmed = {o.rstrip(b"\r\n") for o in originals[rid]}
+            body = raw[:-4] if raw.endswith(b"\r\n\r\n") else raw
+            if (
+                raw not in originals[rid]
+                and raw.rstrip(b"\r\n") not in trimmed
+                and not any(body in whole for whole in input_bytes(args.inputs))
+            ):
                 some = next(iter(originals[rid]))
                 fail(f"record {rid} ({rtype}) differs from its input record:\n{raw[:300]!r}\n{some[:300]!r}")
             counts["identical"] += 1
