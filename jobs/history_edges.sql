@@ -28,6 +28,15 @@
 -- earlier documents per method (then smallest length gap, then doc id and
 -- crawl).
 --
+-- Exact repeats (method `exact`): a night document whose verification text
+-- has the digest of an earlier document's (`tokens.text_digest` against
+-- `past_digests`: history_documents.text_digest of the comparable crawls,
+-- those kept with the night's [verify] text) is linked to at most
+-- ${max_edges} such documents, the latest crawls first. Only the firsts of
+-- the night's exact groups are matched (the documents not in
+-- `exact_copies`): the other members follow their first's cluster, as in
+-- the night.
+--
 -- Gives (method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap).
 WITH night AS (
     SELECT method, slot, sig, doc_id, doc_len, crawl, CAST(0 AS BIGINT) AS earlier
@@ -75,8 +84,24 @@ ranked AS (
     SELECT *, ROW_NUMBER() OVER (PARTITION BY method, doc_id
                                  ORDER BY strength DESC, len_gap, earlier_doc_id, earlier_crawl) AS nth
     FROM edges
+),
+night_digests AS (
+    SELECT doc_id, text_digest
+    FROM tokens
+    WHERE doc_id NOT IN (SELECT doc_id FROM exact_copies)
+),
+exact_repeats AS (
+    SELECT 'exact' AS method, n.doc_id, p.doc_id AS earlier_doc_id, p.crawl AS earlier_crawl,
+           CAST(1 AS BIGINT) AS strength, CAST(0 AS BIGINT) AS len_gap,
+           ROW_NUMBER() OVER (PARTITION BY n.doc_id ORDER BY p.crawl DESC, p.doc_id) AS nth
+    FROM night_digests n
+    JOIN (${past_digests}) p ON p.text_digest = n.text_digest
 )
 SELECT method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap
-FROM ranked
+FROM (
+    SELECT method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap, nth FROM ranked
+    UNION ALL
+    SELECT method, doc_id, earlier_doc_id, earlier_crawl, strength, len_gap, nth FROM exact_repeats
+)
 WHERE nth <= ${max_edges}
 ORDER BY method, doc_id, nth

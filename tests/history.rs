@@ -360,7 +360,7 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
         }
     }
     write_signatures(&out, &night);
-    for table in ["documents", "tokens"] {
+    for table in ["documents", "tokens", "exact_copies"] {
         TableWriter::for_table(&out, table).unwrap().commit().unwrap();
     }
     for crawl in ["c1", "c2", "c3"] {
@@ -770,5 +770,87 @@ fn the_history_keeps_the_canonical_copy_of_an_earlier_night_s_tracking_urls() {
         })
         .collect();
     assert_eq!(kept(&out), earliest);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Rewrites the `table` files of crawl `crawl` in the history without
+/// `column`: a crawl as an older version appended it.
+fn drop_history_column(history: &Path, table: &str, crawl: &str, column: &str) {
+    for entry in std::fs::read_dir(partition(history, table, crawl)).unwrap() {
+        let path = entry.unwrap().path();
+        let reader =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
+                .unwrap();
+        let schema = reader.schema().clone();
+        let keep: Vec<usize> = (0..schema.fields().len()).filter(|&i| schema.field(i).name() != column).collect();
+        let batches: Vec<_> = reader.build().unwrap().map(|b| b.unwrap().project(&keep).unwrap()).collect();
+        let mut writer = parquet::arrow::ArrowWriter::try_new(
+            std::fs::File::create(&path).unwrap(),
+            std::sync::Arc::new(schema.project(&keep).unwrap()),
+            None,
+        )
+        .unwrap();
+        for b in &batches {
+            writer.write(b).unwrap();
+        }
+        writer.close().unwrap();
+    }
+}
+
+#[test]
+fn exact_repeats_of_earlier_nights_are_found_by_the_stored_digest() {
+    let dir = temp_dir("history-digest");
+    let history = dir.join("history");
+    let url = |n: u64| format!("https://news.example.com/2026/story-{n}.html");
+    let night1: Vec<(String, String)> = (0..3).map(|n| (url(n), article(n))).collect();
+    // Night 2 serves article 0 again under two session-id URLs: an exact
+    // group of three, whose first alone is matched against the history.
+    let mut night2 = night1.clone();
+    night2.extend((1..3).map(|s| (format!("{}?sid={s}", url(0)), article(0))));
+    run_night(&dir, &history, "night1", "night1", &night1);
+    let stored: BTreeSet<String> = rows_by_name(&history.join("history_documents"), "crawl=night1")
+        .into_iter()
+        .map(|r| r["text_digest"].clone())
+        .collect();
+    let out = run_night(&dir, &history, "night2", "night2", &night2);
+    let night_digests: BTreeSet<String> =
+        rows_by_name(&out, "tokens").into_iter().map(|r| r["text_digest"].clone()).collect();
+    assert_eq!(stored, night_digests, "the history stores the night's digests");
+
+    // One exact candidate per article, from the group's first, to the
+    // earlier page at the same URL; each verifies with similarity 1.
+    let url_of: BTreeMap<String, String> =
+        rows_by_name(&out, "documents").into_iter().map(|r| (r["doc_id"].clone(), r["canonical_url"].clone())).collect();
+    let exact = |out: &Path| -> BTreeSet<String> {
+        rows_by_name(out, "history_candidates")
+            .into_iter()
+            .filter(|r| r["method"] == "exact")
+            .map(|r| url_of[&r["doc_id"]].clone())
+            .collect()
+    };
+    assert_eq!(exact(&out), (0..3).map(url).collect());
+    let repeats = rows_by_name(&out, "repeats");
+    let exact_repeats: Vec<_> = repeats.iter().filter(|r| r["methods"].contains("exact")).collect();
+    assert_eq!(exact_repeats.len(), 3, "{repeats:?}");
+    let earlier: BTreeSet<String> = exact_repeats.iter().map(|r| r["earlier_url"].clone()).collect();
+    assert_eq!(earlier, (0..3).map(url).collect());
+    assert!(exact_repeats.iter().all(|r| r["similarity"].parse::<f64>().unwrap() == 1.0), "{repeats:?}");
+    // The copies follow their first into the cluster across crawls: the
+    // five pages of night 2 and the three of night 1.
+    assert_eq!(rows_by_name(&out, "crawl_clusters").len(), 8);
+
+    // A crawl appended before the history stored digests: they are
+    // computed from its kept texts, with a warning, and match the same.
+    drop_history_column(&history, "history_documents", "night1", "text_digest");
+    let o = night(&dir, &history, "night2", "night2-old", &night2).env("NEARDUP_LOG", "neardup=warn").output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("crawl night1 of the history") && stderr.contains("before the history stored text digests"),
+        "{stderr}"
+    );
+    let old = dir.join("out-night2-old");
+    assert_eq!(exact(&old), (0..3).map(url).collect());
+    assert_eq!(canonical_rows(&old, "repeats"), canonical_rows(&out, "repeats"));
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,6 +22,7 @@ use crate::tables::sql::substitute;
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, Doc};
 use crate::verify::inputs::load_verification_texts;
+use crate::verify::settings::VerificationText;
 
 /// The relation of `jobs/history_edges.sql` whose rows probe the earlier
 /// crawls' chains in the chain walk: the night's pages, placed among them.
@@ -46,12 +47,52 @@ impl History {
         crate::tables::write::check_table_schema(out, signatures::TABLE)?;
         let mut params = registry::sql_params(&config.methods, &config.candidates, NIGHT_PROBES);
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
+        params.push(("past_digests", self.past_digests_sql(earlier, config.verify.text)?));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
             let session = self.session_over(out, memory_limit).await?;
             register_keys(&session, out, &params).await?;
             crate::tables::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
         })
+    }
+
+    /// The SQL of the earlier documents' verification-text digests that
+    /// `jobs/history_edges.sql` matches the night's against (doc_id, crawl,
+    /// text_digest): of the crawls of `earlier` kept with verification
+    /// text `kind` only, since another kind's digest never equals the
+    /// night's. A crawl appended before the history stored digests has them
+    /// computed from its kept texts, with a warning to append it again: its
+    /// exact copies are found all the same, at the cost of reading its texts.
+    fn past_digests_sql(&self, earlier: &[CrawlManifest], kind: VerificationText) -> Result<String> {
+        let (mut stored, mut computed) = (Vec::new(), Vec::new());
+        for manifest in earlier.iter().filter(|c| c.verification_text == kind) {
+            if self.documents_have_column(manifest, "text_digest")? {
+                stored.push(manifest.crawl.as_str());
+            } else {
+                tracing::warn!(
+                    "crawl {} of the history {} was appended before the history stored text digests: they are computed from its kept texts every night; append it again to store them (pipeline history --history {} append --out {} --crawl-id {})",
+                    manifest.crawl,
+                    self.root.display(),
+                    self.root.display(),
+                    manifest.appended_from,
+                    manifest.crawl
+                );
+                computed.push(manifest.crawl.as_str());
+            }
+        }
+        let mut parts = vec![format!(
+            "SELECT doc_id, crawl, md5(verification_text) AS text_digest FROM history_documents WHERE crawl IN ({})",
+            sql_list(computed.into_iter())
+        )];
+        // Only named when a crawl has it: a history whose crawls all predate
+        // the column has no such column to plan against.
+        if !stored.is_empty() {
+            parts.push(format!(
+                "SELECT doc_id, crawl, text_digest FROM history_documents WHERE crawl IN ({})",
+                sql_list(stored.into_iter())
+            ));
+        }
+        Ok(parts.join("\nUNION ALL\n"))
     }
 
     /// Verifies `out/history_candidates` against the kept texts of the

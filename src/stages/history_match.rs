@@ -2,7 +2,8 @@
 //! against the earlier crawls of the history, after `evaluate` and before
 //! the night is appended ([`crate::history::matching`] has the steps).
 //!
-//! - `history_candidates`: `signatures` and the methods' records →
+//! - `history_candidates`: `signatures`, the methods' records and the
+//!   verification-text digests (`tokens`, less `exact_copies`) →
 //!   `history_candidates`, the candidate repeats bounded per night page;
 //! - `history_verify`: `history_candidates` + the texts → `repeats`, those
 //!   that verify against the earlier pages' kept texts;
@@ -53,7 +54,7 @@ impl Stage for HistoryCandidates {
         "history_candidates"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        std::iter::once("signatures").chain(registry::record_tables()).collect()
+        ["signatures", "tokens", "exact_copies"].into_iter().chain(registry::record_tables()).collect()
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["history_candidates"]

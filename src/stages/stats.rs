@@ -73,7 +73,7 @@ async fn frequencies(
     ctx: &RunContext,
     report: &mut StageReport,
 ) -> Result<(datafusion::prelude::SessionContext, CorpusStats)> {
-    let session = ctx.sql_stage_session().await?;
+    let session = crate::tables::sql::broadcast_joins(ctx.sql_stage_session().await?)?;
     // `df` is counted only for methods that read term statistics (lexicons,
     // weights, a9's state); without one it is written empty, its schema
     // kept (a min-hash-only run on Javadoc: the stage's 1.0 CPU-s).

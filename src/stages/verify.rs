@@ -149,6 +149,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         pair: ctx.config.verify.rule(),
         comparing,
         max_comparisons: ctx.config.verify.max_comparisons_per_document,
+        failed_budget: ctx.config.verify.failed_comparison_budget,
     };
     let progress = crate::process::progress::counter(ctx.progress, n as u64, "verify", "docs");
     let results: Vec<ComponentResult> = components
@@ -165,13 +166,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     drop(adjacency);
 
     let mut report = StageReport::default();
-    let mut outcome_counts = [0u64; 3];
-    let (mut capped, mut uncompared) = (0u64, 0u64);
+    let mut outcome_counts = [0u64; Outcome::KINDS];
+    let (mut capped, mut uncompared, mut over_budget) = (0u64, 0u64, 0u64);
     let (mut compared, mut clustered) = (Vec::new(), Vec::new());
     for r in results {
         outcome_counts.iter_mut().zip(r.outcomes).for_each(|(total, k)| *total += k);
         capped += r.capped;
         uncompared += r.uncompared;
+        over_budget += r.over_budget;
         compared.extend(r.compared);
         clustered.extend(r.clustered);
     }
@@ -242,9 +244,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // Invariant (b) of the kept set holds among the pairs compared: those
     // the bound let through.
     c.insert("candidate_pairs_left_uncompared".into(), uncompared);
+    c.insert("comparisons_over_budget".into(), over_budget);
     c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
     c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
     c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
+    c.insert("identical_texts".into(), outcome_counts[Outcome::Identical as usize]);
     c.insert("verified_pairs".into(), compared.iter().filter(|c| c.similarity.is_some()).count() as u64);
     c.insert("clusters_with_duplicates".into(), clusters_written);
     c.insert("exact_copies_placed".into(), copies_placed);

@@ -318,6 +318,21 @@ pub fn one_stream(session: SessionContext) -> Result<SessionContext> {
     Ok(SessionContext::new_with_state(state))
 }
 
+/// `session` with joins that are not repartitioned: a join of a wide
+/// table with a narrow one (`jobs/df.sql`: `tokens`' term lists less the
+/// documents of `exact_copies`) then builds a hash table of the narrow
+/// side and streams the wide one past it in the file order. Under a memory
+/// limit the planner otherwise repartitions both sides and sort-merges
+/// them, sorting the wide rows: on 10,139 Javadoc pages under
+/// `--memory-limit 2G` one batch of term lists (63 MB) was more than a
+/// sort's fair share of the pool (60 MB), and `stats` failed. The narrow
+/// side held is one doc_id per exact copy.
+pub fn broadcast_joins(session: SessionContext) -> Result<SessionContext> {
+    let mut state = session.state();
+    state.config_mut().options_mut().set("datafusion.optimizer.repartition_joins", "false")?;
+    Ok(SessionContext::new_with_state(state))
+}
+
 /// Tables whose every part file is written in doc_id order (`tokens`: its
 /// stage reads and writes documents in that order; `exact_copies`: its job
 /// ends with `ORDER BY doc_id`). Declared to DataFusion,

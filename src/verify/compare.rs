@@ -81,6 +81,18 @@ pub enum Outcome {
     CharBound,
     /// The LCS was computed (possibly stopped early below the threshold).
     Lcs,
+    /// The two texts are identical: similarity 1 without an LCS (the
+    /// history's exact repeats; the night's copies never reach verify).
+    Identical,
+    /// Not compared: the LCS would have gone beyond what the document's
+    /// failing comparisons may still cover (`[verify]
+    /// failed_comparison_budget`). Not a comparison: no row is written.
+    OverBudget,
+}
+
+impl Outcome {
+    /// How many kinds there are: the length of a count per kind.
+    pub const KINDS: usize = 5;
 }
 
 /// Σ over characters of min(count in a, count in b): an upper bound of the
@@ -105,16 +117,40 @@ fn common_chars(a: &[(char, u32)], b: &[(char, u32)]) -> usize {
 /// threshold, else None; the cheap bounds first, then at most one LCS computation.
 /// `a` is the Perl module's first string (its value is not symmetric).
 pub fn compare(a: &Doc, b: &Doc, rule: PairRule) -> (Option<f64>, Outcome) {
-    let PairRule { threshold, algorithm, .. } = rule;
+    match settled_without_lcs(a, b, rule) {
+        Some(settled) => settled,
+        None => compare_by_lcs(a, b, rule),
+    }
+}
+
+/// The verdict of [`compare`] when it needs no LCS: identical texts
+/// (similarity 1), or one of the cheap bounds below the threshold. None
+/// when only the LCS can tell: what a caller that budgets the LCS work
+/// ([`crate::verify::placement`]) asks first.
+pub fn settled_without_lcs(a: &Doc, b: &Doc, rule: PairRule) -> Option<(Option<f64>, Outcome)> {
+    if a.text == b.text {
+        return Some((Some(1.0), Outcome::Identical));
+    }
     let total = a.chars + b.chars;
-    let reaches = |lcs_bound: usize| total == 0 || (2 * lcs_bound) as f64 / total as f64 >= threshold;
+    let reaches = |lcs_bound: usize| total == 0 || (2 * lcs_bound) as f64 / total as f64 >= rule.threshold;
     if !reaches(a.chars.min(b.chars)) {
-        return (None, Outcome::LengthBound);
+        return Some((None, Outcome::LengthBound));
     }
     if !reaches(common_chars(&a.histogram, &b.histogram)) {
-        return (None, Outcome::CharBound);
+        return Some((None, Outcome::CharBound));
     }
-    (algorithm.similarity_at_least(&a.text, &b.text, threshold), Outcome::Lcs)
+    None
+}
+
+/// The LCS step of [`compare`], for a pair [`settled_without_lcs`] left open.
+pub fn compare_by_lcs(a: &Doc, b: &Doc, rule: PairRule) -> (Option<f64>, Outcome) {
+    (rule.algorithm.similarity_at_least(&a.text, &b.text, rule.threshold), Outcome::Lcs)
+}
+
+/// What an LCS comparison of `a` and `b` covers, in characters (|a| + |b|):
+/// the unit of the per-document budget of failing comparisons.
+pub fn lcs_chars(a: &Doc, b: &Doc) -> usize {
+    a.chars + b.chars
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 use anyhow::Result;
 use std::collections::HashMap;
 
-use crate::verify::compare::Doc;
+use crate::verify::compare::{Doc, Outcome};
 use crate::verify::placement::{place, Placed, Rule};
 
 /// The task's documents as verify holds them in memory, by dense index:
@@ -116,10 +116,12 @@ pub struct ClusterRow {
 pub struct ComponentResult {
     pub compared: Vec<Compared>,
     pub clustered: Vec<ClusterRow>,
-    pub outcomes: [u64; 3],
+    pub outcomes: [u64; Outcome::KINDS],
     pub capped: u64,
-    /// Candidate pairs the comparison bound left uncompared.
+    /// Candidate pairs the comparison bounds left uncompared.
     pub uncompared: u64,
+    /// Of those, the comparisons the budget of failing comparisons left out.
+    pub over_budget: u64,
 }
 
 /// Places one component (its doc_ids, as the union of the candidate edges
@@ -158,8 +160,12 @@ pub fn place_component(
 /// A placed component's rows by dense index (`local[k]` is the index of
 /// its k-th document in keep order).
 fn component_result(local: &[u32], placed: Placed) -> ComponentResult {
-    let mut result =
-        ComponentResult { capped: placed.capped, uncompared: placed.uncompared, ..ComponentResult::default() };
+    let mut result = ComponentResult {
+        capped: placed.capped,
+        uncompared: placed.uncompared,
+        over_budget: placed.over_budget,
+        ..ComponentResult::default()
+    };
     for c in &placed.comparisons {
         let (x, y) = (local[c.doc], local[c.other]);
         let (a, b) = (x.min(y), x.max(y));

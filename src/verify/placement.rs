@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use crate::verify::compare::{compare, Doc, Outcome};
+use crate::verify::compare::{compare_by_lcs, lcs_chars, settled_without_lcs, Doc, Outcome};
 use crate::verify::settings::PairRule;
 
 /// One comparison made: indices into the component's documents (the
@@ -38,10 +38,14 @@ pub struct Placed {
     pub similarity: Vec<Option<f64>>,
     /// Documents that had more to compare than the bound allowed.
     pub capped: u64,
-    /// Candidate pairs the bound left uncompared: an earlier partner in
-    /// another cluster than the document's, not compared (spec §9,
-    /// invariant (b) holds among the pairs the bound lets through).
+    /// Candidate pairs the bounds left uncompared: an earlier partner in
+    /// another cluster than the document's, not compared, or a comparison
+    /// beyond the budget of failing comparisons (spec §9, invariant (b)
+    /// holds among the pairs the bounds let through).
     pub uncompared: u64,
+    /// Of those, the comparisons the budget of failing comparisons left
+    /// out (also counted in `uncompared`).
+    pub over_budget: u64,
 }
 
 /// How [`place`] compares: the verification rule and the bound on
@@ -54,6 +58,21 @@ pub struct Rule {
     pub comparing: u64,
     /// `verify.max_comparisons_per_document`.
     pub max_comparisons: usize,
+    /// `verify.failed_comparison_budget`: the characters (|a| + |b| each)
+    /// one document's failing LCS comparisons may cover, as a multiple of
+    /// its own length; 0 for no such bound.
+    pub failed_budget: f64,
+}
+
+impl Rule {
+    /// The characters document `doc`'s failing LCS comparisons may cover.
+    fn budget_of(&self, doc: &Doc) -> usize {
+        if self.failed_budget == 0.0 {
+            usize::MAX
+        } else {
+            (self.failed_budget * doc.chars() as f64) as usize
+        }
+    }
 }
 
 /// The most documents (text and histogram) one component's placement holds
@@ -156,7 +175,7 @@ impl<L: Fn(usize) -> Result<Doc> + Sync> DocCache<L> {
 }
 
 /// What a document is compared with while it is placed.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Role {
     /// A representative its edges reach: the comparisons that place it.
     Representative,
@@ -188,18 +207,30 @@ enum Role {
 ///
 /// Every pair is compared once (when its later document is placed), the
 /// later document as the module's first string.
+///
+/// The comparisons of steps 1 and 3 that need an LCS also spend a budget:
+/// in the order above, one is made only if its characters (|a| + |b|) fit
+/// in what the document's failing LCS comparisons have left of
+/// `rule.failed_budget` times its own length; a failing one spends them, a
+/// passing one nothing. Why: on pages that share a template and a sentence
+/// structure but not their words (generated pages, product pages), the
+/// methods propose siblings that verification refuses, a long page has
+/// more of them as the crawl grows, and each failing LCS of two long pages
+/// costs the square of their length. The strongest proposals come first,
+/// so a near-duplicate is compared before its page's template siblings.
 pub fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + Sync, rule: Rule) -> Result<Placed> {
     let n = edges.len();
     let mut cache = DocCache::new(load);
     let mut representative: Vec<usize> = (0..n).collect();
     let mut similarity: Vec<Option<f64>> = vec![None; n];
     let mut comparisons = Vec::new();
-    let (mut capped, mut uncompared) = (0u64, 0u64);
+    let (mut capped, mut uncompared, mut over_budget) = (0u64, 0u64, 0u64);
     // Most methods first, then the earlier document: deterministic, and the
     // strongest proposals survive the bound.
     let by_strength = |list: &mut Vec<(usize, u64)>| list.sort_by_key(|&(j, m)| (std::cmp::Reverse(m.count_ones()), j));
     for i in 0..n {
         let doc = cache.one(i)?;
+        let mut budget = rule.budget_of(&doc);
         let earlier: Vec<(usize, u64)> = edges[i].iter().filter(|&&(j, _)| j < i).copied().collect();
         let mut reached: BTreeMap<usize, u64> = BTreeMap::new();
         for &(j, methods) in &earlier {
@@ -221,7 +252,12 @@ pub fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + 
         by_strength(&mut own_pairs);
         let mut planned: Vec<(usize, u64, Role)> = reps.iter().map(|&(r, m)| (r, m, Role::Representative)).collect();
         planned.extend(own_pairs.iter().map(|&(j, m)| (j, m, Role::OwnPair)));
-        let mut results = compare_all(&doc, &mut cache, &planned, rule)?;
+        // a11's own pairs spend nothing, whatever role they are compared in
+        // (a representative can be one).
+        let own = |list: &[(usize, u64, Role)]| -> Vec<bool> {
+            list.iter().map(|&(j, _, _)| earlier.iter().any(|&(e, m)| e == j && m & rule.comparing != 0)).collect()
+        };
+        let mut results = compare_all(&doc, &mut cache, &planned, &own(&planned), rule, &mut budget)?;
 
         // The representative it joins: the most similar at or above the
         // threshold; ties go to the earlier one.
@@ -244,35 +280,84 @@ pub fn place(edges: &[Vec<(usize, u64)>], load: impl Fn(usize) -> Result<Doc> + 
         by_strength(&mut partners);
         let room = rule.max_comparisons.saturating_sub(planned.len());
         cut |= partners.len() > room;
-        capped += u64::from(cut);
         uncompared += partners.len().saturating_sub(room) as u64;
         partners.truncate(room);
         let direct: Vec<(usize, u64, Role)> = partners.iter().map(|&(j, m)| (j, m, Role::Partner)).collect();
-        results.extend(compare_all(&doc, &mut cache, &direct, rule)?);
+        results.extend(compare_all(&doc, &mut cache, &direct, &own(&direct), rule, &mut budget)?);
         planned.extend(direct);
 
         for (&(other, methods, _), (sim, outcome)) in planned.iter().zip(results) {
+            if outcome == Outcome::OverBudget {
+                over_budget += 1;
+                uncompared += 1;
+                cut = true;
+                continue;
+            }
             comparisons.push(Comparison { doc: i, other, methods, similarity: sim, outcome });
         }
+        capped += u64::from(cut);
         if let Some((r, s)) = best {
             representative[i] = r;
             similarity[i] = Some(s);
         }
     }
-    Ok(Placed { comparisons, representative, similarity, capped, uncompared })
+    Ok(Placed { comparisons, representative, similarity, capped, uncompared, over_budget })
 }
 
 /// Compares document `doc` with each planned document, read through
-/// `cache`. The comparisons of one document are independent: in parallel,
-/// so that one giant component (a site template) still uses every core.
+/// `cache`, within `budget` (the characters its failing LCS comparisons
+/// may still cover; see [`place`]); a comparison beyond it is
+/// [`Outcome::OverBudget`]. Those marked in `own` (a11's pairs: its
+/// result, which evaluate counts on) are always compared and spend
+/// nothing.
+///
+/// The comparisons of one document run in parallel, so that one giant
+/// component (a site template) still uses every core, in rounds that give
+/// the budget's sequential rule exactly: a round is the longest run of the
+/// next comparisons that all fit even if every one of them fails; after
+/// it, the budget is what the ones that failed left.
 fn compare_all<L: Fn(usize) -> Result<Doc> + Sync>(
     doc: &Doc,
     cache: &mut DocCache<L>,
     planned: &[(usize, u64, Role)],
+    own: &[bool],
     rule: Rule,
+    budget: &mut usize,
 ) -> Result<Vec<(Option<f64>, Outcome)>> {
     let others = cache.get(&planned.iter().map(|&(other, _, _)| other).collect::<Vec<_>>())?;
-    Ok(others.par_iter().map(|other| compare(doc, other, rule.pair)).collect())
+    let mut results: Vec<Option<(Option<f64>, Outcome)>> =
+        others.par_iter().map(|other| settled_without_lcs(doc, other, rule.pair)).collect();
+    let open: Vec<usize> = (0..planned.len()).filter(|&k| results[k].is_none()).collect();
+    let spends = |k: usize| !own[k];
+    let mut next = 0;
+    while next < open.len() {
+        let (mut end, mut worst) = (next, 0usize);
+        while end < open.len() {
+            let k = open[end];
+            let cost = if spends(k) { lcs_chars(doc, &others[k]) } else { 0 };
+            if worst.saturating_add(cost) > *budget {
+                break;
+            }
+            worst += cost;
+            end += 1;
+        }
+        if end == next {
+            // Does not fit in what is left, whatever the others did.
+            results[open[next]] = Some((None, Outcome::OverBudget));
+            next += 1;
+            continue;
+        }
+        let round: Vec<(Option<f64>, Outcome)> =
+            open[next..end].par_iter().map(|&k| compare_by_lcs(doc, &others[k], rule.pair)).collect();
+        for (&k, result) in open[next..end].iter().zip(round) {
+            if result.0.is_none() && spends(k) {
+                *budget -= lcs_chars(doc, &others[k]);
+            }
+            results[k] = Some(result);
+        }
+        next = end;
+    }
+    Ok(results.into_iter().map(|r| r.expect("every comparison is settled, made or over budget")).collect())
 }
 
 #[cfg(test)]
@@ -282,7 +367,7 @@ mod tests {
 
     fn rule(comparing: u64, threshold: f64, algorithm: SimilarityAlgorithm) -> Rule {
         let pair = PairRule { threshold, algorithm, text: crate::verify::settings::VerificationText::Visible };
-        Rule { pair, comparing, max_comparisons: 64 }
+        Rule { pair, comparing, max_comparisons: 64, failed_budget: 0.0 }
     }
 
     fn doc(id: u64, text: &str) -> Doc {
@@ -381,6 +466,101 @@ mod tests {
         let plain = place(&edges, load(&texts), rule(0, 0.8, SimilarityAlgorithm::Exact)).unwrap();
         let compared: Vec<(usize, usize)> = plain.comparisons.iter().map(|c| (c.doc, c.other)).collect();
         assert_eq!(compared, [(1, 0), (2, 0), (2, 1), (3, 0), (3, 2)]);
+    }
+
+    /// The budget of failing comparisons: a document's failing LCS
+    /// comparisons cover at most `failed_budget` times its length; a
+    /// passing one costs nothing, and the strongest proposals come first.
+    #[test]
+    fn failing_comparisons_stop_at_the_document_s_budget() {
+        // 3 reaches the representatives 0, 1, 2 (three clusters: no edge
+        // between them). 0 and 1 have its characters but fail its LCS (5
+        // and 7 of 10: 0.5 and 0.7), 2 passes (9: 0.9).
+        let texts = ["bbbbbaaaaa", "bbbaaaaabb", "aaaaabbbba", "aaaaabbbbb"];
+        let edges = |strong: usize| {
+            let mask = |j: usize| if j == strong { 3 } else { 1 };
+            vec![vec![(3, mask(0))], vec![(3, mask(1))], vec![(3, mask(2))], (0..3).map(|j| (j, mask(j))).collect()]
+        };
+        let with_budget = |budget: f64, strong: usize| {
+            let rule = Rule { failed_budget: budget, ..rule(0, 0.8, SimilarityAlgorithm::Exact) };
+            place(&edges(strong), load(&texts), rule).unwrap()
+        };
+        let compared = |p: &Placed| -> Vec<(usize, usize)> { p.comparisons.iter().map(|c| (c.doc, c.other)).collect() };
+        // Each comparison covers 20 characters, 3's budget is 10 times its
+        // length: at 6, all three; at 4, the two that fail spend it all and
+        // 2, which would pass, is left out (3 stays alone).
+        let all = with_budget(6.0, 99);
+        assert_eq!(compared(&all), [(3, 0), (3, 1), (3, 2)]);
+        assert_eq!((all.representative[3], all.over_budget), (2, 0));
+        let cut = with_budget(4.0, 99);
+        assert_eq!(compared(&cut), [(3, 0), (3, 1)]);
+        assert_eq!((cut.representative[3], cut.over_budget, cut.uncompared, cut.capped), (3, 1, 1, 1));
+        // Proposed by more methods, 2 comes first and passes, spending
+        // nothing; then 0 and 1 fail within the budget.
+        let strong = with_budget(4.0, 2);
+        assert_eq!(compared(&strong), [(3, 2), (3, 0), (3, 1)]);
+        assert_eq!((strong.representative[3], strong.over_budget), (2, 0));
+        // A pair of a method that includes its comparison (bit 2: a11) is
+        // compared whatever the budget, also as a representative.
+        let a11 = Rule { failed_budget: 0.1, ..rule(2, 0.8, SimilarityAlgorithm::Exact) };
+        let own = place(&edges(0), load(&texts), a11).unwrap();
+        assert_eq!((compared(&own), own.over_budget), (vec![(3, 0)], 2));
+        // A comparison settled by the cheap bounds costs nothing: 0 and 1
+        // share no character with 3.
+        let texts = ["aaaaaaaaaa", "bbbbbbbbbb", "cccccccccd", "cccccccccc"];
+        let rule = Rule { failed_budget: 2.0, ..rule(0, 0.8, SimilarityAlgorithm::Exact) };
+        let bounded = place(&edges(99), load(&texts), rule).unwrap();
+        assert_eq!(compared(&bounded), [(3, 0), (3, 1), (3, 2)]);
+        assert_eq!(bounded.representative[3], 2);
+    }
+
+    /// The rounds of [`compare_all`] give what comparing one after the
+    /// other in order gives, on random plans, roles, texts and budgets.
+    #[test]
+    fn budget_rounds_give_the_sequential_rule() {
+        let mut state = 11u64;
+        let mut next = |n: u64| crate::methods::splitmix64(&mut state) % n;
+        for _ in 0..300 {
+            let n = 1 + next(12) as usize;
+            let texts: Vec<String> =
+                (0..=n).map(|_| (0..4 + next(12)).map(|_| if next(3) == 0 { 'b' } else { 'a' }).collect()).collect();
+            let planned: Vec<(usize, u64, Role)> = (1..=n)
+                .map(|j| (j, 1, [Role::Representative, Role::OwnPair, Role::Partner][next(3) as usize]))
+                .collect();
+            let own: Vec<bool> = planned.iter().map(|p| p.2 == Role::OwnPair || next(5) == 0).collect();
+            let pair = PairRule {
+                threshold: 0.5 + next(40) as f64 / 100.0,
+                algorithm: SimilarityAlgorithm::Exact,
+                text: crate::verify::settings::VerificationText::Visible,
+            };
+            let rule = Rule { pair, comparing: 0, max_comparisons: 64, failed_budget: 0.0 };
+            let docs: Vec<Doc> = texts.iter().enumerate().map(|(i, t)| doc(i as u64, t)).collect();
+            let start = next(8 * docs[0].chars() as u64 + 1) as usize;
+            let mut left = start;
+            let expected: Vec<(Option<f64>, Outcome)> = planned
+                .iter()
+                .zip(&own)
+                .map(|(&(j, _, _), &own)| {
+                    if let Some(settled) = settled_without_lcs(&docs[0], &docs[j], pair) {
+                        return settled;
+                    }
+                    let cost = if own { 0 } else { lcs_chars(&docs[0], &docs[j]) };
+                    if cost > left {
+                        return (None, Outcome::OverBudget);
+                    }
+                    let result = compare_by_lcs(&docs[0], &docs[j], pair);
+                    if result.0.is_none() {
+                        left -= cost;
+                    }
+                    result
+                })
+                .collect();
+            let mut cache = DocCache::new(|i: usize| Ok(doc(i as u64, &texts[i])));
+            let mut budget = start;
+            let got = compare_all(&docs[0], &mut cache, &planned, &own, rule, &mut budget).unwrap();
+            assert_eq!(got, expected, "{texts:?} {planned:?}");
+            assert_eq!(budget, left);
+        }
     }
 
     /// The cache holds at most [`CACHED_DOCS`] documents and

@@ -23,6 +23,13 @@ pub struct VerifyConfig {
     /// result): the constant that bounds verification's work per
     /// document, however large a template group.
     pub max_comparisons_per_document: usize,
+    /// The characters (|a| + |b| of each) one document's failing LCS
+    /// comparisons may cover, as a multiple of its own length; a
+    /// comparison beyond it is not made. 0: no such bound. Why in
+    /// characters and not in pairs: a failing LCS costs the product of the
+    /// lengths, and the siblings of a long templated page are long too
+    /// ([`crate::verify::placement::place`] says when it binds).
+    pub failed_comparison_budget: f64,
 }
 
 /// The text of a document that verification compares (spec §9's
@@ -68,6 +75,7 @@ impl VerifyConfig {
     pub fn check(&self, p: &mut Problems) {
         p.within("verify", "threshold", self.threshold, 0.0, 1.0);
         p.at_least("verify", "max_comparisons_per_document", self.max_comparisons_per_document, 1);
+        p.at_least("verify", "failed_comparison_budget", self.failed_comparison_budget, 0.0);
     }
 }
 
@@ -94,6 +102,7 @@ impl Default for VerifyConfig {
             text: VerificationText::Visible,
             algorithm: SimilarityAlgorithm::Exact,
             max_comparisons_per_document: 64,
+            failed_comparison_budget: 16.0,
         }
     }
 }
