@@ -102,7 +102,7 @@ impl Default for VerifyConfig {
             text: VerificationText::Visible,
             algorithm: SimilarityAlgorithm::Exact,
             max_comparisons_per_document: 64,
-            failed_comparison_budget: 16.0,
+            failed_comparison_budget: 32.0,
         }
     }
 }
