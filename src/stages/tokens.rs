@@ -4,7 +4,10 @@
 //! `boilerplate` table, see [`crate::text::boilerplate`]); what is left is
 //! tokenized for the signatures and, folded, kept as the visible text that
 //! verification compares, with the digest of the text verification
-//! compares (`text_digest`, which the `exact` stage groups by). Documents
+//! compares (`text_digest`, which the `exact` stage groups by). A copy of
+//! an earlier page of its host (`jobs/page_copies.sql`) gets its visible
+//! text and digest only, its lists empty: it goes no further than `exact`,
+//! so a crawl's copies cost their ingest and their text, not their tokens. Documents
 //! stream in doc_id order, batch by batch; each batch is normalized in parallel (rayon) and written at once,
 //! so the stage's own memory is bounded by one batch whatever the corpus
 //! size. (`documents` is in input order, so DataFusion sorts it first,
@@ -38,7 +41,7 @@ impl Stage for Tokens {
         "tokens"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents", "boilerplate"]
+        vec!["documents", "blocks", "boilerplate"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["tokens"]
@@ -47,7 +50,13 @@ impl Stage for Tokens {
         // The lists written depend on the methods: enabling one that reads
         // a list not written reruns this stage.
         // The digest is of the text verify compares.
-        json!({"text": config.text, "lists": lists_written(config), "verify_text": config.verify.text})
+        // Which copies skip their lists depends on the keep order.
+        json!({
+            "text": config.text,
+            "lists": lists_written(config),
+            "verify_text": config.verify.text,
+            "keep": config.dedup.sql_params(),
+        })
     }
     fn shardable(&self) -> bool {
         true
@@ -83,6 +92,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
     let session = datafusion::prelude::SessionContext::new_with_state(state);
     let boilerplate = crate::text::boilerplate::load_boilerplate(&session).await?;
+    let page_copies = page_copies(ctx, &session).await?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
     let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));
@@ -105,7 +115,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             .into_par_iter()
             .map(|i| {
                 let stripped = boilerplate.strip(urls.value(i), texts.value(i));
-                let tokens = normalizer.tokenize_compact(&stripped.text, langs.value(i));
+                let tokens = if page_copies.contains(&ids.value(i)) {
+                    TokenBuffers::default()
+                } else {
+                    normalizer.tokenize_compact(&stripped.text, langs.value(i))
+                };
                 (stripped, tokens)
             })
             .collect();
@@ -126,7 +140,30 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     report.counters.insert("documents_with_boilerplate_removed".into(), stripped_docs);
     report.counters.insert("boilerplate_lines_removed".into(), removed_lines);
     report.counters.insert("documents_of_template_only".into(), all_template);
+    report.counters.insert("page_copies_without_lists".into(), page_copies.len() as u64);
     Ok(report)
+}
+
+/// The task's documents whose lists are not written (`jobs/page_copies.sql`:
+/// a copy of an earlier page of its host, which goes no further than the
+/// `exact` stage). None when verification compares the words or the terms:
+/// their digest needs the lists. Held as a set of ids: one per such copy.
+async fn page_copies(
+    ctx: &RunContext,
+    session: &datafusion::prelude::SessionContext,
+) -> Result<std::collections::HashSet<u64>> {
+    let mut copies = std::collections::HashSet::new();
+    if ctx.config.verify.text != VerificationText::Visible {
+        return Ok(copies);
+    }
+    let mut params = ctx.config.dedup.sql_params().to_vec();
+    params.push(("own", ctx.shard.doc_predicate("doc_id")));
+    let sql = crate::tables::sql::substitute(include_str!("../../jobs/page_copies.sql"), &params);
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        copies.extend(documents::doc_id(&batch?)?.values().iter().copied());
+    }
+    Ok(copies)
 }
 
 /// Documents read, tokenized in parallel and written at a time.
