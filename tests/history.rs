@@ -726,27 +726,7 @@ fn the_history_keeps_the_canonical_copy_of_an_earlier_night_s_tracking_urls() {
     // A history appended before it stored canonical URLs: night 1 without
     // the column. Running night 2 again says what to do rather than keep
     // the tracking-URL copies.
-    let partition = partition(&history, "history_documents", "night1");
-    for entry in std::fs::read_dir(&partition).unwrap() {
-        let path = entry.unwrap().path();
-        let reader =
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&path).unwrap())
-                .unwrap();
-        let schema = reader.schema().clone();
-        let keep: Vec<usize> =
-            (0..schema.fields().len()).filter(|&i| schema.field(i).name() != "canonical_url").collect();
-        let batches: Vec<_> = reader.build().unwrap().map(|b| b.unwrap().project(&keep).unwrap()).collect();
-        let mut writer = parquet::arrow::ArrowWriter::try_new(
-            std::fs::File::create(&path).unwrap(),
-            std::sync::Arc::new(schema.project(&keep).unwrap()),
-            None,
-        )
-        .unwrap();
-        for b in &batches {
-            writer.write(b).unwrap();
-        }
-        writer.close().unwrap();
-    }
+    drop_history_column(&history, "history_documents", "night1", "canonical_url");
     let refused = night(&dir, &history, "night2", "night2-again", &canonical).output().unwrap();
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(!refused.status.success(), "{stderr}");
@@ -819,8 +799,10 @@ fn exact_repeats_of_earlier_nights_are_found_by_the_stored_digest() {
 
     // One exact candidate per article, from the group's first, to the
     // earlier page at the same URL; each verifies with similarity 1.
-    let url_of: BTreeMap<String, String> =
-        rows_by_name(&out, "documents").into_iter().map(|r| (r["doc_id"].clone(), r["canonical_url"].clone())).collect();
+    let url_of: BTreeMap<String, String> = rows_by_name(&out, "documents")
+        .into_iter()
+        .map(|r| (r["doc_id"].clone(), r["canonical_url"].clone()))
+        .collect();
     let exact = |out: &Path| -> BTreeSet<String> {
         rows_by_name(out, "history_candidates")
             .into_iter()
