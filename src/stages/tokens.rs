@@ -1,4 +1,4 @@
-//! Stage `tokens`: `documents`, `boilerplate` → `tokens`.
+//! Stage `tokens`: `documents`, `blocks`, `boilerplate` → `tokens`.
 //!
 //! Each document's text first loses its host's template lines (the
 //! `boilerplate` table, see [`crate::text::boilerplate`]); what is left is
