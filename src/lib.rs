@@ -31,7 +31,9 @@
 //!    back (the history's three among them);
 //! 8. [`report`] (the HTML report, `explain`) and [`export`] (the
 //!    deduplicated crawl);
-//! 9. the binaries (`main.rs`, `bin/`), which may use any of them.
+//! 9. [`cli`] (the command line of `pipeline`: commands, options, exit
+//!    codes) and the binaries (`main.rs`, which only calls it, and `bin/`),
+//!    which may use any of them.
 
 pub mod process;
 pub mod settings;
@@ -55,3 +57,5 @@ pub mod stages;
 
 pub mod export;
 pub mod report;
+
+pub mod cli;

@@ -1,19 +1,19 @@
 //! The command line of `pipeline`: its commands and options (clap), their
 //! help texts, and what the options mean (the job's settings, the output
 //! folder to read), checked, with mistakes as usage errors. What the
-//! commands do is in `main.rs` and the library.
+//! commands do is in [`super`] and the library.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};
 
-use neardup::config::Config;
-use neardup::methods::registry;
-use neardup::process::logging::LogFormat;
-use neardup::runner::mirror::RemoteOut;
-use neardup::runner::run::local_out;
-use neardup::runner::UsageError;
-use neardup::tables::shard::Shard;
+use crate::config::Config;
+use crate::methods::registry;
+use crate::process::logging::LogFormat;
+use crate::runner::mirror::RemoteOut;
+use crate::runner::run::local_out;
+use crate::runner::UsageError;
+use crate::tables::shard::Shard;
 
 /// The help heading of the options every command takes, apart from each
 /// command's own.
@@ -101,7 +101,7 @@ pub(crate) struct ExportArgs {
     pub(crate) to: String,
     /// What to write.
     #[arg(long, value_enum)]
-    pub(crate) format: neardup::export::Format,
+    pub(crate) format: crate::export::Format,
     /// Write the removed documents instead of the kept ones.
     #[arg(long)]
     pub(crate) removed: bool,
@@ -121,7 +121,7 @@ pub(crate) struct ExportArgs {
     /// Memory of the query that streams the decisions, e.g. 2G, as `run
     /// --memory-limit` (default: 75% of the container's or machine's
     /// memory); its sorts spill to --out's _spill folder beyond half of it.
-    #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
+    #[arg(long, value_parser = crate::tables::sql::parse_memory_size)]
     pub(crate) memory_limit: Option<usize>,
 }
 
@@ -169,7 +169,7 @@ pub(crate) struct NightArgs {
     /// (default: 75% of the container's or machine's memory): half of it
     /// is the SQL engine's pool, beyond which sorts and aggregations spill
     /// to --out's _spill folder.
-    #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
+    #[arg(long, value_parser = crate::tables::sql::parse_memory_size)]
     pub(crate) memory_limit: Option<usize>,
 }
 
@@ -235,14 +235,14 @@ pub(crate) struct RunArgs {
     /// engine's pool, beyond which sorts and aggregations spill to
     /// DIR/_spill. Given, it also makes joins sort-merge joins, which spill
     /// too but cost more CPU.
-    #[arg(long, value_parser = neardup::tables::sql::parse_memory_size)]
+    #[arg(long, value_parser = crate::tables::sql::parse_memory_size)]
     pub(crate) memory_limit: Option<usize>,
     /// Where the SQL stages (boilerplate, stats, candidates, decide, evaluate) run: `embedded`
     /// (DataFusion in this process) or `ballista://HOST:PORT` (an Apache
     /// Ballista 55 scheduler whose executors see the same --out folder, or
     /// the same --cache folder for an object-store output).
     #[arg(long, default_value = "embedded")]
-    pub(crate) engine: neardup::tables::sql::Engine,
+    pub(crate) engine: crate::tables::sql::Engine,
     #[command(flatten)]
     pub(crate) night: NightHistoryArgs,
 }
@@ -451,7 +451,7 @@ pub(crate) fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
 /// Checks the arguments of `history match` and `history append` (bad ones
 /// are usage errors) and reads the run's config.
 pub(crate) fn night_settings(night: &NightArgs) -> Result<Config> {
-    neardup::history::check_crawl_id(&night.crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
+    crate::history::check_crawl_id(&night.crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
     if !night.out.is_dir() {
         return Err(UsageError(format!("--out {}: no such output folder", night.out.display())).into());
     }

@@ -1,0 +1,380 @@
+//! The command line of `pipeline` (`src/main.rs` only calls [`main`]): it
+//! parses the command line ([`args`]), hands each command to the library
+//! (`pipeline run` to [`crate::runner::run`]) and maps how it ended to an
+//! exit code.
+//!
+//! Why in the library and not in the binary: built in the binary, this
+//! module compiled every generic it uses (DataFusion's sessions and
+//! streams, arrow's writers) a second time, alone and last, after the
+//! library: on 2 cores the release build of the library and the binary
+//! took 127 s, against 87 s with this module in the library.
+//!
+//! Exit codes: 0 success; 1 a stage failed (`status`: some stage is not up
+//! to date); 2 bad usage (unknown stage, missing input table or unfinished
+//! tasks of a sharded stage, bad config, a memory limit too small, a
+//! mistyped --out); 3 the run finished but some input files could not be
+//! read or gave nothing but rejects (their paths are logged, and listed in
+//! `ingest_files`); 4 another run holds the output folder, the lock of a
+//! stage's task or the history, and `--wait` was not given; 130
+//! interrupted (Ctrl-C, SIGTERM).
+
+mod args;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::history::HistoryLocation;
+use crate::process::logging::LogFormat;
+use crate::runner::run::local_out;
+use crate::runner::{run_stage, HistoryRun, MissingInput, RunContext, UsageError};
+use crate::stages;
+use crate::tables::shard::Shard;
+use args::*;
+
+/// Runs `pipeline` with the process's arguments; its exit code.
+pub fn main() -> ExitCode {
+    // Before any thread starts: every thread inherits the blocked signals.
+    crate::process::interrupt::install();
+    let cli = Cli::parse();
+    init_logging(cli.verbose, cli.quiet, cli.log_format);
+    let quiet = cli.quiet;
+    let command = cli.command.unwrap_or_else(|| Command::Run(default_run_args()));
+    let result = match command {
+        Command::Run(args) => run(args, quiet),
+        Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
+        Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
+        Command::Report(args) => report(args).map(|_| ExitCode::SUCCESS),
+        Command::Status(args) => status(args),
+        Command::History(args) => history(args),
+        Command::Export(args) => export(args, quiet),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<MissingInput>().is_some();
+            let busy = e.downcast_ref::<crate::runner::lock::Busy>().is_some();
+            eprintln!("error: {}", crate::process::terminal::escape_controls(&format!("{e:#}")));
+            ExitCode::from(if busy {
+                crate::runner::lock::EXIT_BUSY
+            } else if usage {
+                2
+            } else {
+                1
+            })
+        }
+    }
+}
+
+fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
+    let level = match (quiet, verbose) {
+        (true, _) => "error",
+        (false, 0) => "info",
+        (false, 1) => "debug",
+        _ => "trace",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_env("NEARDUP_LOG").unwrap_or_else(|_| {
+        // Other crates speak at warn and above; html5ever's tree-builder
+        // notes ("foster parenting not implemented") are about the
+        // parser, not the data, and would flood the log on real crawls.
+        let others = if quiet { "error" } else { "warn" };
+        tracing_subscriber::EnvFilter::new(format!("neardup={level},pipeline={level},html5ever=error,{others}"))
+    });
+    crate::process::logging::init(format, filter);
+}
+
+/// `pipeline run`: the runner runs the stages and the report, handed to
+/// it from the layers above it.
+fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
+    let (config, inputs) = job_settings(&args.job)?;
+    let history = match (args.night.history, args.night.crawl_id) {
+        (Some(spec), Some(crawl)) => {
+            Some(crate::runner::run::NightHistory { spec, cache: args.night.history_cache.history_cache, crawl })
+        }
+        _ => None,
+    };
+    let request = crate::runner::run::RunRequest {
+        stage: args.stage,
+        shard: args.shard.unwrap_or(Shard::WHOLE),
+        out: args.out,
+        cache: args.cache.cache,
+        force: args.force,
+        wait: args.wait,
+        threads: args.threads,
+        memory_limit: args.memory_limit,
+        engine: args.engine,
+        history,
+        config,
+        inputs,
+        progress: !quiet && std::io::stderr().is_terminal(),
+    };
+    let pipeline = crate::runner::run::Pipeline {
+        stages: stages::all(),
+        history_stages: stages::history_match::stages(),
+        write_report: crate::report::write_report,
+        report_file: crate::report::REPORT_FILE,
+    };
+    let end = crate::runner::run::run(request, pipeline)?;
+    Ok(if end.input_errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
+}
+
+fn query(args: QueryArgs) -> Result<()> {
+    if matches!(args.format, Format::Parquet) && args.output.is_none() {
+        return Err(UsageError("--format parquet writes a file: give it with --output FILE".into()).into());
+    }
+    let rt = crate::process::parallelism::runtime()?;
+    let out = finished_run(&args.out, &args.cache)?;
+    let history = match &args.history {
+        Some(spec) if !crate::storage::location::is_url(spec) && !Path::new(spec).is_dir() => {
+            return Err(UsageError(format!("--history {spec}: no such folder")).into())
+        }
+        Some(spec) => Some(HistoryLocation::open(spec, args.history_cache.history_cache.clone())?),
+        None => None,
+    };
+    let text = rt.block_on(async {
+        let ctx = crate::tables::sql::session_over(&out).await?;
+        if let Some(spec) = &history {
+            spec.local()?.register(&ctx).await?;
+        }
+        let frame = ctx.sql(&args.sql).await?;
+        let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
+        let batches = frame.collect().await?;
+        let mut bytes = Vec::new();
+        match args.format {
+            Format::Table => {
+                // For people, so crawled text is escaped (the other formats keep it).
+                let table = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+                bytes = format!("{}\n", crate::process::terminal::escape_controls(&table)).into_bytes();
+            }
+            Format::Csv => {
+                let mut w = arrow::csv::Writer::new(&mut bytes);
+                for b in &batches {
+                    w.write(b)?;
+                }
+                drop(w);
+                // On a terminal it is read by people too: crawled control
+                // characters escaped as the table's are; a file or a pipe
+                // gets the data as it is.
+                if args.output.is_none() && std::io::stdout().is_terminal() {
+                    let escaped =
+                        crate::process::terminal::escape_controls(&String::from_utf8_lossy(&bytes)).into_owned();
+                    bytes = escaped.into_bytes();
+                }
+            }
+            Format::Json => {
+                let mut w = arrow::json::LineDelimitedWriter::new(&mut bytes);
+                for b in &batches {
+                    w.write(&crate::tables::json::lossless(b)?)?;
+                }
+                w.finish()?;
+            }
+            Format::Parquet => {
+                let mut w = parquet::arrow::ArrowWriter::try_new(&mut bytes, schema, None)?;
+                for b in &batches {
+                    w.write(b)?;
+                }
+                w.close()?;
+            }
+        }
+        anyhow::Ok(bytes)
+    })?;
+    match &args.output {
+        Some(path) => crate::tables::write::write_file_atomically(path, &text)
+            .with_context(|| format!("cannot write {}", path.display()))?,
+        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?,
+    }
+    Ok(())
+}
+
+fn status(args: StatusArgs) -> Result<ExitCode> {
+    let (config, inputs) = job_settings(&args.job)?;
+    let (out, remote) = local_out(&args.out, args.cache.cache.clone(), Shard::WHOLE)?;
+    if let Some(r) = &remote {
+        r.pull_manifests()?;
+    }
+    // With --history, the history's stages too, judged against its crawls
+    // (an object-store history is pulled into its cache first, as a run
+    // pulls it before matching).
+    let mut all = stages::all();
+    let history = match (&args.night.history, &args.night.crawl_id) {
+        (Some(dir), Some(crawl)) => {
+            crate::history::check_crawl_id(crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
+            let location = HistoryLocation::open(dir, args.night.history_cache.history_cache.clone())
+                .map_err(|e| UsageError(format!("--history {dir}: {e:#}")))?;
+            all.extend(stages::history_match::stages());
+            Some(HistoryRun { root: location.local()?.root().to_path_buf(), crawl: crawl.clone() })
+        }
+        _ => None,
+    };
+    let ctx = RunContext {
+        shard: Shard::WHOLE,
+        out,
+        config,
+        inputs,
+        runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
+        progress: false,
+        engine: crate::tables::sql::Engine::Embedded,
+        memory_limit: None,
+        wait_for_lock: false,
+        history,
+    };
+    let tables = match remote {
+        Some(_) => crate::runner::status::Tables::Committed,
+        None => crate::runner::status::Tables::Local,
+    };
+    let lines = crate::runner::status::status(&all, &ctx, &tables);
+    let mut text = String::new();
+    match args.format {
+        StatusFormat::Table => text = crate::runner::status::table_text(&lines),
+        StatusFormat::Json => {
+            for line in &lines {
+                text.push_str(&serde_json::to_string(line)?);
+                text.push('\n');
+            }
+        }
+    }
+    print!("{text}");
+    Ok(if crate::runner::status::all_up_to_date(&lines) { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+fn report(args: ReportArgs) -> Result<()> {
+    let (out, remote) = finished_out(&args.out, &args.cache)?;
+    check_output_folder(&out, &args.out)?;
+    let rt = crate::process::parallelism::runtime()?;
+    let path = crate::report::write_report(&out, &rt)?;
+    match remote {
+        Some(r) => {
+            r.push_file(crate::report::REPORT_FILE)?;
+            println!("{}/{}", r.url(), crate::report::REPORT_FILE);
+        }
+        None => println!("{}", path.display()),
+    }
+    Ok(())
+}
+
+fn history(args: HistoryArgs) -> Result<ExitCode> {
+    let location = HistoryLocation::open(&args.history, args.cache.history_cache.clone())
+        .map_err(|e| UsageError(format!("--history {}: {e:#}", args.history)))?;
+    let _lock = match args.action {
+        HistoryAction::List => None,
+        _ => Some(location.lock(args.wait)?),
+    };
+    match args.action {
+        HistoryAction::List => {
+            for crawl in location.crawls()? {
+                let rows: Vec<String> = crawl.rows.iter().map(|(t, n)| format!("{t}={n}")).collect();
+                println!("{}\t{}\t{}", crawl.crawl, serde_json::to_string(&crawl.verification_text)?, rows.join(" "));
+            }
+        }
+        HistoryAction::Match(night) => {
+            let config = night_settings(&night)?;
+            // The history's stages, as `pipeline run --history` runs them:
+            // with manifests, skipped when up to date.
+            let ctx = RunContext {
+                shard: Shard::WHOLE,
+                out: night.out.clone(),
+                config,
+                inputs: Vec::new(),
+                runtime: crate::process::parallelism::runtime()?,
+                progress: false,
+                engine: crate::tables::sql::Engine::Embedded,
+                memory_limit: crate::process::memory::run_limit(night.memory_limit),
+                wait_for_lock: args.wait,
+                history: Some(HistoryRun {
+                    root: location.local()?.root().to_path_buf(),
+                    crawl: night.crawl_id.clone(),
+                }),
+            };
+            let matching = stages::history_match::stages();
+            let all: Vec<Box<dyn crate::runner::Stage>> =
+                stages::all().into_iter().chain(stages::history_match::stages()).collect();
+            let mut rows = std::collections::BTreeMap::new();
+            for stage in &matching {
+                run_stage(stage.as_ref(), &all, &ctx, false)?;
+                let manifest = crate::runner::manifest_path(&ctx.out, stage.name(), Shard::WHOLE);
+                rows.extend(crate::runner::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default());
+            }
+            let count = |table: &str| rows.get(table).copied().unwrap_or(0);
+            println!(
+                "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
+                night.crawl_id,
+                count("history_candidates"),
+                count("repeats"),
+                count("crawl_clusters")
+            );
+            // The report has a section on the night's repeats.
+            if night.out.join(crate::report::REPORT_FILE).is_file() {
+                crate::report::write_report(&night.out, &ctx.runtime)?;
+            }
+        }
+        HistoryAction::Append(night) => {
+            let config = night_settings(&night)?;
+            let rt = crate::process::parallelism::runtime()?;
+            let kept = location.local()?.append(&night.out, &night.crawl_id, &config, &rt)?;
+            location.commit(&night.crawl_id)?;
+            let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
+            println!("{}: {documents} documents", night.crawl_id);
+        }
+        HistoryAction::Drop { crawl_id } => {
+            crate::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
+            if !location.drop_crawl(&crawl_id)? {
+                eprintln!("no crawl `{crawl_id}` in {}", args.history);
+                return Ok(ExitCode::from(1));
+            }
+        }
+        HistoryAction::Compact => {
+            let changed = location.compact()?;
+            println!("{} crawls compacted", changed.len());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
+    use crate::export::Format;
+    if args.keep_boilerplate && matches!(args.format, Format::Warc | Format::Cdxj) {
+        return Err(UsageError(
+            "--keep-boilerplate is for --format parquet and jsonl (a WARC keeps whole pages)".into(),
+        )
+        .into());
+    }
+    crate::process::parallelism::configure(None)?;
+    let (out, remote) = local_out(&args.out, args.cache.cache.clone(), Shard::WHOLE)?;
+    if let Some(r) = &remote {
+        // ingest_files tells the WARC formats which inputs are gzipped per record.
+        let n = r.pull(&["decisions", "documents", "boilerplate", "ingest_files"], "export", &[], Shard::WHOLE)?;
+        tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
+    }
+    if !out.is_dir() {
+        return Err(UsageError(format!("--out {}: no such output folder", args.out)).into());
+    }
+    let _spill = crate::tables::sql::SpillFolder(out.clone());
+    let options = crate::export::ExportOptions {
+        out,
+        to: args.to,
+        format: args.format,
+        removed: args.removed,
+        keep_boilerplate: args.keep_boilerplate,
+        shard: args.shard.unwrap_or(Shard::WHOLE),
+        inputs: args.input,
+        memory: crate::process::memory::run_limit(args.memory_limit).map(|l| l.sql()),
+        progress: !quiet && std::io::stderr().is_terminal(),
+    };
+    let summary = crate::export::export(&options, &crate::process::parallelism::runtime()?)?;
+    let counts: Vec<String> = summary.counts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!("{}\t{}", summary.written, counts.join(" "));
+    if !summary.unreadable.is_empty() {
+        return Ok(ExitCode::from(3));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn explain(args: ExplainArgs) -> Result<()> {
+    let rt = crate::process::parallelism::runtime()?;
+    let out = finished_run(&args.out, &args.cache)?;
+    let text = rt.block_on(crate::report::explain::explain(&out, &args.document))?;
+    print!("{}", crate::process::terminal::escape_controls(&text));
+    Ok(())
+}
