@@ -325,9 +325,7 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
     let session = runtime.block_on(crate::tables::sql::session_with_memory_limit(out, options.memory))?;
     // Batches of a thousand rows: a sort of texts spills batch by batch,
     // and 8,192 texts make one batch larger than a small pool.
-    let mut state = session.state();
-    state.config_mut().options_mut().set("datafusion.execution.batch_size", "1024")?;
-    let session = crate::tables::sql::one_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
+    let session = crate::tables::sql::one_stream(crate::tables::sql::with_batch_size(session, 1024)?)?;
     let decided = runtime.block_on(decided_file_names(&session))?;
     let mut files = shard_files(run_files(out, &decided)?, options.shard);
     // Only the kept WARC (and its index) is read again from the input files.

@@ -67,10 +67,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // Batches of 1,024 documents rather than DataFusion's 8,192: a batch of
     // texts is what this stage holds, and 8,192 long pages (30,417 Javadoc
     // pages of 7.4 kB, one thread) peaked at 311 MB.
-    let session = ctx.session().await?;
-    let mut state = session.state();
-    state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
-    let session = crate::tables::sql::one_stream(datafusion::prelude::SessionContext::new_with_state(state))?;
+    let session = crate::tables::sql::with_batch_size(ctx.session().await?, DOCUMENTS_PER_BATCH)?;
+    let session = crate::tables::sql::one_stream(session)?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
     let own = format!("{} AND not_content IS NULL", ctx.shard.doc_predicate("doc_id"));

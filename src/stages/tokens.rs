@@ -88,9 +88,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // its merge holds a batch per run, 102 MB of the stage's heap at 1,024
     // (min-hash only on Javadoc: the stage's peak 360 → 260 MB at 256, same
     // CPU).
-    let mut state = session.state();
-    state.config_mut().options_mut().set("datafusion.execution.batch_size", &DOCUMENTS_PER_BATCH.to_string())?;
-    let session = datafusion::prelude::SessionContext::new_with_state(state);
+    let session = crate::tables::sql::with_batch_size(session, DOCUMENTS_PER_BATCH)?;
     let boilerplate = crate::text::boilerplate::load_boilerplate(&session).await?;
     let page_copies = page_copies(ctx, &session).await?;
     // Only content is deduplicated: records that are not (error pages,

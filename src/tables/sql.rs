@@ -318,6 +318,15 @@ pub fn one_stream(session: SessionContext) -> Result<SessionContext> {
     Ok(SessionContext::new_with_state(state))
 }
 
+/// `session` reading `rows` rows per batch instead of DataFusion's 8,192:
+/// for the stages that read texts, where one batch of long pages is what
+/// they hold in memory (and what a sort spills at a time).
+pub fn with_batch_size(session: SessionContext, rows: usize) -> Result<SessionContext> {
+    let mut state = session.state();
+    state.config_mut().options_mut().set("datafusion.execution.batch_size", &rows.to_string())?;
+    Ok(SessionContext::new_with_state(state))
+}
+
 /// `session` with joins that are not repartitioned: a join of a wide
 /// table with a narrow one (`jobs/df.sql`: `tokens`' term lists less the
 /// documents of `exact_copies`) then builds a hash table of the narrow
