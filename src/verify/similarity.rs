@@ -96,7 +96,7 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
     let needed =
         (guess.saturating_sub(1).min(short.len())..=short.len()).find(|&lcs| reaches(lcs)).unwrap_or(short.len());
     let max_edits = (short_mid.len() + long_mid.len()).saturating_sub(2 * needed.saturating_sub(fixed));
-    let lcs = fixed + lcs_bit_parallel(short_mid, long_mid, max_edits, |mid_bound| reaches(fixed + mid_bound))?;
+    let lcs = fixed + lcs_bit_parallel(short_mid, long_mid, max_edits, needed.saturating_sub(fixed))?;
     let sim = ratio(lcs);
     (sim >= limit).then_some(sim)
 }
@@ -106,9 +106,10 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
 const CHECK_EVERY: usize = 64;
 
 /// The LCS length of `short` and `long` (`short.len() <= long.len()`) if
-/// they differ by at most `max_edits` insertions plus deletions, or a value
-/// below it otherwise; `None` as soon as `still_possible(upper bound of the
-/// LCS)` is false.
+/// it is at least `needed`, or a value below `needed` otherwise (then
+/// `max_edits`, the insertions plus deletions an LCS of `needed` leaves, is
+/// exceeded); `None` as soon as an upper bound of the LCS falls below
+/// `needed`.
 ///
 /// The bit vector runs along `long` and the rows along `short`: a row costs
 /// the band's width either way, so the shorter string as rows is the
@@ -128,12 +129,22 @@ const CHECK_EVERY: usize = 64;
 /// stays safe for the same reason (the in-band alignment's prefix plus what
 /// is left). At verification's threshold 0.8 the band is about 0.4 of the
 /// shorter string: a 2.5 times smaller scan, on passing and failing pairs.
-fn lcs_bit_parallel(
-    short: &[char],
-    long: &[char],
-    max_edits: usize,
-    still_possible: impl Fn(usize) -> bool,
-) -> Option<usize> {
+///
+/// Why the band narrows as the scan goes ([`LiveColumns`]): the static band
+/// allows every edit the limit allows at every row, but a pair that has
+/// already spent edits has fewer left. Every `CHECK_EVERY` rows, the cells
+/// that cannot be on an alignment of `needed` matches (their value plus the
+/// most that the rest can add falls short) are found from the row's values,
+/// and the band keeps to the cells an alignment through a live cell can
+/// still reach. On a failing pair the band shrinks to nothing as the early
+/// exit nears, instead of staying 0.4 of the string wide until it fires. The
+/// same two properties of the cells keep it exact: a cell's value is at
+/// least that of any alignment that stayed in the band, so a cell of an
+/// alignment of `needed` matches is never found dead, and that alignment
+/// stays in the narrowed band; words that leave the band on the right are
+/// set back to their initial values, so that every value stays at most the
+/// true LCS prefix when they come back into it.
+fn lcs_bit_parallel(short: &[char], long: &[char], max_edits: usize, needed: usize) -> Option<usize> {
     let n = long.len();
     if short.is_empty() {
         return Some(0);
@@ -142,10 +153,15 @@ fn lcs_bit_parallel(
     let peq = MatchMasks::new(long, words);
     let mut v = vec![u64::MAX; words];
     // Cells (row r, column j) of the band: r - half <= j <= r + Δ + half,
-    // with one word of margin on each side (harmless, and both ends only
-    // move right, which the frozen words rely on).
+    // with one word of margin on each side (harmless, and the left end
+    // only moves right, which the frozen words rely on).
     let delta = n - short.len();
     let half = max_edits.saturating_sub(delta).div_ceil(2);
+    let mut live = LiveColumns::new(short.len(), n, needed);
+    // The end (exclusive) of the words the last row updated: those past
+    // the band up to it are set back to their initial values when the
+    // band's right end retreats.
+    let mut touched_end = 0usize;
     for (row, c) in short.iter().enumerate() {
         if row % CHECK_EVERY == 0 && row > 0 {
             // The alignment crosses the split after row `row` at some prefix
@@ -156,22 +172,123 @@ fn lcs_bit_parallel(
             // tighter on pages that fail late).
             let rest = short.len() - row;
             let k = n - rest;
-            let bound = lcs_of_prefix(&v, k) + rest;
-            if !still_possible(bound) {
+            if lcs_of_prefix(&v, k) + rest < needed {
                 return None;
             }
+            live.check(&v, row, touched_end);
         }
         let Some(pm) = peq.get(*c) else { continue };
         // DP row r = row + 1; column j is bit j - 1.
         let r = row + 1;
         let first = (r.saturating_sub(half + 1) / 64).saturating_sub(1);
         let last = ((r + delta + half).saturating_sub(1) / 64 + 1).min(words - 1);
-        if first > last {
-            continue;
+        let (first, end) = live.clamp(&v, r, first, last + 1);
+        if end < touched_end {
+            v[end..touched_end].fill(u64::MAX);
         }
-        advance_row(&mut v[first..=last], &pm[first..=last]);
+        touched_end = end;
+        if first < end {
+            advance_row(&mut v[first..end], &pm[first..end]);
+        }
     }
     Some(lcs_of_prefix(&v, n))
+}
+
+/// The columns a banded scan still needs, from its last check: the cells
+/// left of `first_column` or right of the diagonal through `right_column`
+/// can no longer be on an alignment of `needed` matches (see
+/// [`lcs_bit_parallel`]).
+struct LiveColumns {
+    rows: usize,
+    columns: usize,
+    needed: usize,
+    /// Columns below this are dead for every later row: the value of a
+    /// cell there is below `needed` minus the rows left, and an alignment
+    /// never goes back to a smaller column.
+    first_column: usize,
+    /// (y, r): at the check after row r, no cell right of column y could
+    /// still reach `needed`, so row r' > r needs no column right of
+    /// y + (r' - r) (one match per row at most).
+    right_column: (usize, usize),
+    /// The first word a row updates, never decreasing, and the zero bits
+    /// of the words before it (the value of the cell at its left end).
+    first_word: usize,
+    zeros_before: usize,
+}
+
+impl LiveColumns {
+    fn new(rows: usize, columns: usize, needed: usize) -> LiveColumns {
+        LiveColumns {
+            rows,
+            columns,
+            needed,
+            first_column: 0,
+            right_column: (columns, 0),
+            first_word: 0,
+            zeros_before: 0,
+        }
+    }
+
+    /// Finds the live columns after `row` rows from the row's values `v`:
+    /// the words from `first_word` to `end` (exclusive) hold them, the
+    /// words after are flat (initial).
+    fn check(&mut self, v: &[u64], row: usize, end: usize) {
+        let rest = self.rows - row;
+        let left_target = self.needed.saturating_sub(rest);
+        // `value` is the cell (row, 64·w): the LCS of long[..64·w] and the
+        // rows so far. A cell (row, y) is live only if value + min(columns
+        // - y, rest) ≥ needed: left of the live ones value < needed - rest
+        // (value never decreases along the row), right of them value +
+        // columns - y < needed (it never increases along the row).
+        let mut value = self.zeros_before;
+        let mut right = None;
+        for (w, &word) in v.iter().enumerate().take(end).skip(self.first_word) {
+            let column = 64 * w;
+            if value < left_target {
+                // Columns up to this one are dead.
+                self.first_column = self.first_column.max(column + 1);
+            }
+            if value + self.columns >= self.needed + column {
+                right = Some(column);
+            }
+            value += zeros_within(word, self.columns - column);
+        }
+        let flat_from = (64 * end.max(self.first_word)).min(self.columns);
+        let y = if value + self.columns >= self.needed + flat_from {
+            // Live into the flat part, up to where value + columns - y
+            // falls below needed.
+            (value + self.columns - self.needed).min(self.columns)
+        } else {
+            // Dead from the word boundary after the last live one.
+            right.map_or(64 * self.first_word, |c| c + 64).min(self.columns)
+        };
+        self.right_column = (y, row);
+    }
+
+    /// The band's words for DP row `r` (`first..end` from the static band)
+    /// narrowed to the live columns; advances the frozen left end. An empty
+    /// band is `first >= end`, with `end >= first_word`.
+    fn clamp(&mut self, v: &[u64], r: usize, first: usize, end: usize) -> (usize, usize) {
+        // Column j is bit j - 1, in word (j - 1) / 64.
+        let first = first.max(self.first_column.saturating_sub(1) / 64).min(v.len());
+        while self.first_word < first {
+            self.zeros_before += zeros_within(v[self.first_word], self.columns - 64 * self.first_word);
+            self.first_word += 1;
+        }
+        let (y, at) = self.right_column;
+        let right = y + (r - at);
+        let end = end.min(right.div_ceil(64)).max(first);
+        (first, end)
+    }
+}
+
+/// The zero bits among the first `columns` bits of `word` (all 64 when
+/// `columns >= 64`): the LCS steps of a word whose last bits may lie past
+/// the end of the row.
+fn zeros_within(word: u64, columns: usize) -> usize {
+    let bits = columns.min(64);
+    let mask = if bits == 64 { u64::MAX } else { (1u64 << bits) - 1 };
+    bits - (word & mask).count_ones() as usize
 }
 
 /// One row of the recurrence over the band's words: `V' = (V + (V & M)) |
@@ -335,9 +452,15 @@ pub(crate) mod tests {
     /// A random string of `len` chars over `alphabet`, and a copy with
     /// random insertions, deletions and substitutions (`edit_rate` per char).
     fn random_pair(rng: &mut Rng, alphabet: &[char], len: usize, edit_rate: f64) -> (String, String) {
-        let a: Vec<char> = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
-        let mut b = Vec::with_capacity(len + 8);
-        for &c in &a {
+        let a: String = (0..len).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        random_pair_from(rng, alphabet, &a, edit_rate)
+    }
+
+    /// `text` and a copy of it with random insertions, deletions and
+    /// substitutions (`edit_rate` per char), as [`random_pair`] makes them.
+    fn random_pair_from(rng: &mut Rng, alphabet: &[char], text: &str, edit_rate: f64) -> (String, String) {
+        let mut b = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
             if (rng.next() % 10_000) as f64 >= edit_rate * 10_000.0 {
                 b.push(c);
                 continue;
@@ -351,7 +474,7 @@ pub(crate) mod tests {
                 _ => b.push(alphabet[rng.below(alphabet.len())]),
             }
         }
-        (a.into_iter().collect(), b.into_iter().collect())
+        (text.to_string(), b)
     }
 
     fn oracle_pairs() -> Vec<(String, String)> {
@@ -526,6 +649,50 @@ pub(crate) mod tests {
                 assert_eq!(similarity_at_least(x, y, exact), Some(exact), "pair {i}");
                 assert_eq!(similarity_at_least(x, y, exact + 1e-9), None, "pair {i}");
                 assert_eq!(similarity_at_least(x, y, 0.8), (exact >= 0.8).then_some(exact), "pair {i}");
+            }
+        }
+    }
+
+    /// The band narrows as a pair spends its edits (`LiveColumns`): pairs
+    /// long enough for dozens of checks whose edits are bunched at the
+    /// start, the middle or the end, or drift the alignment off the main
+    /// diagonal by a block inserted or dropped, keep their exact value at
+    /// the tightest limit that must pass, and nothing passes just above it.
+    #[test]
+    fn narrowing_band_keeps_every_pair_at_its_exact_value() {
+        let mut rng = Rng(5150);
+        for i in 0..48 {
+            let alphabet: Vec<char> = ALPHABETS[i % ALPHABETS.len()].chars().collect();
+            let len = 1500 + rng.below(2500);
+            let (a, _) = random_pair(&mut rng, &alphabet, len, 0.0);
+            let chars: Vec<char> = a.chars().collect();
+            // Edit a stretch (a quarter to all of the text) heavily, keep
+            // the rest; or move a block.
+            let (from, to) = match i % 4 {
+                0 => (0, len / 4 + rng.below(len / 2)),
+                1 => (len / 3, len / 3 + rng.below(len / 3)),
+                2 => (len / 2 + rng.below(len / 4), len),
+                _ => (0, len),
+            };
+            let middle: String = chars[from..to].iter().collect();
+            let (_, edited) = random_pair_from(&mut rng, &alphabet, &middle, [0.1, 0.3, 0.6][i % 3]);
+            let mut b: String = chars[..from].iter().chain(edited.chars().collect::<Vec<_>>().iter()).collect();
+            b.extend(&chars[to..]);
+            if i % 5 == 0 {
+                let block: String = chars[..len / 10].iter().collect();
+                b = if i % 2 == 0 { block + &b } else { b.chars().skip(len / 10).collect() };
+            }
+            let exact = sim_dp(&a, &b);
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                assert_eq!(similarity_at_least(x, y, exact), Some(exact), "pair {i}");
+                assert_eq!(similarity_at_least(x, y, exact + 1e-9), None, "pair {i}");
+                for limit in [0.5, 0.7, 0.8, 0.9] {
+                    assert_eq!(
+                        similarity_at_least(x, y, limit),
+                        (exact >= limit).then_some(exact),
+                        "pair {i} @ {limit}"
+                    );
+                }
             }
         }
     }
