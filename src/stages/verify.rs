@@ -39,9 +39,10 @@
 //! representative, else the first's own, and a first alone becomes the
 //! representative of a cluster of its copies.
 //!
-//! A map stage: task I of N (`--shard I/N`) takes the components whose
-//! smallest doc_id is I mod N (a document in no edge is a component of its
-//! own, for its copies), and reads the texts of their documents only.
+//! A map stage: task I of N (`--shard I/N`) takes the components
+//! [`own_components`] assigns it by their estimated cost (a document in no
+//! edge is a component of its own, for its copies, taken by the task
+//! I = doc_id mod N), and reads the texts of their documents only.
 //!
 //! Those texts are written to a file on local disk ([`crate::storage::spilled_docs`])
 //! and read back when a document is placed or compared with, through a
@@ -58,7 +59,7 @@ use std::collections::{HashMap, HashSet};
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::tables::columns::{clusters, documents, duplicates, failed_pairs};
+use crate::tables::columns::{clusters, documents, duplicates, failed_pairs, tokens};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::Outcome;
@@ -99,7 +100,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     for &(a, b) in pairs.keys() {
         uf.union(a, b);
     }
-    let components: Vec<Vec<u64>> = uf.components().into_iter().filter(|c| ctx.shard.owns_doc(c[0])).collect();
+    let components = own_components(&session, ctx.shard, &pairs, uf.components()).await?;
     // The exact copies this task places: those whose first is in one of
     // its components, or alone (a component of one document) and its own.
     let own_components: HashSet<u64> = components.iter().flatten().copied().collect();
@@ -268,6 +269,69 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     Ok(report)
 }
 
+/// The components task `shard` places: all of them for a whole run; for
+/// task I of N, those [`assign_to_tasks`] gives it by their estimated cost,
+/// so that N tasks get about equal work even when a few components (a
+/// template's pages, or a handful of very long pages) hold most of it.
+///
+/// The estimate, from what every task can read cheaply and the same way
+/// (the candidate edges and `tokens.len`, the kept terms of each page): a
+/// comparison costs about the square of the shorter page's length (the LCS
+/// scan, where the bounds let it run), so a component costs the sum over
+/// its edges of min(len)², plus one per document. A pair of pages of 1.7
+/// million characters then weighs what it costs, rather than counting as
+/// one of thousands of pairs.
+async fn own_components(
+    session: &datafusion::prelude::SessionContext,
+    shard: crate::tables::shard::Shard,
+    pairs: &HashMap<(u64, u64), u64>,
+    components: Vec<Vec<u64>>,
+) -> Result<Vec<Vec<u64>>> {
+    if shard.is_whole() {
+        return Ok(components);
+    }
+    let component_of: HashMap<u64, usize> =
+        components.iter().enumerate().flat_map(|(k, c)| c.iter().map(move |&id| (id, k))).collect();
+    let mut terms: HashMap<u64, u64> = HashMap::with_capacity(component_of.len());
+    let mut stream = session.sql("SELECT doc_id, len FROM tokens").await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let (ids, lens) = (tokens::doc_id(&batch)?, tokens::len(&batch)?);
+        for r in 0..batch.num_rows() {
+            if component_of.contains_key(&ids.value(r)) {
+                terms.insert(ids.value(r), u64::from(lens.value(r)));
+            }
+        }
+    }
+    let mut costs: Vec<u64> = components.iter().map(|c| c.len() as u64).collect();
+    for &(a, b) in pairs.keys() {
+        let shorter = terms.get(&a).copied().unwrap_or(0).min(terms.get(&b).copied().unwrap_or(0));
+        costs[component_of[&a]] += shorter * shorter;
+    }
+    let owners = assign_to_tasks(&costs, shard.count as usize);
+    Ok(components.into_iter().zip(owners).filter(|&(_, task)| task == shard.index as usize).map(|(c, _)| c).collect())
+}
+
+/// The task (0..tasks) of each unit of work by its cost: the costliest
+/// first, each to the task with the least so far (the smaller index on a
+/// tie; equal costs in their given order). Deterministic: every task
+/// computes the same assignment from the same costs. The largest task then
+/// holds at most the average plus the largest single cost.
+fn assign_to_tasks(costs: &[u64], tasks: usize) -> Vec<usize> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let mut order: Vec<usize> = (0..costs.len()).collect();
+    order.sort_by_key(|&k| (Reverse(costs[k]), k));
+    let mut loads: BinaryHeap<Reverse<(u64, usize)>> = (0..tasks).map(|t| Reverse((0, t))).collect();
+    let mut owner = vec![0; costs.len()];
+    for k in order {
+        let Reverse((load, task)) = loads.pop().expect("at least one task");
+        owner[k] = task;
+        loads.push(Reverse((load + costs[k], task)));
+    }
+    owner
+}
+
 /// One row of `clusters` by document id: its cluster (the representative's
 /// id), and its similarity to the representative (none for it).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -348,6 +412,27 @@ mod tests {
             ]
         );
         assert_eq!(with_copies(placed.clone(), Vec::new()), placed);
+    }
+
+    /// The costliest units go first, each to the least loaded task: the
+    /// loads stay within the largest unit of each other, ties go to the
+    /// smaller task, and one task takes everything.
+    #[test]
+    fn units_go_to_the_least_loaded_task() {
+        assert_eq!(assign_to_tasks(&[5, 9, 1, 9, 4], 2), [0, 0, 1, 1, 1]);
+        assert_eq!(assign_to_tasks(&[3, 3, 3], 1), [0, 0, 0]);
+        assert_eq!(assign_to_tasks(&[], 4), Vec::<usize>::new());
+        // One huge unit: it has a task of its own, the rest share the others.
+        let owners = assign_to_tasks(&[100, 1, 1, 1, 1, 1, 1], 3);
+        assert_eq!(owners[0], 0);
+        assert!(owners[1..].iter().all(|&t| t != 0));
+        let mut state = 7u64;
+        let costs: Vec<u64> = (0..500).map(|_| crate::methods::splitmix64(&mut state) % 1000).collect();
+        let owners = assign_to_tasks(&costs, 4);
+        let mut loads = [0u64; 4];
+        costs.iter().zip(&owners).for_each(|(c, &t)| loads[t] += c);
+        let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
+        assert!(max - min <= *costs.iter().max().unwrap(), "{loads:?}");
     }
 
     /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
