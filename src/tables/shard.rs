@@ -10,9 +10,10 @@
 //!   the same files and computes the same assignment);
 //! - tokens, signatures: the documents with `doc_id % N = I` (doc ids are
 //!   xxh3 hashes, so the shares are even);
-//! - verify: the connected components of the candidate edges whose
-//!   smallest doc_id is I mod N (a cluster is built by one task, so a
-//!   component cannot be split).
+//! - verify: a share of the connected components of the candidate edges,
+//!   balanced by their estimated comparison cost (every task computes the
+//!   same assignment; a cluster is built by one task, so a component
+//!   cannot be split).
 //!
 //! A task writes its own part files, `DIR/<table>/part-I-of-N-*.parquet`,
 //! and its own manifest; the stages that read its tables wait until all N
