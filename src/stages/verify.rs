@@ -248,7 +248,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     c.insert("comparisons_over_budget".into(), over_budget);
     c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
     c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
-    c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize]);
+    // LCS computations begun, and of those the ones a bound stopped
+    // before the end.
+    let stopped_early = outcome_counts[Outcome::LcsStoppedEarly as usize];
+    c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize] + stopped_early);
+    c.insert("lcs_stopped_early".into(), stopped_early);
     c.insert("identical_texts".into(), outcome_counts[Outcome::Identical as usize]);
     c.insert("verified_pairs".into(), compared.iter().filter(|c| c.similarity.is_some()).count() as u64);
     c.insert("clusters_with_duplicates".into(), clusters_written);

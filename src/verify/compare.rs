@@ -16,6 +16,7 @@
 //! the threshold.
 
 use crate::verify::settings::PairRule;
+use crate::verify::similarity::Verdict;
 
 /// A document as verification sees it.
 pub struct Doc {
@@ -79,8 +80,12 @@ pub enum Outcome {
     LengthBound,
     /// The character-multiset bound is below the threshold.
     CharBound,
-    /// The LCS was computed (possibly stopped early below the threshold).
+    /// The LCS was computed to the end (at or below the threshold).
     Lcs,
+    /// The LCS computation stopped early: during the scan an upper bound of
+    /// the similarity fell below the threshold (for the Perl module's
+    /// algorithm, its own stop once the edits pass the limit's budget).
+    LcsStoppedEarly,
     /// The two texts are identical: similarity 1 without an LCS (the
     /// history's exact repeats; the night's copies never reach verify).
     Identical,
@@ -92,7 +97,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// How many kinds there are: the length of a count per kind.
-    pub const KINDS: usize = 5;
+    pub const KINDS: usize = 6;
 }
 
 /// Σ over characters of min(count in a, count in b): an upper bound of the
@@ -144,7 +149,11 @@ pub fn settled_without_lcs(a: &Doc, b: &Doc, rule: PairRule) -> Option<(Option<f
 
 /// The LCS step of [`compare`], for a pair [`settled_without_lcs`] left open.
 pub fn compare_by_lcs(a: &Doc, b: &Doc, rule: PairRule) -> (Option<f64>, Outcome) {
-    (rule.algorithm.similarity_at_least(&a.text, &b.text, rule.threshold), Outcome::Lcs)
+    match rule.algorithm.verdict(&a.text, &b.text, rule.threshold) {
+        Verdict::Similar(s) => (Some(s), Outcome::Lcs),
+        Verdict::Below => (None, Outcome::Lcs),
+        Verdict::StoppedEarly => (None, Outcome::LcsStoppedEarly),
+    }
 }
 
 /// What an LCS comparison of `a` and `b` covers, in characters (|a| + |b|):
@@ -201,5 +210,23 @@ mod tests {
             assert_eq!(compare(&k, &s, rule(0.6, algorithm)), (Some(8.0 / 13.0), Outcome::Lcs));
             assert_eq!(compare(&k, &s, rule(0.8, algorithm)).0, None);
         }
+    }
+
+    /// An LCS that runs to the end below the threshold and one whose bound
+    /// stops it early are told apart: the same letters, so the cheap
+    /// bounds let both through. Reversed, a cycle of ten letters shares
+    /// about a tenth of itself with its original: the bound checked every
+    /// 64 rows stops the scan long before its end.
+    #[test]
+    fn an_lcs_stopped_early_is_counted_as_such() {
+        let cycle: String = "abcdefghij".repeat(100);
+        let reversed: String = cycle.chars().rev().collect();
+        let exact = SimilarityAlgorithm::Exact;
+        let (a, b) = (doc(1, &cycle), doc(2, &reversed));
+        assert_eq!(compare(&a, &b, rule(0.8, exact)), (None, Outcome::LcsStoppedEarly));
+        // Four rows: no check comes before the end (LCS 1, similarity 0.25).
+        let (x, y) = (doc(4, "abcd"), doc(5, "dcba"));
+        assert_eq!(compare(&x, &y, rule(0.8, exact)), (None, Outcome::Lcs));
+        assert!(crate::verify::similarity::similarity(&cycle, &reversed) < 0.3);
     }
 }

@@ -40,11 +40,48 @@ use crate::verify::settings::SimilarityAlgorithm;
 impl SimilarityAlgorithm {
     /// The similarity of `a` and `b` by this algorithm if it is at least
     /// `limit`, else `None` (the contract of [`similarity_at_least`] for
-    /// both): the one entry point verification calls.
+    /// both).
     pub fn similarity_at_least(self, a: &str, b: &str, limit: f64) -> Option<f64> {
+        self.verdict(a, b, limit).similarity()
+    }
+
+    /// How the comparison of `a` and `b` by this algorithm at `limit` ended:
+    /// the entry point verification calls, which counts the early stops.
+    pub fn verdict(self, a: &str, b: &str, limit: f64) -> Verdict {
         match self {
-            SimilarityAlgorithm::Exact => similarity_at_least(a, b, limit),
-            SimilarityAlgorithm::StringSimilarity => string_similarity::similarity_at_least(a, b, limit),
+            SimilarityAlgorithm::Exact => verdict(a, b, limit),
+            SimilarityAlgorithm::StringSimilarity => string_similarity::verdict(a, b, limit),
+        }
+    }
+}
+
+/// How a comparison at a limit ended.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Verdict {
+    /// The similarity, at least the limit.
+    Similar(f64),
+    /// Computed to the end, below the limit.
+    Below,
+    /// Stopped before the end: a bound showed the limit out of reach (the
+    /// value is below it).
+    StoppedEarly,
+}
+
+impl Verdict {
+    /// The similarity if it reached the limit.
+    pub fn similarity(self) -> Option<f64> {
+        match self {
+            Verdict::Similar(s) => Some(s),
+            Verdict::Below | Verdict::StoppedEarly => None,
+        }
+    }
+
+    /// The verdict of a value computed to the end.
+    fn of_value(value: f64, limit: f64) -> Verdict {
+        if value >= limit {
+            Verdict::Similar(value)
+        } else {
+            Verdict::Below
         }
     }
 }
@@ -70,8 +107,15 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 /// limit 0.9 where the true value is 0.615…, 0.5 for abc/xyz where it is 0):
 /// a value that is not the similarity must not look like one.
 pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
+    verdict(a, b, limit).similarity()
+}
+
+/// [`similarity_at_least`], telling a value computed to the end below the
+/// limit from a computation stopped early by the length bound or the
+/// bound checked during the scan.
+pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
     if a == b {
-        return (1.0 >= limit).then_some(1.0);
+        return Verdict::of_value(1.0, limit);
     }
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
@@ -81,7 +125,7 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
     let reaches = |lcs_upper_bound: usize| ratio(lcs_upper_bound) >= limit;
     let (short, long) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
     if !reaches(short.len()) {
-        return None;
+        return Verdict::StoppedEarly;
     }
     let prefix = short.iter().zip(long.iter()).take_while(|(x, y)| x == y).count();
     let (short_rest, long_rest) = (&short[prefix..], &long[prefix..]);
@@ -96,9 +140,10 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
     let needed =
         (guess.saturating_sub(1).min(short.len())..=short.len()).find(|&lcs| reaches(lcs)).unwrap_or(short.len());
     let max_edits = (short_mid.len() + long_mid.len()).saturating_sub(2 * needed.saturating_sub(fixed));
-    let lcs = fixed + lcs_bit_parallel(short_mid, long_mid, max_edits, needed.saturating_sub(fixed))?;
-    let sim = ratio(lcs);
-    (sim >= limit).then_some(sim)
+    match lcs_bit_parallel(short_mid, long_mid, max_edits, needed.saturating_sub(fixed)) {
+        Some(mid) => Verdict::of_value(ratio(fixed + mid), limit),
+        None => Verdict::StoppedEarly,
+    }
 }
 
 /// Rows of the shorter string processed between two checks of the

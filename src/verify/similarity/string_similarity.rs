@@ -44,6 +44,8 @@
 //! the module's full value is below the limit too, and when no stop happens
 //! the count is the module's full one.
 
+use super::Verdict;
+
 /// The module's similarity of `a` and `b`, in `[0, 1]`: `1 − e/(|a|+|b|)`
 /// with `e` the length of the edit script its heuristic search builds
 /// (`e` ≥ the minimal one, so this is at most [`super::similarity`]).
@@ -55,10 +57,18 @@ pub fn similarity(a: &str, b: &str) -> f64 {
 /// The module's similarity of `a` and `b` if it is at least `limit`, else
 /// `None`, stopping where the module stops with that limit.
 pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
+    verdict(a, b, limit).similarity()
+}
+
+/// [`similarity_at_least`], telling a value computed to the end below the
+/// limit from the module's stop once the edits passed the limit's budget.
+pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
     let x: Vec<char> = a.chars().collect();
     let y: Vec<char> = b.chars().collect();
-    let value = EditCount::new(&x, &y, limit).similarity()?;
-    (value >= limit).then_some(value)
+    match EditCount::new(&x, &y, limit).similarity() {
+        Some(value) => Verdict::of_value(value, limit),
+        None => Verdict::StoppedEarly,
+    }
 }
 
 /// The round count (`c` of GNU diff's `diag`) after which a middle-snake
