@@ -294,23 +294,23 @@ async fn own_components(
     if shard.is_whole() {
         return Ok(components);
     }
-    let component_of: HashMap<u64, usize> =
-        components.iter().enumerate().flat_map(|(k, c)| c.iter().map(move |&id| (id, k))).collect();
-    let mut terms: HashMap<u64, u64> = HashMap::with_capacity(component_of.len());
+    // Each document's component and kept terms (0 until read).
+    let mut member: HashMap<u64, (usize, u64)> =
+        components.iter().enumerate().flat_map(|(k, c)| c.iter().map(move |&id| (id, (k, 0)))).collect();
     let mut stream = session.sql("SELECT doc_id, len FROM tokens").await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let (ids, lens) = (tokens::doc_id(&batch)?, tokens::len(&batch)?);
         for r in 0..batch.num_rows() {
-            if component_of.contains_key(&ids.value(r)) {
-                terms.insert(ids.value(r), u64::from(lens.value(r)));
+            if let Some((_, terms)) = member.get_mut(&ids.value(r)) {
+                *terms = u64::from(lens.value(r));
             }
         }
     }
     let mut costs: Vec<u64> = components.iter().map(|c| c.len() as u64).collect();
-    for &(a, b) in pairs.keys() {
-        let shorter = terms.get(&a).copied().unwrap_or(0).min(terms.get(&b).copied().unwrap_or(0));
-        costs[component_of[&a]] += shorter * shorter;
+    for (a, b) in pairs.keys() {
+        let ((component, terms_a), (_, terms_b)) = (member[a], member[b]);
+        costs[component] += terms_a.min(terms_b).pow(2);
     }
     let owners = assign_to_tasks(&costs, shard.count as usize);
     Ok(components.into_iter().zip(owners).filter(|&(_, task)| task == shard.index as usize).map(|(c, _)| c).collect())

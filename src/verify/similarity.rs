@@ -216,8 +216,7 @@ fn lcs_bit_parallel(short: &[char], long: &[char], max_edits: usize, needed: usi
             // not the whole of `long` against them (a bound several times
             // tighter on pages that fail late).
             let rest = short.len() - row;
-            let k = n - rest;
-            if lcs_of_prefix(&v, k) + rest < needed {
+            if live.value_at(&v, n - rest) + rest < needed {
                 return None;
             }
             live.check(&v, row, touched_end);
@@ -271,6 +270,17 @@ impl LiveColumns {
             right_column: (columns, 0),
             first_word: 0,
             zeros_before: 0,
+        }
+    }
+
+    /// The value of cell (current row, `column`): the zero bits before it,
+    /// counted from the frozen words' total when the column is past them.
+    fn value_at(&self, v: &[u64], column: usize) -> usize {
+        let frozen = 64 * self.first_word;
+        if column < frozen {
+            lcs_of_prefix(v, column)
+        } else {
+            self.zeros_before + lcs_of_prefix(&v[self.first_word..], column - frozen)
         }
     }
 
@@ -689,11 +699,24 @@ pub(crate) mod tests {
                 2 => block.clone() + &a,
                 _ => a.clone() + &block + &block,
             };
-            let exact = sim_dp(&a, &b);
-            for (x, y) in [(&a, &b), (&b, &a)] {
-                assert_eq!(similarity_at_least(x, y, exact), Some(exact), "pair {i}");
-                assert_eq!(similarity_at_least(x, y, exact + 1e-9), None, "pair {i}");
-                assert_eq!(similarity_at_least(x, y, 0.8), (exact >= 0.8).then_some(exact), "pair {i}");
+            assert_exact_both_ways(&a, &b, sim_dp(&a, &b), &[0.8], i);
+        }
+    }
+
+    /// Both ways round, `a` and `b` (pair `pair` of a test) keep their
+    /// exact similarity at that value as limit (the narrowest band that
+    /// must hold it), nothing passes just above it, and each of `limits`
+    /// gives the exact value or nothing.
+    fn assert_exact_both_ways(a: &str, b: &str, exact: f64, limits: &[f64], pair: usize) {
+        for (x, y) in [(a, b), (b, a)] {
+            assert_eq!(similarity_at_least(x, y, exact), Some(exact), "pair {pair}");
+            assert_eq!(similarity_at_least(x, y, exact + 1e-9), None, "pair {pair}");
+            for &limit in limits {
+                assert_eq!(
+                    similarity_at_least(x, y, limit),
+                    (exact >= limit).then_some(exact),
+                    "pair {pair} @ {limit}"
+                );
             }
         }
     }
@@ -721,24 +744,14 @@ pub(crate) mod tests {
             };
             let middle: String = chars[from..to].iter().collect();
             let (_, edited) = random_pair_from(&mut rng, &alphabet, &middle, [0.1, 0.3, 0.6][i % 3]);
-            let mut b: String = chars[..from].iter().chain(edited.chars().collect::<Vec<_>>().iter()).collect();
+            let mut b: String = chars[..from].iter().collect();
+            b.push_str(&edited);
             b.extend(&chars[to..]);
             if i % 5 == 0 {
                 let block: String = chars[..len / 10].iter().collect();
                 b = if i % 2 == 0 { block + &b } else { b.chars().skip(len / 10).collect() };
             }
-            let exact = sim_dp(&a, &b);
-            for (x, y) in [(&a, &b), (&b, &a)] {
-                assert_eq!(similarity_at_least(x, y, exact), Some(exact), "pair {i}");
-                assert_eq!(similarity_at_least(x, y, exact + 1e-9), None, "pair {i}");
-                for limit in [0.5, 0.7, 0.8, 0.9] {
-                    assert_eq!(
-                        similarity_at_least(x, y, limit),
-                        (exact >= limit).then_some(exact),
-                        "pair {i} @ {limit}"
-                    );
-                }
-            }
+            assert_exact_both_ways(&a, &b, sim_dp(&a, &b), &[0.5, 0.7, 0.8, 0.9], i);
         }
     }
 
