@@ -89,6 +89,7 @@ fn column_type(name: &str, file: &Path) -> ColumnType {
         "Int64" => "Int64Array",
         "Float64" => "Float64Array",
         "Boolean" => "BooleanArray",
+        "Binary" => "BinaryArray",
         _ => "StringArray",
     };
     ColumnType {
@@ -108,6 +109,7 @@ fn scalar(name: &str, file: &Path) -> (&'static str, &'static str) {
         "Float64" => ("Float64Builder", "Float64"),
         "Boolean" => ("BooleanBuilder", "Boolean"),
         "Utf8" => ("StringBuilder", "Utf8"),
+        "Binary" => ("BinaryBuilder", "Binary"),
         other => panic!("{}: no Rust type for column type {other}", file.display()),
     }
 }

@@ -95,7 +95,18 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
             task(&args);
         }
     }
-    for stage in ["exact", "stats", "signatures", "search", "candidates", "verify", "decide", "evaluate"] {
+    for stage in [
+        "exact",
+        "stats",
+        "signatures",
+        "search_keys",
+        "search_links",
+        "search",
+        "candidates",
+        "verify",
+        "decide",
+        "evaluate",
+    ] {
         task(&["--stage", stage]);
     }
     assert_same_tables(&reference, &sample, &store, &in_url);

@@ -245,8 +245,8 @@ fn a_one_method_run_writes_what_its_method_reads_and_says_what_to_rerun() {
     assert_eq!(rows("df"), 0, "min-hash reads no term statistics");
 
     for (methods, stage, says) in [
-        ("minhash,spotsigs", "search", "tokens.words was not written"),
-        ("minhash,slst", "search", "tokens.sentence_lengths was not written"),
+        ("minhash,spotsigs", "search_keys", "tokens.words was not written"),
+        ("minhash,slst", "search_keys", "tokens.sentence_lengths was not written"),
         ("minhash,a1", "signatures", "table df is empty"),
     ] {
         let o = common::pipeline()

@@ -87,7 +87,18 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     assert!(!canonical_rows(&whole, "duplicates").is_empty(), "the comparison must cover verified pairs");
 
     // Every map table holds parts of all three tasks and nothing else.
-    for table in ["documents", "ingest_files", "blocks", "tokens", "signatures", "sketches", "duplicates"] {
+    for table in [
+        "documents",
+        "ingest_files",
+        "blocks",
+        "tokens",
+        "signatures",
+        "sketches",
+        "search_keys",
+        "search_forms",
+        "method_pairs",
+        "duplicates",
+    ] {
         let mut tasks: Vec<u32> = parts(&sharded, table)
             .keys()
             .map(|name| neardup::tables::write::part_shard(name).unwrap_or_else(|| panic!("{table}/{name}")))
@@ -125,7 +136,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     // Only map stages take --shard, and only a task that exists.
     let (code, err) = run(&sharded, &["--stage", "candidates", "--shard", "0/2"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("ingest, blocks, tokens, signatures, verify"), "{err}");
+    assert!(err.contains("ingest, blocks, tokens, signatures, search_keys, search, verify"), "{err}");
     let (code, _) = run(&sharded, &["--stage", "tokens", "--shard", "3/3"]);
     assert_eq!(code, 2);
 

@@ -1,136 +1,68 @@
 //! The bounded search by keys ([`KeyedSearch`]) of the methods that find
-//! their pairs by a search of their own (SpotSigs, SL+ST), run by the
-//! `search` stage: one pass over the token lists writes every document's
-//! keys to a Parquet file and its encoded form to a spill file
-//! ([`crate::storage::spilled_docs`]); `jobs/keyed_pairs.sql` chains the
-//! groups of documents sharing a key and keeps each document's strongest
-//! partners, and each candidate pair is scored from the two encoded forms
-//! read back from disk. Memory stays bounded whatever the size of a group
-//! or of the crawl; the methods' one-process searches (SpotSigs' pruned
-//! index, SL+ST's suffix array, compiled for tests only) are the test
-//! references.
+//! their pairs by a search of their own (SpotSigs, SL+ST), in four steps,
+//! each a stage that runs anywhere:
+//!
+//! 1. [`KeyWriter`] (stage `search_keys`, a map stage): one pass over a
+//!    task's token lists writes every document's keys to `search_keys` and
+//!    its encoded form to `search_forms`.
+//! 2. [`groups_sql`] (stage `search_groups`, a map stage by key): task I of
+//!    N chains the groups of documents sharing a key with `sig % N = I`
+//!    (`jobs/search_groups.sql`) and counts the keys linking each pair, as
+//!    `search_key_links`.
+//! 3. [`links_sql`] (stage `search_links`, plain SQL on the run's engine):
+//!    sums those counts and keeps each document's strongest partners, as
+//!    `search_links`.
+//! 4. [`score_links`] (stage `search`, a map stage): task I of N scores the
+//!    links whose doc_a is its own, from the two encoded forms, and reads
+//!    only the forms those links name.
+//!
+//! No step holds more than a chunk of documents, a batch of pairs and the
+//! forms of one task's pairs (on local disk), whatever the size of a group
+//! or of the crawl. Each document's strongest scored pairs are kept by
+//! `candidates`, as every method's edges are (`jobs/candidates.sql`). The
+//! methods' one-process searches (SpotSigs' pruned index, SL+ST's suffix
+//! array, compiled for tests only) are the test references.
 
-use anyhow::{Context, Result};
-use arrow::array::{RecordBatch, UInt32Array, UInt64Array};
-use arrow::datatypes::{DataType, Field, Schema};
+use anyhow::Result;
 use futures::StreamExt;
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use super::{DocPasses, EdgeBound, Encoded, KeyedSearch, ScoredPair};
-use crate::storage::spilled_docs::{ScratchFile, SpillWriter, SpilledDocs};
-use crate::tables::columns::candidates;
+use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
+#[cfg(test)]
+use crate::tables::columns::search_key_links;
+use crate::tables::columns::{search_forms, search_keys, search_links};
+use crate::tables::shard::Shard;
 use crate::tables::sql::substitute;
-
-/// One keyed search (see the module doc) over the tables of `session`,
-/// its scratch files in `out`'s spill folder.
-pub struct KeyedRun<'a> {
-    pub runtime: &'a tokio::runtime::Runtime,
-    pub session: &'a datafusion::prelude::SessionContext,
-    pub out: &'a Path,
-    /// The method id.
-    pub id: &'static str,
-    /// Each member of a key's group is linked to its next
-    /// [`EdgeBound::per_document`] members.
-    pub bound: EdgeBound,
-}
+use crate::tables::write::TableOutput;
 
 /// Partners a document keeps among those its keys link it to, for each
 /// edge it may keep in the end (`max_edges`): the pairs scored per document
 /// stay a constant whatever the sizes of its groups.
 const PARTNERS_PER_EDGE: usize = 4;
 
-/// Candidate pairs scored at once: one batch of the SQL's pairs.
+/// Candidate pairs scored at once: about one batch of the links read.
 const SCORE_BATCH_PAIRS: usize = 8192;
 
-impl KeyedRun<'_> {
-    /// The pairs the method proposes, sorted by (doc_a, doc_b); counts
-    /// `<id>_keys`, `<id>_candidate_pairs` and the milliseconds of each
-    /// step in `counters`. Called from outside the runtime, like
-    /// [`TokenPasses`].
-    pub fn find_pairs(
-        &self,
-        search: &dyn KeyedSearch,
-        docs: &dyn DocPasses,
-        counters: &mut BTreeMap<String, u64>,
-    ) -> Result<Vec<ScoredPair>> {
-        let started = std::time::Instant::now();
-        let (keys_file, encoded, key_rows) = self.write_keys(search, docs)?;
-        counters.insert(format!("{}_keys", self.id), key_rows);
-        counters.insert(format!("{}_keys_ms", self.id), started.elapsed().as_millis() as u64);
-        let max_edges = self.bound.per_document();
-        let pairs_sql = substitute(
-            include_str!("../../jobs/keyed_pairs.sql"),
-            &[
-                ("max_group_docs", search.max_group_docs().to_string()),
-                ("max_edges", max_edges.to_string()),
-                ("max_candidates", (PARTNERS_PER_EDGE * max_edges).to_string()),
-                ("chain_steps", chain_steps(max_edges)),
-            ],
-        );
-        let session = self.session;
-        let mut stream = self.runtime.block_on(async {
-            session
-                .register_parquet("search_keys", keys_file.path().to_string_lossy().as_ref(), Default::default())
-                .await?;
-            anyhow::Ok(session.sql(&pairs_sql).await?.execute_stream().await?)
-        })?;
-        let mut found = Vec::new();
-        let mut pairs: Vec<(u64, u64)> = Vec::with_capacity(SCORE_BATCH_PAIRS);
-        let mut candidate_pairs = 0u64;
-        let (mut sql_time, mut score_time) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
-        loop {
-            let started = std::time::Instant::now();
-            let batch = self.runtime.block_on(stream.next()).transpose()?;
-            sql_time += started.elapsed();
-            if let Some(batch) = &batch {
-                let (a, b) = (candidates::doc_a(batch)?, candidates::doc_b(batch)?);
-                pairs.extend((0..batch.num_rows()).map(|i| (a.value(i), b.value(i))));
-            }
-            if pairs.len() >= SCORE_BATCH_PAIRS || batch.is_none() {
-                candidate_pairs += pairs.len() as u64;
-                let started = std::time::Instant::now();
-                let by_first: Vec<&[(u64, u64)]> = pairs.chunk_by(|x, y| x.0 == y.0).collect();
-                let scored: Vec<Vec<ScoredPair>> =
-                    by_first.par_iter().map(|&pairs| score_pairs(search, &encoded, pairs)).collect::<Result<_>>()?;
-                found.extend(scored.into_iter().flatten());
-                pairs.clear();
-                score_time += started.elapsed();
-            }
-            if batch.is_none() {
-                break;
-            }
-        }
-        drop(stream);
-        session.deregister_table("search_keys")?;
-        counters.insert(format!("{}_candidate_pairs", self.id), candidate_pairs);
-        counters.insert(format!("{}_pairs_sql_ms", self.id), sql_time.as_millis() as u64);
-        counters.insert(format!("{}_score_ms", self.id), score_time.as_millis() as u64);
-        found.sort_by_key(|p| (p.doc_a, p.doc_b));
-        Ok(found)
+/// Step 1: the `search_keys` and `search_forms` parts of one task.
+pub struct KeyWriter {
+    keys: TableOutput<search_keys::Rows>,
+    forms: TableOutput<search_forms::Rows>,
+}
+
+impl KeyWriter {
+    /// Starts `shard`'s parts of both tables under `out`.
+    pub fn for_shard(out: &Path, shard: Shard) -> Result<KeyWriter> {
+        Ok(KeyWriter { keys: TableOutput::for_shard(out, shard)?, forms: TableOutput::for_shard(out, shard)? })
     }
 
-    /// One pass over the documents: their keys as rows (sig, doc_id, size)
-    /// of a Parquet file, their encoded forms in a spill file. Returns both and
-    /// the number of key rows.
-    fn write_keys(&self, search: &dyn KeyedSearch, docs: &dyn DocPasses) -> Result<(ScratchFile, SpilledDocs, u64)> {
-        let keys_file = ScratchFile::new(self.out, &format!("{}-keys.parquet", self.id))?;
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("sig", DataType::UInt64, false),
-            Field::new("doc_id", DataType::UInt64, false),
-            Field::new("size", DataType::UInt32, false),
-        ]));
-        let file = std::fs::File::create(keys_file.path())
-            .with_context(|| format!("cannot create {}", keys_file.path().display()))?;
-        let mut writer = parquet::arrow::ArrowWriter::try_new(
-            file,
-            Arc::clone(&schema),
-            Some(crate::tables::write::writer_properties()?),
-        )?;
-        let mut encoded = SpillWriter::create(self.out, &format!("{}-encoded", self.id))?;
-        let mut rows = 0u64;
+    /// One pass over `docs`: method `id`'s keys and encoded form of every
+    /// document it encodes. Returns the number of key rows and of
+    /// documents encoded.
+    pub fn write(&mut self, id: &str, search: &dyn KeyedSearch, docs: &dyn DocPasses) -> Result<(u64, u64)> {
+        let (mut key_rows, mut encoded_docs) = (0u64, 0u64);
         let mut failed: Option<anyhow::Error> = None;
         docs.each_chunk(&mut |chunk| {
             if failed.is_some() {
@@ -138,38 +70,166 @@ impl KeyedRun<'_> {
             }
             let per_doc: Vec<Option<Encoded>> = chunk.par_iter().map(|d| search.encode(d)).collect();
             let mut write = || -> Result<()> {
-                let (mut sigs, mut ids, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
                 for (doc, e) in chunk.iter().zip(&per_doc).filter_map(|(d, e)| Some((d, e.as_ref()?))) {
-                    encoded.push_sized(doc.doc_id, e.size, &e.form)?;
-                    sigs.extend_from_slice(&e.keys);
-                    ids.extend(std::iter::repeat_n(doc.doc_id, e.keys.len()));
-                    sizes.extend(std::iter::repeat_n(e.size, e.keys.len()));
+                    self.forms.push(|b| {
+                        b.method.append_value(id);
+                        b.doc_id.append_value(doc.doc_id);
+                        b.size.append_value(e.size);
+                        b.form.append_value(&e.form);
+                    })?;
+                    for &key in &e.keys {
+                        self.keys.push(|b| {
+                            b.method.append_value(id);
+                            b.sig.append_value(key);
+                            b.doc_id.append_value(doc.doc_id);
+                            b.size.append_value(e.size);
+                        })?;
+                    }
+                    key_rows += e.keys.len() as u64;
+                    encoded_docs += 1;
                 }
-                rows += sigs.len() as u64;
-                let columns: Vec<arrow::array::ArrayRef> = vec![
-                    Arc::new(UInt64Array::from(sigs)),
-                    Arc::new(UInt64Array::from(ids)),
-                    Arc::new(UInt32Array::from(sizes)),
-                ];
-                let batch = RecordBatch::try_new(Arc::clone(&schema), columns)?;
-                writer.write(&batch)?;
                 Ok(())
             };
-            if let Err(e) = write() {
-                failed = Some(e.context(format!("cannot write {}", keys_file.path().display())));
-            }
+            failed = write().err();
         });
-        if let Some(e) = failed {
-            return Err(e);
+        match failed {
+            Some(e) => Err(e),
+            None => Ok((key_rows, encoded_docs)),
         }
-        writer.close()?;
-        Ok((keys_file, encoded.finish()?, rows))
     }
+
+    /// Publishes both parts; returns their rows (keys, forms).
+    pub fn commit(self) -> Result<(u64, u64)> {
+        Ok((self.keys.commit()?, self.forms.commit()?))
+    }
+}
+
+/// Step 2 (stage `search_groups`, task `shard`): the query of
+/// `jobs/search_groups.sql` for method `id` over the task's share of the
+/// keys: the groups of 2 to [`KeyedSearch::max_group_docs`] documents,
+/// each member linked to its next [`EdgeBound::per_document`] members.
+pub fn groups_sql(id: &str, search: &dyn KeyedSearch, bound: EdgeBound, shard: Shard) -> String {
+    substitute(
+        include_str!("../../jobs/search_groups.sql"),
+        &[
+            ("method", format!("'{id}'")),
+            ("own_keys", shard.doc_predicate("sig")),
+            ("max_group_docs", search.max_group_docs().to_string()),
+            ("max_edges", bound.per_document().to_string()),
+            ("chain_steps", chain_steps(bound.per_document())),
+        ],
+    )
+}
+
+/// Step 3 (stage `search_links`): the query of `jobs/search_links.sql` for
+/// method `id`, which keeps each document's strongest partners.
+pub fn links_sql(id: &str, bound: EdgeBound) -> String {
+    substitute(
+        include_str!("../../jobs/search_links.sql"),
+        &[("method", format!("'{id}'")), ("max_candidates", (PARTNERS_PER_EDGE * bound.per_document()).to_string())],
+    )
+}
+
+/// The `${chain_steps}` of `jobs/search_groups.sql`, which walks each
+/// member list by zipping it with itself shifted by each step: the VALUES
+/// list `(1), (2), ... (max_edges)`.
+fn chain_steps(max_edges: usize) -> String {
+    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
+}
+
+/// Step 4 (stage `search`): scores `shard`'s links of method `id` (those whose doc_a it
+/// owns) from `session`'s `search_links` and `search_forms`, and hands the
+/// pairs the method proposes to `found`, in (doc_a, doc_b) order. The forms
+/// of the task's documents and of their partners are first copied from
+/// `search_forms` to a file on local disk under `out`, and read back by id.
+/// Counts `<id>_candidate_pairs`, `<id>_forms_read` and the milliseconds of
+/// each step in `counters`. Called from inside the runtime.
+pub async fn score_links(
+    session: &datafusion::prelude::SessionContext,
+    out: &Path,
+    id: &str,
+    search: &dyn KeyedSearch,
+    shard: Shard,
+    found: &mut dyn FnMut(&[ScoredPair]) -> Result<()>,
+    counters: &mut BTreeMap<String, u64>,
+) -> Result<()> {
+    let own_links = format!("method = '{id}' AND {}", shard.doc_predicate("doc_a"));
+    let started = std::time::Instant::now();
+    let forms = read_forms(session, out, id, &own_links).await?;
+    counters.insert(format!("{id}_forms_read"), forms.len() as u64);
+    counters.insert(format!("{id}_forms_ms"), started.elapsed().as_millis() as u64);
+    let sql = format!("SELECT doc_a, doc_b FROM search_links WHERE {own_links} ORDER BY doc_a, doc_b");
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    let mut pairs: Vec<(u64, u64)> = Vec::with_capacity(SCORE_BATCH_PAIRS);
+    let (mut candidate_pairs, mut score_time) = (0u64, std::time::Duration::ZERO);
+    loop {
+        let batch = stream.next().await.transpose()?;
+        if let Some(batch) = &batch {
+            let (a, b) = (search_links::doc_a(batch)?, search_links::doc_b(batch)?);
+            pairs.extend((0..batch.num_rows()).map(|i| (a.value(i), b.value(i))));
+        }
+        // A batch ends where doc_a changes, so each document's pairs are
+        // scored together and its form is read once.
+        let done = batch.is_none();
+        let cut = if done { pairs.len() } else { last_document_start(&pairs) };
+        if cut >= SCORE_BATCH_PAIRS || (done && cut > 0) {
+            candidate_pairs += cut as u64;
+            let started = std::time::Instant::now();
+            let by_first: Vec<&[(u64, u64)]> = pairs[..cut].chunk_by(|x, y| x.0 == y.0).collect();
+            let scored: Vec<Vec<ScoredPair>> =
+                by_first.par_iter().map(|&pairs| score_pairs(search, &forms, pairs)).collect::<Result<_>>()?;
+            score_time += started.elapsed();
+            found(&scored.concat())?;
+            pairs.drain(..cut);
+        }
+        if done {
+            break;
+        }
+    }
+    counters.insert(format!("{id}_candidate_pairs"), candidate_pairs);
+    counters.insert(format!("{id}_score_ms"), score_time.as_millis() as u64);
+    Ok(())
+}
+
+/// Where the pairs of the last document of `pairs` (sorted by doc_a)
+/// begin: those before it are complete.
+fn last_document_start(pairs: &[(u64, u64)]) -> usize {
+    match pairs.last() {
+        Some(&(last, _)) => pairs.partition_point(|p| p.0 < last),
+        None => 0,
+    }
+}
+
+/// The encoded forms of method `id` that the links selected by `own_links`
+/// name (either end), copied to a spill file: a semi-join in SQL, so the
+/// task holds the ids of its documents and partners, never the table.
+async fn read_forms(
+    session: &datafusion::prelude::SessionContext,
+    out: &Path,
+    id: &str,
+    own_links: &str,
+) -> Result<SpilledDocs> {
+    let sql = format!(
+        "SELECT doc_id, size, form FROM search_forms \
+         WHERE method = '{id}' AND doc_id IN (SELECT doc_a FROM search_links WHERE {own_links} \
+                                              UNION SELECT doc_b FROM search_links WHERE {own_links})"
+    );
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    let mut spill = SpillWriter::create(out, &format!("{id}-forms"))?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let (ids, sizes, forms) =
+            (search_forms::doc_id(&batch)?, search_forms::size(&batch)?, search_forms::form(&batch)?);
+        for i in 0..batch.num_rows() {
+            spill.push_sized(ids.value(i), sizes.value(i), forms.value(i))?;
+        }
+    }
+    spill.finish()
 }
 
 /// The pairs of one document `a` (`pairs`, all (a, _)) that the method
 /// proposes, with their scores; the size bound first, then `a`'s form read
-/// once. A document without an encoded form (none written) pairs nothing.
+/// once. A document without an encoded form pairs nothing.
 fn score_pairs(search: &dyn KeyedSearch, encoded: &SpilledDocs, pairs: &[(u64, u64)]) -> Result<Vec<ScoredPair>> {
     let mut scored = Vec::new();
     let Some(size_a) = pairs.first().and_then(|&(a, _)| encoded.size(a)) else {
@@ -191,27 +251,48 @@ fn score_pairs(search: &dyn KeyedSearch, encoded: &SpilledDocs, pairs: &[(u64, u
     Ok(scored)
 }
 
-/// The pairs of `search` over `docs` as the stage finds them (read 7 at a
-/// time), for the methods' tests against their one-process reference.
+/// The pairs of `search` over `docs` as the four stages find them (read
+/// 7 at a time, keys grouped and links scored as 2 tasks), for the methods' tests against their
+/// one-process reference.
 #[cfg(test)]
 pub fn keyed_pairs(search: &dyn KeyedSearch, docs: &[super::DocView<'_>], max_edges: u32) -> Vec<ScoredPair> {
     static RUN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUN.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let out = std::env::temp_dir().join(format!("neardup-keyed-{}-{n}", std::process::id()));
     let runtime = tokio::runtime::Builder::new_current_thread().build().expect("a runtime");
-    let session = datafusion::prelude::SessionContext::new();
-    let run =
-        KeyedRun { runtime: &runtime, session: &session, out: &out, id: "keyed", bound: EdgeBound::new(max_edges) };
-    let mut counters = BTreeMap::new();
-    let pairs = run.find_pairs(search, &super::Chunked(docs, 7), &mut counters).expect("the keyed search runs");
-    assert!(counters["keyed_candidate_pairs"] >= pairs.len() as u64);
+    let mut keys = KeyWriter::for_shard(&out, Shard::WHOLE).expect("the key tables open");
+    keys.write("keyed", search, &super::Chunked(docs, 7)).expect("the keys are written");
+    keys.commit().expect("the key tables are published");
+    let session = || runtime.block_on(crate::tables::sql::session_with_memory_limit(&out, None)).expect("a session");
+    let bound = EdgeBound::new(max_edges);
+    for index in 0..2 {
+        let (shard, sql) = (Shard { index, count: 2 }, groups_sql("keyed", search, bound, Shard { index, count: 2 }));
+        let parts = [("keyed", sql)];
+        runtime
+            .block_on(crate::tables::sql::run_parts_into_shard(
+                &session(),
+                &out,
+                search_key_links::TABLE,
+                shard,
+                &parts,
+            ))
+            .expect("the groups are walked");
+    }
+    runtime
+        .block_on(crate::tables::sql::run_into_table(&session(), &out, search_links::TABLE, &links_sql("keyed", bound)))
+        .expect("the links are written");
+    let (session, mut pairs, mut counters) = (session(), Vec::new(), BTreeMap::new());
+    for index in 0..2 {
+        let shard = Shard { index, count: 2 };
+        let mut keep = |found: &[ScoredPair]| {
+            pairs.extend_from_slice(found);
+            Ok(())
+        };
+        runtime
+            .block_on(score_links(&session, &out, "keyed", search, shard, &mut keep, &mut counters))
+            .expect("the links are scored");
+    }
     let _ = std::fs::remove_dir_all(out);
+    pairs.sort_by_key(|p| (p.doc_a, p.doc_b));
     pairs
-}
-
-/// The `${chain_steps}` of `jobs/keyed_pairs.sql`, which walks each member
-/// list by zipping it with itself shifted by each step: the VALUES list
-/// `(1), (2), ... (max_edges)`.
-fn chain_steps(max_edges: usize) -> String {
-    (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
 }

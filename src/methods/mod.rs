@@ -188,7 +188,7 @@ impl DocPasses for Chunked<'_> {
 
 /// A method that finds its pairs by a search of its own instead of by
 /// equal signatures: by keys, in bounded memory ([`PairMethod::keyed`], run
-/// by [`keyed::KeyedRun`]). (SpotSigs' partitioned inverted index and
+/// by the stages of [`keyed`]). (SpotSigs' partitioned inverted index and
 /// SL+ST's suffix array, which hold the corpus in one process, are the
 /// tests' references of those searches.)
 pub trait PairMethod: Send + Sync {
@@ -196,18 +196,19 @@ pub trait PairMethod: Send + Sync {
     fn id(&self) -> &'static str;
     /// The token lists the search reads: only those are read.
     fn reads(&self) -> TokenParts;
-    /// The search by keys that the `search` stage runs.
+    /// The search by keys that the stages `search_keys`, `search_links`
+    /// and `search` run.
     fn keyed(&self) -> &dyn KeyedSearch;
 }
 
 /// A pair search in bounded memory (spec §6's sharded form of SL+ST):
 /// every document gives keys, documents sharing a key are candidate pairs,
 /// found by a group-by in SQL that links each member of a group to its next
-/// `candidates.max_edges_per_document` members (`jobs/keyed_pairs.sql`),
-/// and each candidate pair is then scored by
-/// the method from the two documents' encoded forms, read back from disk.
-/// No step holds more than a chunk of documents, a batch of pairs and the
-/// pairs found.
+/// `candidates.max_edges_per_document` members (`jobs/search_links.sql`),
+/// and each candidate pair is then scored by the method from the two
+/// documents' encoded forms, read back from disk ([`keyed`]). No step holds
+/// more than a chunk of documents, a batch of pairs and one task's forms
+/// on disk.
 pub trait KeyedSearch: Send + Sync {
     /// The document's keys, size and encoded form; `None` when the
     /// document cannot be part of a pair.
@@ -237,9 +238,8 @@ pub struct Encoded {
 
 /// The bound every method's candidate edges keep,
 /// `candidates.max_edges_per_document`, as each step that applies it reads
-/// it: the `${max_edges}` of the SQL jobs, the chains of the keyed
-/// searches ([`keyed::KeyedRun`]) and the pairs a search keeps per
-/// document ([`EdgeBound::keep_strongest`]). Made once, from the setting
+/// it: the `${max_edges}` of the SQL jobs and the chains of the keyed
+/// searches ([`keyed::links_sql`]). Made once, from the setting
 /// ([`settings::CandidatesConfig::edge_bound`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdgeBound {
@@ -257,33 +257,6 @@ impl EdgeBound {
     pub fn per_document(self) -> usize {
         self.per_document
     }
-
-    /// Keeps, of `pairs`, the edges each document ranks among its
-    /// [`EdgeBound::per_document`] strongest (highest score, then smallest
-    /// partner id); an edge stays when either end keeps it: the pair-search
-    /// methods' form of the bound. Returns the kept pairs sorted by
-    /// (`doc_a`, `doc_b`).
-    pub fn keep_strongest(self, pairs: Vec<ScoredPair>) -> Vec<ScoredPair> {
-        keep_strongest(pairs, self.per_document)
-    }
-}
-
-fn keep_strongest(pairs: Vec<ScoredPair>, k: usize) -> Vec<ScoredPair> {
-    let mut ends: Vec<(u64, f64, u64, usize)> = Vec::with_capacity(2 * pairs.len());
-    for (i, p) in pairs.iter().enumerate() {
-        ends.push((p.doc_a, p.score, p.doc_b, i));
-        ends.push((p.doc_b, p.score, p.doc_a, i));
-    }
-    ends.sort_unstable_by(|x, y| x.0.cmp(&y.0).then(y.1.total_cmp(&x.1)).then(x.2.cmp(&y.2)));
-    let mut keep = vec![false; pairs.len()];
-    for group in ends.chunk_by(|x, y| x.0 == y.0) {
-        for e in group.iter().take(k) {
-            keep[e.3] = true;
-        }
-    }
-    let mut kept: Vec<ScoredPair> = pairs.into_iter().zip(keep).filter(|(_, k)| *k).map(|(p, _)| p).collect();
-    kept.sort_by_key(|p| (p.doc_a, p.doc_b));
-    kept
 }
 
 /// The number of occurrences of each distinct term of a document, by
@@ -312,18 +285,6 @@ pub(crate) fn leaked(strings: &[String]) -> &'static [&'static str] {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn keep_strongest_keeps_each_documents_best_edges() {
-        let p = |doc_a, doc_b, score| ScoredPair { doc_a, doc_b, score };
-        // Document 1 ranks 1-2 (0.9), 1-3 (0.8), 1-4 (0.7); with k = 2 it
-        // drops 1-4, but 4's only edge is 1-4, which 4 keeps. 2-3 (0.5) is
-        // the weakest of both 2 and 3, each of which has two stronger: gone.
-        let pairs = vec![p(1, 2, 0.9), p(1, 3, 0.8), p(1, 4, 0.7), p(2, 3, 0.5), p(2, 5, 0.6), p(3, 6, 0.6)];
-        let kept: Vec<(u64, u64)> =
-            EdgeBound::new(2).keep_strongest(pairs).iter().map(|p| (p.doc_a, p.doc_b)).collect();
-        assert_eq!(kept, [(1, 2), (1, 3), (1, 4), (2, 5), (3, 6)]);
-    }
 
     #[test]
     fn term_frequencies_count_occurrences() {

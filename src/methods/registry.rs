@@ -551,6 +551,13 @@ pub fn specs_of(ids: &[String]) -> impl Iterator<Item = &'static MethodSpec> + '
     ids.iter().filter_map(|id| spec(id))
 }
 
+/// The searches by keys of the enabled methods ([`MethodSpec::search`]), in
+/// registry order whatever the order of `enabled`: the order their rows
+/// are written in.
+pub fn searches(cfg: &MethodsConfig) -> Vec<Box<dyn super::PairMethod>> {
+    METHODS.iter().filter(|m| cfg.is_enabled(m.id)).filter_map(|m| m.search.map(|build| build(cfg))).collect()
+}
+
 /// Builds the signers of the methods named in `ids`, in that order, from
 /// the settings and the corpus statistics. The lexicons of imatch and a7
 /// depend only on `stats` and the settings, so every task building them from

@@ -9,6 +9,9 @@ pub mod exact;
 pub mod history_match;
 pub mod ingest;
 pub mod search;
+pub mod search_groups;
+pub mod search_keys;
+pub mod search_links;
 pub mod signatures;
 pub mod stats;
 pub mod tokens;
@@ -28,6 +31,9 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(exact::Exact),
         Box::new(stats::Stats),
         Box::new(signatures::Signatures),
+        Box::new(search_keys::SearchKeys),
+        Box::new(search_groups::SearchGroups),
+        Box::new(search_links::SearchLinks),
         Box::new(search::Search),
         Box::new(candidates::Candidates),
         Box::new(verify::Verify),

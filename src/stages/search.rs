@@ -1,28 +1,22 @@
-//! Stage `search`: `tokens`, `exact_copies` → `method_pairs`.
+//! Stage `search`: `search_links`, `search_forms` → `method_pairs`.
 //!
-//! The methods that find their pairs by a search of their own rather than
-//! by equal signatures ([`registry::MethodSpec::search`]): SpotSigs (shared
-//! spot signatures, multiset Jaccard) and SL+ST (shared runs of m
-//! sentences, verified blocks). Both are bounded like every method
-//! (`candidates.max_edges_per_document`): a bounded number of comparisons
-//! per document, and each document's strongest edges kept.
+//! The last step of the searches by keys ([`crate::methods::keyed`],
+//! SpotSigs and SL+ST): every candidate pair `search_links` proposes is
+//! scored by its method from the two documents' encoded forms, and the
+//! pairs the method proposes are written with their scores. Each document
+//! keeps its strongest of them in `candidates`, as it does every method's
+//! edges (`candidates.max_edges_per_document`, `jobs/candidates.sql`).
 //!
-//! Only the first of each exact group is searched: the token passes leave
-//! the exact copies out, so no bound is spent on them.
-//!
-//! Both search by keys ([`crate::methods::KeyedSearch`]), in bounded
-//! memory: [`crate::methods::keyed`].
+//! A map stage: task I of N (`--shard I/N`) scores the links whose doc_a
+//! has `doc_a % N = I`, and reads only the forms those links name.
 
 use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::inputs::tokens::TokenPasses;
-use crate::methods::keyed::KeyedRun;
-use crate::methods::registry;
-use crate::methods::PairMethod;
+use crate::methods::{keyed, registry, ScoredPair};
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::tables::columns::method_pairs;
+use crate::tables::columns::{method_pairs, search_forms, search_links};
 use crate::tables::write::TableOutput;
 
 /// The search stage.
@@ -33,50 +27,46 @@ impl Stage for Search {
         "search"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "exact_copies"]
+        vec![search_links::TABLE, search_forms::TABLE]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["method_pairs"]
+        vec![method_pairs::TABLE]
     }
     fn config_section(&self, config: &Config) -> Value {
-        json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})
+        json!({"methods": config.methods})
+    }
+    fn shardable(&self) -> bool {
+        true
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
-        let bound = ctx.config.candidates.edge_bound();
-        // In registry order, whatever the order of `enabled`, as before.
-        let searches: Vec<Box<dyn PairMethod>> = registry::METHODS
-            .iter()
-            .filter(|m| ctx.config.methods.is_enabled(m.id))
-            .filter_map(|m| m.search.map(|build| build(&ctx.config.methods)))
-            .collect();
-        let session = ctx.runtime.block_on(ctx.session())?;
-        let mut report = StageReport::default();
-        let mut w = TableOutput::<method_pairs::Rows>::create(&ctx.out)?;
-        for search in &searches {
-            // One pass over the token lists the search reads, a chunk at a
-            // time; the search keeps its compact form of each document, or
-            // writes it to disk.
-            let passes = TokenPasses::new(&ctx.runtime, session.clone(), search.reads());
-            let started = std::time::Instant::now();
-            let run = KeyedRun { runtime: &ctx.runtime, session: &session, out: &ctx.out, id: search.id(), bound };
-            let found = run.find_pairs(search.keyed(), &passes, &mut report.counters);
-            // A pass that failed explains a failed search: its error first.
-            passes.finish()?;
-            let found = found?;
-            report.counters.insert(format!("{}_search_ms", search.id()), started.elapsed().as_millis() as u64);
-            report.counters.insert(format!("{}_pairs_found", search.id()), found.len() as u64);
-            let pairs = bound.keep_strongest(found);
-            report.counters.insert(format!("{}_pairs", search.id()), pairs.len() as u64);
-            for p in pairs {
+        ctx.runtime.block_on(run(ctx))
+    }
+}
+
+async fn run(ctx: &RunContext) -> Result<StageReport> {
+    let session = ctx.session().await?;
+    let mut report = StageReport::default();
+    let mut w = TableOutput::<method_pairs::Rows>::for_shard(&ctx.out, ctx.shard)?;
+    for search in registry::searches(&ctx.config.methods) {
+        let id = search.id();
+        let mut pairs = 0u64;
+        let mut write = |found: &[ScoredPair]| {
+            pairs += found.len() as u64;
+            for p in found {
                 w.push(|b| {
-                    b.method.append_value(search.id());
+                    b.method.append_value(id);
                     b.doc_a.append_value(p.doc_a);
                     b.doc_b.append_value(p.doc_b);
                     b.score.append_value(p.score);
                 })?;
             }
-        }
-        report.rows.insert(method_pairs::TABLE.into(), w.commit()?);
-        Ok(report)
+            Ok(())
+        };
+        let started = std::time::Instant::now();
+        keyed::score_links(&session, &ctx.out, id, search.keyed(), ctx.shard, &mut write, &mut report.counters).await?;
+        report.counters.insert(format!("{id}_search_ms"), started.elapsed().as_millis() as u64);
+        report.counters.insert(format!("{id}_pairs"), pairs);
     }
+    report.rows.insert(method_pairs::TABLE.into(), w.commit()?);
+    Ok(report)
 }

@@ -19,6 +19,7 @@ use crate::methods::registry::{self, StateSource};
 use crate::methods::CorpusStats;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::method_state;
+use crate::tables::shard::Shard;
 use crate::tables::write::TableOutput;
 
 /// The stats stage.
@@ -45,7 +46,7 @@ impl Stage for Stats {
         let (session, stats) = ctx.runtime.block_on(frequencies(ctx, &mut report))?;
         // Few methods build their state from the documents themselves (a9),
         // and they read only the terms, pass after pass, a chunk at a time.
-        let passes = TokenPasses::new(&ctx.runtime, session, TokenParts::Terms);
+        let passes = TokenPasses::new(&ctx.runtime, session, TokenParts::Terms, Shard::WHOLE);
         let config = &ctx.config.methods;
         let started = std::time::Instant::now();
         let built = registry::build_signers(&config.enabled, config, &stats, StateSource::Corpus(&passes));

@@ -93,6 +93,7 @@ pub fn parse_type(name: &str) -> Option<DataType> {
         "Float64" => DataType::Float64,
         "Boolean" => DataType::Boolean,
         "Utf8" => DataType::Utf8,
+        "Binary" => DataType::Binary,
         _ => return None,
     })
 }

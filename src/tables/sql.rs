@@ -15,6 +15,8 @@ use std::path::Path;
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::tables::shard::Shard;
+
 /// Folder under the output folder where DataFusion spills sorts,
 /// aggregations and joins that exceed the memory limit. It sits next to the
 /// tables rather than in the system temp folder because that is often a
@@ -435,7 +437,19 @@ pub async fn run_parts_into_table(
     table: &str,
     parts: &[(&str, String)],
 ) -> Result<u64> {
-    let dir = crate::tables::write::TableDir::create(out, table)?;
+    run_parts_into_shard(ctx, out, table, Shard::WHOLE, parts).await
+}
+
+/// [`run_parts_into_table`] for one task of a map stage: the parts are
+/// `shard`'s, and replace only its own.
+pub async fn run_parts_into_shard(
+    ctx: &SessionContext,
+    out: &Path,
+    table: &str,
+    shard: Shard,
+    parts: &[(&str, String)],
+) -> Result<u64> {
+    let dir = crate::tables::write::TableDir::create_for(out, table, shard)?;
     let mut rows = 0;
     for (part, sql) in parts {
         let started = std::time::Instant::now();

@@ -13,6 +13,7 @@ pub use crate::methods::TokenParts;
 use crate::methods::{DocPasses, DocView};
 use crate::tables::column;
 use crate::tables::columns::tokens;
+use crate::tables::shard::Shard;
 use crate::text::words_of_cell;
 
 /// `tokens` rows as read back: the Arrow batches themselves. Their lists
@@ -306,29 +307,32 @@ impl TokenChunks {
 /// holds of the token lists, whatever the corpus size.
 pub const CHUNK_DOCS: usize = 4_096;
 
-/// The corpus's token lists (`parts`) read again from `tokens` for each
-/// pass ([`DocPasses`]), in chunks of [`CHUNK_DOCS`] documents in
-/// doc_id order: a stage that needs the whole corpus (a9's state in
-/// `stats`, the pair searches) holds one chunk of token lists at a time
-/// and only its own compact form of every document. Called from outside
-/// the runtime: each chunk is read with `runtime.block_on`.
+/// The token lists (`parts`) of a shard's documents read again from
+/// `tokens` for each pass ([`DocPasses`]), in chunks of [`CHUNK_DOCS`]
+/// documents in doc_id order: a stage that needs the whole corpus (a9's
+/// state in `stats`) or writes a form of every document (the pair searches'
+/// keys) holds one chunk of token lists at a time. Called from outside the
+/// runtime: each chunk is read with `runtime.block_on`.
 pub struct TokenPasses<'a> {
     runtime: &'a tokio::runtime::Runtime,
     session: datafusion::prelude::SessionContext,
     parts: TokenParts,
+    /// The documents read: those of one task ([`Shard::WHOLE`]: all).
+    shard: Shard,
     /// The first error of a pass; that pass stops there, later ones do not
     /// start.
     failed: std::cell::RefCell<Option<anyhow::Error>>,
 }
 
 impl<'a> TokenPasses<'a> {
-    /// Passes over the `tokens` table of `session`.
+    /// Passes over `shard`'s documents in the `tokens` table of `session`.
     pub fn new(
         runtime: &'a tokio::runtime::Runtime,
         session: datafusion::prelude::SessionContext,
         parts: TokenParts,
+        shard: Shard,
     ) -> Self {
-        TokenPasses { runtime, session, parts, failed: std::cell::RefCell::new(None) }
+        TokenPasses { runtime, session, parts, shard, failed: std::cell::RefCell::new(None) }
     }
 
     /// The error that stopped a pass, if one did: what was built from the
@@ -347,7 +351,8 @@ impl DocPasses for TokenPasses<'_> {
             return;
         }
         let mut pass = || -> Result<()> {
-            let mut chunks = self.runtime.block_on(TokenChunks::open(&self.session, "", self.parts))?;
+            let own = if self.shard.is_whole() { String::new() } else { self.shard.doc_predicate("doc_id") };
+            let mut chunks = self.runtime.block_on(TokenChunks::open(&self.session, &own, self.parts))?;
             while let Some(chunk) = self.runtime.block_on(chunks.next_chunk(CHUNK_DOCS))? {
                 let lists = chunk.lists()?;
                 f(&lists.views());

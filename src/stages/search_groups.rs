@@ -1,0 +1,55 @@
+//! Stage `search_groups`: `search_keys` → `search_key_links`.
+//!
+//! The groups of documents sharing a key of a search by keys
+//! ([`crate::methods::keyed`], SpotSigs and SL+ST), walked as chains in
+//! size order (`jobs/search_groups.sql`): each pair linked, with the number
+//! of keys linking it. Stage `search_links` sums those counts over the
+//! tasks and keeps each document's strongest partners.
+//!
+//! A map stage by key: task I of N (`--shard I/N`) walks the groups of the
+//! keys with `sig % N = I` (keys are hashes, so the shares are even), in
+//! its own process, where DataFusion's array functions walk a group's
+//! member list at once (Ballista's executors lack them).
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::methods::{keyed, registry};
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::tables::columns::{search_key_links, search_keys};
+use crate::tables::sql::run_parts_into_shard;
+
+/// The search_groups stage.
+pub struct SearchGroups;
+
+impl Stage for SearchGroups {
+    fn name(&self) -> &'static str {
+        "search_groups"
+    }
+    fn inputs(&self) -> Vec<&'static str> {
+        vec![search_keys::TABLE]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec![search_key_links::TABLE]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        let bound = ctx.config.candidates.edge_bound();
+        let searches = registry::searches(&ctx.config.methods);
+        let parts: Vec<(&str, String)> =
+            searches.iter().map(|s| (s.id(), keyed::groups_sql(s.id(), s.keyed(), bound, ctx.shard))).collect();
+        let rows = ctx.runtime.block_on(async {
+            let session = ctx.session().await?;
+            run_parts_into_shard(&session, &ctx.out, search_key_links::TABLE, ctx.shard, &parts).await
+        })?;
+        let mut report = StageReport::default();
+        report.rows.insert(search_key_links::TABLE.into(), rows);
+        Ok(report)
+    }
+}
