@@ -19,10 +19,11 @@
 -- a window of ${max_edges} LEADs took 4.8 s and a ROW_NUMBER self-join
 -- by steps 4.3 s (array_agg with ORDER BY, 4.4 s, is also slower than
 -- array_sort of the aggregated list). At 8 copies of the Javadoc crawl
--- (sites layout), the chain walk of chain_links.sql over the same keys,
--- in plain SQL, took 60 CPU-s under a 2 GB limit, where this took 15.
--- The array functions it needs are not in Ballista's executors, so this
--- runs in the tasks, on their share of the keys; the global step
+-- (sites layout, 14.4 M keys), the chain walk every signature group takes
+-- (chain_links.sql, plain SQL) with the ranking took 60 CPU-s under a 2 GB
+-- limit for both searches, where this and search_links.sql take 28. The
+-- array functions it needs are not in Ballista's executors, so this runs
+-- in the tasks, each on its share of the keys; the global step
 -- (search_links.sql, plain SQL) sums their counts.
 --
 -- Gives (method, doc_a, doc_b, keys), doc_a < doc_b: the number of keys

@@ -100,6 +100,7 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
         "stats",
         "signatures",
         "search_keys",
+        "search_groups",
         "search_links",
         "search",
         "candidates",

@@ -315,9 +315,10 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
             "table {table} differs between 2 threads and 1 thread with a memory limit"
         );
     }
-    // The candidates stage's own tables hold the same rows, in the order
-    // the engine's partitions wrote them.
-    for table in ["signature_chains", "a11_chains", "a11_pairs", "method_edges"] {
+    // The SQL steps' own tables (candidates', and the SpotSigs and SL+ST
+    // pairs each search_groups task links) hold the same rows, in the
+    // order the engine's partitions wrote them.
+    for table in ["signature_chains", "a11_chains", "a11_pairs", "method_edges", "search_key_links"] {
         assert_eq!(
             canonical_rows(&out1, table),
             canonical_rows(&out2, table),

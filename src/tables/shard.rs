@@ -1,15 +1,19 @@
 //! Sharding of the map stages, MapReduce style.
 //!
-//! `ingest`, `tokens`, `signatures` and `verify` do the same work for every
-//! file, document or component of candidate edges independently of the
+//! `ingest`, `blocks`, `tokens`, `signatures`, `search_keys`,
+//! `search_groups`, `search` and `verify` do the same work for every file,
+//! document, key or component of candidate edges independently of the
 //! others, so they can be cut into N tasks that run anywhere (a shell loop,
 //! a Slurm array, a Kubernetes indexed Job) with `--shard I/N`. Every task decides on its own, without
 //! talking to the others, what it owns:
 //!
 //! - ingest: a share of the input files, balanced by size (every task lists
 //!   the same files and computes the same assignment);
-//! - tokens, signatures: the documents with `doc_id % N = I` (doc ids are
-//!   xxh3 hashes, so the shares are even);
+//! - blocks, tokens, signatures, search_keys: the documents with
+//!   `doc_id % N = I` (doc ids are xxh3 hashes, so the shares are even);
+//! - search_groups: the SpotSigs and SL+ST keys with `sig % N = I` (hashes
+//!   too), each key's whole group;
+//! - search: the candidate pairs whose first document has `doc_a % N = I`;
 //! - verify: a share of the connected components of the candidate edges,
 //!   balanced by their estimated comparison cost (every task computes the
 //!   same assignment; a cluster is built by one task, so a component

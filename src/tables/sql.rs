@@ -90,8 +90,9 @@ pub fn parse_memory_size(text: &str) -> Result<usize, String> {
     Ok(bytes as usize)
 }
 
-/// Where the SQL stages (`boilerplate`, `stats`, `candidates`, `decide`,
-/// `evaluate`: `Stage::runs_sql_on_engine`) run their SQL.
+/// Where the SQL stages (`boilerplate`, `stats`, `search_links`,
+/// `candidates`, `decide`, `evaluate`: `Stage::runs_sql_on_engine`) run
+/// their SQL.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum Engine {
     /// DataFusion inside this process.
