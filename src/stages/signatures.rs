@@ -77,7 +77,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         .await?
         .saturating_sub(crate::tables::sql::count(&session, &count("exact_copies")).await?);
     let parts = if reads.words { TokenParts::All } else { TokenParts::Terms };
-    let mut chunks = TokenChunks::open(&session, &own, parts).await?;
+    let mut chunks = TokenChunks::open(&session, ctx.shard, parts).await?;
     let mut report = StageReport::default();
 
     let signers =

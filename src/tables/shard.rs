@@ -54,6 +54,16 @@ impl Shard {
         doc_id % self.count as u64 == self.index as u64
     }
 
+    /// True when a part file written by task `part` of a stage that shards
+    /// by document (`doc_id % M = J`) can hold documents of this task
+    /// (`doc_id % N = I`): when J = I modulo gcd(M, N). A task then reads
+    /// only those parts, its own alone when M = N, every part of a table
+    /// written whole.
+    pub fn may_hold_docs_of(&self, part: Shard) -> bool {
+        let g = gcd(self.count, part.count);
+        part.index % g == self.index % g
+    }
+
     /// A SQL condition selecting this task's documents by the column `col`.
     pub fn doc_predicate(&self, col: &str) -> String {
         if self.is_whole() {
@@ -84,6 +94,15 @@ impl Shard {
             owner[i] = task as u32;
         }
         owner
+    }
+}
+
+/// The greatest common divisor (of two shard counts, at least 1).
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a.max(1)
+    } else {
+        gcd(b, a % b)
     }
 }
 
@@ -131,6 +150,25 @@ pub fn manifest_task(file_name: &str, stage: &str) -> Option<Shard> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_task_reads_exactly_the_parts_that_can_hold_its_documents() {
+        // Against every document id of one period of both counts.
+        for m in 1..=6u32 {
+            for n in 1..=6u32 {
+                for j in 0..m {
+                    for i in 0..n {
+                        let (part, task) = (Shard { index: j, count: m }, Shard { index: i, count: n });
+                        let shared = (0..m * n).any(|d| d % m == j && d % n == i);
+                        assert_eq!(task.may_hold_docs_of(part), shared, "task {task}, part {part}");
+                    }
+                }
+            }
+        }
+        let own = Shard { index: 1, count: 3 };
+        assert!(own.may_hold_docs_of(own) && own.may_hold_docs_of(Shard::WHOLE));
+        assert!(!own.may_hold_docs_of(Shard { index: 2, count: 3 }));
+    }
 
     #[test]
     fn shards_parse_and_print() {

@@ -264,12 +264,13 @@ impl CopyCursor {
 }
 
 impl TokenChunks {
-    /// Starts reading.
-    pub async fn open(session: &datafusion::prelude::SessionContext, filter: &str, parts: TokenParts) -> Result<Self> {
+    /// Starts reading the documents of `shard` (all for [`Shard::WHOLE`]).
+    pub async fn open(session: &datafusion::prelude::SessionContext, shard: Shard, parts: TokenParts) -> Result<Self> {
         let columns = list_columns(parts).join(", ");
-        let filter = if filter.is_empty() { String::new() } else { format!("WHERE {filter}") };
-        let sql = format!("SELECT doc_id, {columns} FROM tokens {filter} ORDER BY doc_id");
-        let stream = whole_file_scans(session).await?.sql(&sql).await?.execute_stream().await?;
+        let filter = if shard.is_whole() { String::new() } else { format!("WHERE {}", shard.doc_predicate("doc_id")) };
+        let (session_of_scans, table) = whole_file_scans(session, shard).await?;
+        let sql = format!("SELECT doc_id, {columns} FROM {table} {filter} ORDER BY doc_id");
+        let stream = session_of_scans.sql(&sql).await?.execute_stream().await?;
         let copies = CopyCursor::open(session, &filter).await?;
         Ok(TokenChunks { stream, copies, pending: Vec::new(), pending_rows: 0 })
     }
@@ -351,8 +352,7 @@ impl DocPasses for TokenPasses<'_> {
             return;
         }
         let mut pass = || -> Result<()> {
-            let own = if self.shard.is_whole() { String::new() } else { self.shard.doc_predicate("doc_id") };
-            let mut chunks = self.runtime.block_on(TokenChunks::open(&self.session, &own, self.parts))?;
+            let mut chunks = self.runtime.block_on(TokenChunks::open(&self.session, self.shard, self.parts))?;
             while let Some(chunk) = self.runtime.block_on(chunks.next_chunk(CHUNK_DOCS))? {
                 let lists = chunk.lists()?;
                 f(&lists.views());
@@ -366,17 +366,24 @@ impl DocPasses for TokenPasses<'_> {
 }
 
 /// `session` with each part file of `tokens` scanned whole, as a partition
-/// of its own, in batches of [`READ_BATCH_DOCS`]. Every part file is in
-/// doc_id order (the table is registered so): split into byte ranges, a
-/// file was scanned by several partitions and merged back, which copies
-/// every list; scanned whole, a single file needs no merge and no sort, and
-/// the files of a sharded stage are merged as they stream. Two files in one partition
-/// would lose their order and be sorted in memory, hence one partition per
-/// file. When the table's files cannot be counted (not a local folder),
-/// only the batch size changes.
+/// of its own, in batches of [`READ_BATCH_DOCS`], and the name of the table
+/// to read. Every part file is in doc_id order (the table is registered
+/// so): split into byte ranges, a file was scanned by several partitions
+/// and merged back, which copies every list; scanned whole, a single file
+/// needs no merge and no sort, and the files of a sharded stage are merged
+/// as they stream. Two files in one partition would lose their order and
+/// be sorted in memory, hence one partition per file.
+///
+/// A task of a sharded stage reads only the part files that can hold its
+/// documents ([`Shard::may_hold_docs_of`]), registered as [`OWN_TOKENS`]:
+/// read whole, N tasks would read the table N times (at thousands of tasks,
+/// the largest cost of a run; docs/scale.md). When the table's files cannot
+/// be listed (not a local folder), every task reads them all and only the
+/// batch size changes.
 async fn whole_file_scans(
     session: &datafusion::prelude::SessionContext,
-) -> Result<datafusion::prelude::SessionContext> {
+    shard: Shard,
+) -> Result<(datafusion::prelude::SessionContext, &'static str)> {
     let provider = session.table_provider("tokens").await?;
     let folder: Option<std::path::PathBuf> = provider
         .downcast_ref::<datafusion::datasource::listing::ListingTable>()
@@ -385,12 +392,33 @@ async fn whole_file_scans(
     let mut state = session.state();
     let options = state.config_mut().options_mut();
     options.set("datafusion.execution.batch_size", &READ_BATCH_DOCS.to_string())?;
-    if let Some(files) = folder.and_then(|dir| crate::tables::write::parquet_files(&dir).ok()) {
-        options.optimizer.repartition_file_scans = false;
-        options.execution.target_partitions = files.len().max(1);
+    let Some(files) = folder.and_then(|dir| crate::tables::write::parquet_files(&dir).ok()) else {
+        return Ok((datafusion::prelude::SessionContext::new_with_state(state), "tokens"));
+    };
+    let own: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            let name = f.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            crate::tables::write::part_shard(name).is_none_or(|part| shard.may_hold_docs_of(part))
+        })
+        .map(|f| f.to_string_lossy().into_owned())
+        .collect();
+    options.optimizer.repartition_file_scans = false;
+    options.execution.target_partitions = own.len().max(1);
+    let scans = datafusion::prelude::SessionContext::new_with_state(state);
+    if own.len() == files.len() || own.is_empty() {
+        return Ok((scans, "tokens"));
     }
-    Ok(datafusion::prelude::SessionContext::new_with_state(state))
+    let sorted = datafusion::prelude::ParquetReadOptions::default()
+        .file_sort_order(vec![vec![datafusion::prelude::col("doc_id").sort(true, false)]]);
+    let view = scans.read_parquet(own, sorted).await?.into_view();
+    scans.deregister_table(OWN_TOKENS)?;
+    scans.register_table(OWN_TOKENS, view)?;
+    Ok((scans, OWN_TOKENS))
 }
+
+/// The part files of `tokens` that a task reads ([`whole_file_scans`]).
+const OWN_TOKENS: &str = "own_tokens";
 
 /// Documents per batch read from `tokens`, where DataFusion's default is
 /// 8,192: a chunk is a few thousand documents, and batches of 8,192
