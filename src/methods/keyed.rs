@@ -137,11 +137,12 @@ fn chain_steps(max_edges: usize) -> String {
     (1..=max_edges).map(|k| format!("({k})")).collect::<Vec<_>>().join(", ")
 }
 
-/// Step 4 (stage `search`): scores `shard`'s links of method `id` (those whose doc_a it
-/// owns) from `session`'s `search_links` and `search_forms`, and hands the
-/// pairs the method proposes to `found`, in (doc_a, doc_b) order. The forms
-/// of the task's documents and of their partners are first copied from
-/// `search_forms` to a file on local disk under `out`, and read back by id.
+/// Step 4 (stage `search`): scores `shard`'s links of method `id` (those
+/// whose doc_a it owns) from `session`'s `search_links` and `search_forms`,
+/// and hands the pairs the method proposes to `found`, in (doc_a, doc_b)
+/// order. The forms of the task's documents and of their partners are
+/// first copied from `search_forms` to a file on local disk under `out`,
+/// and read back by id.
 /// Counts `<id>_candidate_pairs`, `<id>_forms_read` and the milliseconds of
 /// each step in `counters`. Called from inside the runtime.
 pub async fn score_links(
