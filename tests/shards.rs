@@ -122,6 +122,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
         "ingest_files",
         "blocks",
         "tokens",
+        "method_state",
         "signatures",
         "sketches",
         "search_keys",
@@ -167,7 +168,10 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     // Only map stages take --shard, and only a task that exists.
     let (code, err) = run(&sharded, &["--stage", "candidates", "--shard", "0/2"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("ingest, blocks, tokens, signatures, search_keys, search_groups, search, verify"), "{err}");
+    assert!(
+        err.contains("ingest, blocks, tokens, method_state, signatures, search_keys, search_groups, search, verify"),
+        "{err}"
+    );
     let (code, _) = run(&sharded, &["--stage", "tokens", "--shard", "3/3"]);
     assert_eq!(code, 2);
 

@@ -200,12 +200,12 @@ pub(crate) enum HistoryAction {
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
-    /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, signatures, search_keys, search_groups,
-    /// search_links, search, candidates, verify, decide, evaluate.
+    /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, method_state, signatures, search_keys,
+    /// search_groups, search_links, search, candidates, verify, decide, evaluate.
     #[arg(long, default_value = "all")]
     pub(crate) stage: String,
-    /// Run task I of N of a map stage (ingest, blocks, tokens, signatures,
-    /// search_keys, search_groups, search, verify), e.g. 0/4: it reads its
+    /// Run task I of N of a map stage (ingest, blocks, tokens, method_state,
+    /// signatures, search_keys, search_groups, search, verify), e.g. 0/4: it reads its
     /// share of the input and writes its own part files; the next stage
     /// starts once all N tasks are done.
     #[arg(long, value_name = "I/N")]

@@ -4,17 +4,8 @@
 //! overlap) is estimated from pairs already judged; precision with its 95%
 //! Wilson interval, the verified pairs scaled to the method's, and recall
 //! relative to the pool. The `evaluate` stage chooses and verifies the
-//! pairs ([`pair_hash`] order) and writes the rows.
-
-/// The sampling hash of a pair: uniform over pairs, the same for every
-/// method (which is what makes the samples of methods nest), and fixed, so
-/// a rerun judges the same pairs.
-pub fn pair_hash(doc_a: u64, doc_b: u64) -> u64 {
-    let mut bytes = [0u8; 16];
-    bytes[..8].copy_from_slice(&doc_a.to_le_bytes());
-    bytes[8..].copy_from_slice(&doc_b.to_le_bytes());
-    xxhash_rust::xxh3::xxh3_64(&bytes)
-}
+//! pairs (in the order of a pair hash, `jobs/evaluate_found.sql`) and
+//! writes the rows.
 
 /// One judged pair: the methods that proposed it and whether it verified.
 #[derive(Debug, Clone, Copy)]

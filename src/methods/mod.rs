@@ -260,7 +260,7 @@ impl EdgeBound {
 }
 
 /// The number of occurrences of each distinct term of a document, by
-/// string: what a9 chooses its words from in `stats`. Signing reads the
+/// string: what a9 chooses its words from in `method_state`. Signing reads the
 /// same counts by term id ([`DocView::term_counts`]).
 pub fn term_frequencies<'a>(terms: &[&'a str]) -> HashMap<&'a str, u32> {
     let mut tf: HashMap<&str, u32> = HashMap::with_capacity(terms.len());

@@ -51,7 +51,7 @@ pub struct MethodSpec {
     pub reads: DocReads,
     /// Whether building the signer needs a pass over the documents (a9
     /// chooses its descriptive words from them). Such a state is built once
-    /// by `stats`, saved in `method_state`, and read back by every task of
+    /// by stage `method_state`, saved in its table, and read back by every task of
     /// `signatures`.
     pub state_reads_documents: bool,
     /// The method's table of per-document records.
@@ -254,9 +254,9 @@ impl SqlJob {
 /// Where a method whose state needs the documents takes it from.
 #[derive(Clone, Copy)]
 pub enum StateInput<'a> {
-    /// Chosen now from these documents (the `stats` stage).
+    /// Chosen now from these documents (the `method_state` stage).
     Corpus(&'a dyn DocPasses),
-    /// The method's rows of `method_state`, saved by `stats`, so that every
+    /// The method's rows of `method_state`, saved by stage `method_state`, so that every
     /// task of a sharded `signatures` stage signs with the state chosen once
     /// from the whole corpus.
     Saved(&'a [StateRow]),

@@ -13,7 +13,7 @@
 //! verified (exact figures); a larger one is judged on a uniform random
 //! sample of that many (estimates, with a 95% Wilson interval for the
 //! precision). The sample of a method is its pairs with the smallest hash
-//! values (a bottom-k sample, [`pair_hash`]): the same hash for every
+//! values (a bottom-k sample, `pair_hash` in `jobs/evaluate_found.sql`): the same hash for every
 //! method, so the k smallest of a union of methods are among the judged
 //! pairs of its members, and the pool (the union of the verified pairs of
 //! the pool's methods, `evaluate.pool`, for recall) and the overlap of two
@@ -31,29 +31,36 @@
 //! every method, in `method_quality`, `method_overlap` and `gold_quality`,
 //! without being listed ([`Judged::exact_pairs`], `jobs/evaluate_gold.sql`).
 //!
+//! The engine chooses the judged pairs (`jobs/evaluate_found.sql`,
+//! `jobs/evaluate_sample.sql`); this process receives only them, the
+//! number of pairs of each combination of methods, and the texts of the
+//! judged pairs `verify` did not compare: with `--engine ballista://…` it
+//! drives the stage and reads no table whole.
+//!
 //! The pool's methods are configurable because the study's recall is
 //! relative to the union of the duplicates of its experiment's methods
 //! (A0–A10, preset `"study"`): only with that pool can this run's recall be
 //! set beside the study's published figures (the report shows both).
 
-use anyhow::Result;
-use futures::StreamExt;
+use anyhow::{Context, Result};
+use arrow::array::{Array, AsArray};
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::config::Config;
 
 use crate::evaluate::gold::{read_gold, GoldLabels};
-use crate::evaluate::judge::{pair_hash, quality_rows, scale, Judged, JudgedPair, QualityRow};
+use crate::evaluate::judge::{quality_rows, scale, Judged, JudgedPair, QualityRow};
 use crate::evaluate::settings::{Pool, POOL_ALL};
+use crate::methods::registry::includes_comparison;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::tables::columns::{duplicates, gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
+use crate::tables::columns::{candidates, gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, Doc};
-use crate::verify::inputs::{load_verification_texts, CandidateEdges};
+use crate::verify::inputs::load_verification_texts_of;
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -184,68 +191,102 @@ fn write_gold_tables(out: &Path, gold: &GoldLabels) -> Result<(u64, u64)> {
 }
 
 /// Chooses and verifies the judged pairs: for each method its `k` found
-/// pairs of smallest [`pair_hash`] (all when it has fewer). A method's
+/// pairs of smallest `pair_hash` (all when it has fewer). A method's
 /// found pairs are its candidate pairs, or for a method that includes its
-/// comparison (a11) those that passed it in `verify`
-/// ([`CandidateEdges::keep_found`]). Pairs `verify` already compared keep
-/// that verdict; the others are verified here. `pool` names the pool's
-/// methods.
+/// comparison (a11) those that passed it in `verify`. Pairs `verify`
+/// already compared keep that verdict; the others are verified here.
+/// `pool` names the pool's methods.
+///
+/// The engine does the work (`jobs/evaluate_found.sql`,
+/// `jobs/evaluate_sample.sql`): this process receives the number of pairs
+/// of each combination of methods, the judged pairs (at most `k` per
+/// method) and the texts of those `verify` did not compare, never the
+/// candidate edges, so that with `--engine ballista://…` it stays a driver.
 async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut StageReport) -> Result<Judged> {
-    let session = ctx.session().await?;
-    let mut edges = CandidateEdges::load(&session).await?;
-    // Verdicts `verify` already reached, sorted by pair: a sorted list
-    // rather than a map, and the pair map dropped once the pairs are a
-    // list, since both hold about one entry per candidate pair.
-    let mut known: Vec<((u64, u64), bool)> = Vec::new();
-    let mut stream = session
-        .sql("SELECT doc_a, doc_b, verified FROM duplicates UNION ALL SELECT doc_a, doc_b, FALSE FROM failed_pairs")
-        .await?
-        .execute_stream()
-        .await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let (a, b, v) = (duplicates::doc_a(&batch)?, duplicates::doc_b(&batch)?, duplicates::verified(&batch)?);
-        for i in 0..batch.num_rows() {
-            known.push(((a.value(i), b.value(i)), v.value(i)));
-        }
-    }
-    known.sort_unstable_by_key(|&(pair, _)| pair);
-    let verdict = |pair: &(u64, u64)| known.binary_search_by_key(pair, |&(p, _)| p).ok().map(|i| known[i].1);
-    report.counters.insert("candidate_pairs".into(), edges.pairs.len() as u64);
-    edges.keep_found(verdict)?;
-    let k = usize::try_from(ctx.config.evaluate.max_judged_pairs).unwrap_or(usize::MAX).max(1);
-    let found_pairs = edges.pairs.len() as u64;
-    let mut all: Vec<(u64, u64, u64, u64)> =
-        std::mem::take(&mut edges.pairs).into_iter().map(|((a, b), m)| (pair_hash(a, b), a, b, m)).collect();
-    all.sort_unstable();
-    let methods = edges.methods.len();
-    let pool_mask = (0..methods).filter(|&i| pool.contains(&edges.methods[i])).fold(0u64, |mask, i| mask | 1 << i);
-    let pool_found = all.iter().filter(|p| p.3 & pool_mask != 0).count() as u64;
-    let mut both = vec![vec![0u64; methods]; methods];
-    let mut taken = vec![0usize; methods];
-    let mut chosen: Vec<(u64, u64, u64, u64)> = Vec::new();
-    for &(h, a, b, m) in &all {
-        let mut judge = false;
-        let bits: Vec<usize> = (0..methods).filter(|i| m >> i & 1 == 1).collect();
-        for &i in &bits {
-            for &j in &bits {
-                both[i][j] += 1;
-            }
-            if taken[i] < k {
-                taken[i] += 1;
-                judge = true;
-            }
-        }
-        if judge {
-            chosen.push((h, a, b, m));
-        }
-    }
-    drop(all);
+    let session = ctx.sql_stage_session().await?;
+    let (k, rule) = (ctx.config.evaluate.max_judged_pairs.max(1), ctx.config.verify.rule());
+    judge(&session, pool, k, rule, report).await
+}
 
-    let unknown: HashSet<u64> =
-        chosen.iter().filter(|(_, a, b, _)| verdict(&(*a, *b)).is_none()).flat_map(|&(_, a, b, _)| [a, b]).collect();
-    let rule = ctx.config.verify.rule();
-    let texts: HashMap<u64, Doc> = load_verification_texts(&session, |id| unknown.contains(&id), rule.text)
+/// [`judge_method_pairs`] over the tables of `session`.
+async fn judge(
+    session: &datafusion::prelude::SessionContext,
+    pool: &[String],
+    k: u64,
+    rule: crate::verify::settings::PairRule,
+    report: &mut StageReport,
+) -> Result<Judged> {
+    let methods = candidate_methods(session).await?;
+    let bit = |i: usize| format!("CAST({} AS BIGINT UNSIGNED)", 1u64 << i);
+    let found = substitute(
+        include_str!("../../jobs/evaluate_found.sql"),
+        &[(
+            "methods",
+            methods
+                .iter()
+                .enumerate()
+                .map(|(i, m)| format!("('{}', {}, {})", m.replace('\'', "''"), bit(i), includes_comparison(m)))
+                .collect::<Vec<_>>()
+                .join(", "),
+        )],
+    );
+    // The pairs of each combination of methods: what the overlaps and the
+    // pool's size need, in as many rows as there are combinations.
+    let mut both = vec![vec![0u64; methods.len()]; methods.len()];
+    let (mut candidate_pairs, mut found_pairs, mut pool_found) = (0u64, 0u64, 0u64);
+    let pool_mask = (0..methods.len()).filter(|&i| pool.contains(&methods[i])).fold(0u64, |mask, i| mask | 1 << i);
+    let by_mask = format!(
+        "SELECT mask, COUNT(*) AS pairs, bool_or(missing) AS missing FROM ({found}) found GROUP BY mask ORDER BY mask"
+    );
+    for batch in session.sql(&by_mask).await?.collect().await? {
+        let (masks, pairs) = (u64_column(&batch, "mask")?, u64_column(&batch, "pairs")?);
+        let missing = batch.column_by_name("missing").context("missing")?.as_boolean();
+        if missing.true_count() > 0 {
+            let first = format!("SELECT doc_a, doc_b FROM ({found}) found WHERE missing ORDER BY doc_a, doc_b LIMIT 1");
+            let batches = session.sql(&first).await?.collect().await?;
+            let row = batches.iter().find(|b| b.num_rows() > 0).context("the unverified pair went away")?;
+            let (a, b) = (u64_column(row, "doc_a")?.value(0), u64_column(row, "doc_b")?.value(0));
+            anyhow::bail!("pair ({a}, {b}) of a method that includes its comparison was never compared: rerun verify");
+        }
+        for r in 0..batch.num_rows() {
+            let (mask, n) = (masks.value(r), pairs.value(r));
+            candidate_pairs += n;
+            if mask == 0 {
+                continue;
+            }
+            found_pairs += n;
+            if mask & pool_mask != 0 {
+                pool_found += n;
+            }
+            let bits: Vec<usize> = (0..methods.len()).filter(|i| mask >> i & 1 == 1).collect();
+            for &i in &bits {
+                for &j in &bits {
+                    both[i][j] += n;
+                }
+            }
+        }
+    }
+    report.counters.insert("candidate_pairs".into(), candidate_pairs);
+
+    let sample = substitute(
+        include_str!("../../jobs/evaluate_sample.sql"),
+        &[
+            ("found", found.clone()),
+            ("bits", (0..methods.len()).map(|i| format!("({})", bit(i))).collect::<Vec<_>>().join(", ")),
+            ("k", k.to_string()),
+        ],
+    );
+    // (doc_a, doc_b, methods, verify's verdict), in hash order.
+    let mut chosen: Vec<(u64, u64, u64, Option<bool>)> = Vec::new();
+    for batch in session.sql(&sample).await?.collect().await? {
+        let (a, b, m) = (u64_column(&batch, "doc_a")?, u64_column(&batch, "doc_b")?, u64_column(&batch, "mask")?);
+        let verified = batch.column_by_name("verified").context("verified")?.as_boolean();
+        for r in 0..batch.num_rows() {
+            chosen.push((a.value(r), b.value(r), m.value(r), verified.is_valid(r).then(|| verified.value(r))));
+        }
+    }
+    let unknown: Vec<u64> = chosen.iter().filter(|p| p.3.is_none()).flat_map(|&(a, b, _, _)| [a, b]).collect();
+    let texts: HashMap<u64, Doc> = load_verification_texts_of(session, &unknown, rule.text)
         .await?
         .into_iter()
         .map(|(id, text)| (id, Doc::new(id, String::new(), text)))
@@ -253,29 +294,45 @@ async fn judge_method_pairs(ctx: &RunContext, pool: &[String], report: &mut Stag
     let empty = Doc::new(0, String::new(), String::new());
     let pairs: Vec<JudgedPair> = chosen
         .par_iter()
-        .map(|&(_, a, b, methods)| {
-            let verified = match verdict(&(a, b)) {
-                Some(v) => v,
-                None => {
-                    let (doc_a, doc_b) = (texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty));
-                    compare(doc_a, doc_b, rule).0.is_some()
-                }
-            };
+        .map(|&(a, b, methods, verdict)| {
+            let verified = verdict.unwrap_or_else(|| {
+                let (doc_a, doc_b) = (texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty));
+                compare(doc_a, doc_b, rule).0.is_some()
+            });
             JudgedPair { methods, verified }
         })
         .collect();
     report.counters.insert("found_pairs".into(), found_pairs);
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
-    let reused = chosen.iter().filter(|(_, a, b, _)| verdict(&(*a, *b)).is_some()).count();
-    report.counters.insert("judged_pairs_verified_here".into(), (pairs.len() - reused) as u64);
+    report.counters.insert("judged_pairs_verified_here".into(), chosen.iter().filter(|p| p.3.is_none()).count() as u64);
     // The pairs inside exact groups, counted without listing them.
     let exact_pairs = crate::tables::sql::count(
-        &session,
+        session,
         "SELECT CAST(COALESCE(SUM(documents * (documents - 1) / 2), 0) AS BIGINT) AS n FROM exact_groups",
     )
     .await?;
     report.counters.insert("exact_group_pairs".into(), exact_pairs);
-    Ok(Judged { methods: edges.methods, both, pool: pool_mask, pool_found, pairs, k, exact_pairs })
+    let k = usize::try_from(k).unwrap_or(usize::MAX);
+    Ok(Judged { methods, both, pool: pool_mask, pool_found, pairs, k, exact_pairs })
+}
+
+/// The methods of `candidates`, sorted: bit i of a mask stands for the
+/// i-th.
+async fn candidate_methods(session: &datafusion::prelude::SessionContext) -> Result<Vec<String>> {
+    let mut methods: Vec<String> = Vec::new();
+    for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
+        let m = candidates::method(&b)?;
+        methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
+    }
+    anyhow::ensure!(methods.len() <= 63, "more than 63 methods in candidates");
+    Ok(methods)
+}
+
+/// A UInt64 column of a query's result by name (counts come back as Int64).
+fn u64_column(batch: &arrow::record_batch::RecordBatch, name: &str) -> Result<arrow::array::UInt64Array> {
+    let column = batch.column_by_name(name).with_context(|| format!("no column {name}"))?;
+    let cast = arrow::compute::cast(column, &arrow::datatypes::DataType::UInt64)?;
+    Ok(cast.as_primitive::<arrow::datatypes::UInt64Type>().clone())
 }
 
 /// Writes `method_quality`.
@@ -352,4 +409,170 @@ fn write_method_overlap(out: &Path, judged: &Judged, enabled: &[String]) -> Resu
         }
     }
     w.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow::array::{ArrayRef, BooleanArray, Float64Array, Int64Array, StringArray, UInt64Array};
+    use arrow::record_batch::RecordBatch;
+    use std::sync::Arc;
+
+    /// The reference sampling hash, written apart from the SQL that
+    /// computes it: splitmix64's finalizer of `a XOR b * golden ratio`.
+    fn reference_hash(a: u64, b: u64) -> u64 {
+        let mut z = a ^ b.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn table(session: &datafusion::prelude::SessionContext, name: &str, columns: Vec<(&str, ArrayRef)>) {
+        session.register_batch(name, RecordBatch::try_from_iter(columns).unwrap()).unwrap();
+    }
+
+    /// A small deterministic generator (xorshift), so the test needs no
+    /// dependency and always sees the same tables.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+    }
+
+    /// The engine's sample against the same choice made in Rust, pair by
+    /// pair: 400 candidate pairs of three methods (a11 includes its
+    /// comparison), verdicts from `duplicates` and `failed_pairs` for some,
+    /// texts for the others (equal texts verify, different ones fail).
+    #[test]
+    fn the_engine_judges_the_pairs_a_reference_choice_judges() {
+        let methods = ["a0", "a11", "minhash"];
+        let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+        let docs: Vec<u64> = (0..120).map(|_| rng.next()).collect();
+        let mut pairs: Vec<(u64, u64, u64, Option<bool>)> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        while pairs.len() < 400 {
+            let (x, y) = (docs[rng.next() as usize % docs.len()], docs[rng.next() as usize % docs.len()]);
+            let (a, b) = (x.min(y), x.max(y));
+            if a == b || !seen.insert((a, b)) {
+                continue;
+            }
+            let mask = rng.next() % 7 + 1;
+            // Every a11 pair was compared by verify; others sometimes.
+            let verdict = (mask & 2 != 0 || rng.next() % 3 == 0).then(|| rng.next() % 2 == 0);
+            pairs.push((a, b, mask, verdict));
+        }
+        let session = datafusion::prelude::SessionContext::new();
+        let rows: Vec<(u64, u64, &str)> = pairs
+            .iter()
+            .flat_map(|&(a, b, mask, _)| (0..3).filter(move |i| mask >> i & 1 == 1).map(move |i| (a, b, methods[i])))
+            .collect();
+        table(
+            &session,
+            "candidates",
+            vec![
+                ("doc_a", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.0))) as ArrayRef),
+                ("doc_b", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.1)))),
+                ("method", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.2)))),
+                ("score", Arc::new(Float64Array::from(vec![None; rows.len()]))),
+            ],
+        );
+        let verdicts =
+            |v: bool| -> Vec<(u64, u64)> { pairs.iter().filter(|p| p.3 == Some(v)).map(|p| (p.0, p.1)).collect() };
+        let (passed, failed) = (verdicts(true), verdicts(false));
+        table(
+            &session,
+            "duplicates",
+            vec![
+                ("doc_a", Arc::new(UInt64Array::from_iter_values(passed.iter().map(|p| p.0))) as ArrayRef),
+                ("doc_b", Arc::new(UInt64Array::from_iter_values(passed.iter().map(|p| p.1)))),
+                ("verified", Arc::new(BooleanArray::from(vec![true; passed.len()]))),
+            ],
+        );
+        table(
+            &session,
+            "failed_pairs",
+            vec![
+                ("doc_a", Arc::new(UInt64Array::from_iter_values(failed.iter().map(|p| p.0))) as ArrayRef),
+                ("doc_b", Arc::new(UInt64Array::from_iter_values(failed.iter().map(|p| p.1)))),
+            ],
+        );
+        table(&session, "exact_groups", vec![("documents", Arc::new(Int64Array::from(vec![3i64, 2])) as ArrayRef)]);
+        // Two texts: documents of the same parity of their id share one.
+        let text = |id: u64| if id % 2 == 0 { "the quick brown fox jumps over the lazy dog" } else { "zq 1234 xw" };
+        table(
+            &session,
+            "tokens",
+            vec![
+                ("doc_id", Arc::new(UInt64Array::from(docs.clone())) as ArrayRef),
+                ("text", Arc::new(StringArray::from_iter_values(docs.iter().map(|&d| text(d))))),
+            ],
+        );
+
+        let k = 25u64;
+        let rule = crate::verify::settings::VerifyConfig::default().rule();
+        let pool = vec!["a0".to_string(), "minhash".to_string()];
+        let mut report = StageReport::default();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let judged = runtime.block_on(judge(&session, &pool, k, rule, &mut report)).unwrap();
+
+        // The reference: a11's failed pairs are no longer a11's; a pair
+        // left without a method is gone; then per method its k smallest.
+        let mut found: Vec<(u64, u64, u64, u64, bool)> = pairs
+            .iter()
+            .map(|&(a, b, mask, v)| {
+                let mask = if v == Some(false) { mask & !2 } else { mask };
+                let verified = v.unwrap_or(a % 2 == b % 2);
+                (reference_hash(a, b), a, b, mask, verified)
+            })
+            .filter(|p| p.3 != 0)
+            .collect();
+        found.sort_unstable();
+        let mut taken = [0u64; 3];
+        let mut expected = Vec::new();
+        let mut both = vec![vec![0u64; 3]; 3];
+        for &(_, _, _, mask, verified) in &found {
+            let mut judge = false;
+            for i in (0..3).filter(|i| mask >> i & 1 == 1) {
+                for j in (0..3).filter(|j| mask >> j & 1 == 1) {
+                    both[i][j] += 1;
+                }
+                if taken[i] < k {
+                    taken[i] += 1;
+                    judge = true;
+                }
+            }
+            if judge {
+                expected.push((mask, verified));
+            }
+        }
+        assert_eq!(judged.methods, methods);
+        assert_eq!(judged.both, both);
+        assert_eq!(judged.pool, 0b101);
+        assert_eq!(judged.pool_found, found.iter().filter(|p| p.3 & 0b101 != 0).count() as u64);
+        assert_eq!(judged.exact_pairs, 3 + 1);
+        let got: Vec<(u64, bool)> = judged.pairs.iter().map(|p| (p.methods, p.verified)).collect();
+        assert_eq!(got, expected);
+        assert!(expected.len() < found.len(), "the sample must leave pairs out");
+        assert_eq!(report.counters["candidate_pairs"], 400);
+        assert!(report.counters["judged_pairs_verified_here"] > 0);
+
+        // An a11 pair verify never compared stops the stage.
+        let dropped = pairs.iter().find(|p| p.2 & 2 != 0 && p.3 == Some(false)).map(|p| (p.0, p.1)).unwrap();
+        let kept: Vec<&(u64, u64)> = failed.iter().filter(|&&p| p != dropped).collect();
+        table(
+            &session,
+            "failed_pairs",
+            vec![
+                ("doc_a", Arc::new(UInt64Array::from_iter_values(kept.iter().map(|p| p.0))) as ArrayRef),
+                ("doc_b", Arc::new(UInt64Array::from_iter_values(kept.iter().map(|p| p.1)))),
+            ],
+        );
+        let result = runtime.block_on(judge(&session, &pool, k, rule, &mut StageReport::default()));
+        let err = result.err().expect("a pair of a11 without a verdict").to_string();
+        assert!(err.contains(&format!("({}, {})", dropped.0, dropped.1)) && err.contains("rerun verify"), "{err}");
+    }
 }

@@ -8,6 +8,7 @@ pub mod evaluate;
 pub mod exact;
 pub mod history_match;
 pub mod ingest;
+pub mod method_state;
 pub mod search;
 pub mod search_groups;
 pub mod search_keys;
@@ -30,6 +31,7 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(tokens::Tokens),
         Box::new(exact::Exact),
         Box::new(stats::Stats),
+        Box::new(method_state::MethodState),
         Box::new(signatures::Signatures),
         Box::new(search_keys::SearchKeys),
         Box::new(search_groups::SearchGroups),

@@ -14,7 +14,7 @@
 //! A map stage: task I of N (`--shard I/N`) signs the documents with
 //! `doc_id % N = I`, but the exact copies (table `exact_copies`, stage
 //! `exact`): only the first of an exact group is signed. The corpus-wide
-//! state of the global methods was built once by the `stats` stage; a state chosen from the documents (a9's
+//! state of the global methods was built once by the `method_state` stage; a state chosen from the documents (a9's
 //! descriptive words) is read back from `method_state`, the others
 //! (lexicons) are rebuilt from `df`. The task's
 //! documents are read and signed in chunks of [`CHUNK_DOCS`], so memory is

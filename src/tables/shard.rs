@@ -1,8 +1,9 @@
 //! Sharding of the map stages, MapReduce style.
 //!
-//! `ingest`, `blocks`, `tokens`, `signatures`, `search_keys`,
-//! `search_groups`, `search` and `verify` do the same work for every file,
-//! document, key or component of candidate edges independently of the
+//! `ingest`, `blocks`, `tokens`, `method_state`, `signatures`,
+//! `search_keys`, `search_groups`, `search` and `verify` do the same work
+//! for every file, method, document, key or component of candidate edges
+//! independently of the
 //! others, so they can be cut into N tasks that run anywhere (a shell loop,
 //! a Slurm array, a Kubernetes indexed Job) with `--shard I/N`. Every task decides on its own, without
 //! talking to the others, what it owns:
@@ -11,6 +12,8 @@
 //!   the same files and computes the same assignment);
 //! - blocks, tokens, signatures, search_keys: the documents with
 //!   `doc_id % N = I` (doc ids are xxh3 hashes, so the shares are even);
+//! - method_state: the global methods whose position in the registry's
+//!   order has `j % N = I`, each built from all the documents;
 //! - search_groups: the SpotSigs and SL+ST keys with `sig % N = I` (hashes
 //!   too), each key's whole group;
 //! - search: the candidate pairs whose first document has `doc_a % N = I`;

@@ -62,35 +62,6 @@ impl CandidateEdges {
     pub fn comparing_mask(&self) -> u64 {
         self.methods.iter().enumerate().filter(|(_, m)| includes_comparison(m)).fold(0, |mask, (i, _)| mask | 1 << i)
     }
-
-    /// Turns the candidate pairs into the methods' found pairs: a method
-    /// that includes its comparison found only the pairs whose comparison
-    /// passed (`passed`: `verify`'s verdict per pair, from `duplicates`);
-    /// a pair no method found any more is dropped. Every pair of such a
-    /// method must have a verdict: `verify` compares them all.
-    pub fn keep_found(&mut self, passed: impl Fn(&(u64, u64)) -> Option<bool>) -> Result<()> {
-        let comparing = self.comparing_mask();
-        if comparing == 0 {
-            return Ok(());
-        }
-        let mut missing = None;
-        self.pairs.retain(|pair, mask| {
-            if *mask & comparing != 0 {
-                match passed(pair) {
-                    Some(true) => {}
-                    Some(false) => *mask &= !comparing,
-                    None => missing = Some(*pair),
-                }
-            }
-            *mask != 0
-        });
-        match missing {
-            Some((a, b)) => anyhow::bail!(
-                "pair ({a}, {b}) of a method that includes its comparison was never compared: rerun verify"
-            ),
-            None => Ok(()),
-        }
-    }
 }
 
 /// Calls `row` with the verification text of each document of `tokens`
@@ -104,8 +75,13 @@ impl CandidateEdges {
 /// wanted ids sorted the texts themselves. At 8 copies of the Javadoc crawl
 /// under `--memory-limit 2G` that read peaked at 529 MB of RSS in `verify`;
 /// a scan and a lookup per row hold one batch.
+///
+/// `predicate` (SQL over `tokens`, `TRUE` for every row) lets the engine
+/// choose a few documents itself, so that only their texts reach this
+/// process ([`load_verification_texts_of`]).
 async fn for_each_verification_text(
     session: &datafusion::prelude::SessionContext,
+    predicate: &str,
     wanted: impl Fn(u64) -> bool,
     kind: VerificationText,
     mut row: impl FnMut(u64, Cow<'_, str>) -> Result<()>,
@@ -115,7 +91,7 @@ async fn for_each_verification_text(
         VerificationText::Words => "words",
         VerificationText::Terms => "terms",
     };
-    let sql = format!("SELECT doc_id, {column} FROM tokens");
+    let sql = format!("SELECT doc_id, {column} FROM tokens WHERE {predicate}");
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -159,11 +135,47 @@ pub async fn load_verification_texts(
     kind: VerificationText,
 ) -> Result<HashMap<u64, String>> {
     let mut texts = HashMap::new();
-    for_each_verification_text(session, wanted, kind, |id, text| {
+    for_each_verification_text(session, "TRUE", wanted, kind, |id, text| {
         texts.insert(id, text.into_owned());
         Ok(())
     })
     .await?;
+    Ok(texts)
+}
+
+/// Ids per query of [`load_verification_texts_of`]: the `IN` list stays a
+/// small plan to send to the engine.
+const IDS_PER_QUERY: usize = 8_192;
+
+/// The verification texts of the documents `ids` (as
+/// [`load_verification_texts`]), chosen by the engine: each query's `IN`
+/// list goes to where `tokens` is scanned, and only these texts come back.
+/// For a stage whose process only drives the engine (`evaluate` with
+/// `--engine ballista://…`) and needs a bounded number of texts.
+pub async fn load_verification_texts_of(
+    session: &datafusion::prelude::SessionContext,
+    ids: &[u64],
+    kind: VerificationText,
+) -> Result<HashMap<u64, String>> {
+    let mut ids = ids.to_vec();
+    ids.sort_unstable();
+    ids.dedup();
+    let mut texts = HashMap::new();
+    for chunk in ids.chunks(IDS_PER_QUERY) {
+        let list: Vec<String> = chunk.iter().map(u64::to_string).collect();
+        let predicate = format!("doc_id IN ({})", list.join(", "));
+        for_each_verification_text(
+            session,
+            &predicate,
+            |_| true,
+            kind,
+            |id, text| {
+                texts.insert(id, text.into_owned());
+                Ok(())
+            },
+        )
+        .await?;
+    }
     Ok(texts)
 }
 
@@ -179,7 +191,7 @@ pub async fn spill_verification_texts(
     out: &Path,
 ) -> Result<SpilledDocs> {
     let mut writer = SpillWriter::create(out, "verify-texts")?;
-    for_each_verification_text(session, wanted, kind, |id, text| writer.push(id, text.as_bytes())).await?;
+    for_each_verification_text(session, "TRUE", wanted, kind, |id, text| writer.push(id, text.as_bytes())).await?;
     writer.finish()
 }
 
@@ -206,24 +218,6 @@ pub fn register_doc_ids(session: &datafusion::prelude::SessionContext, name: &st
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// a11 includes its comparison, a0 does not: a11's failed pairs are no
-    /// longer a11's, and a pair only a11 proposed and failed is gone.
-    #[test]
-    fn keep_found_drops_the_failed_pairs_of_comparing_methods() {
-        let (a0, a11) = (1u64, 2u64);
-        let pairs = HashMap::from([((1, 2), a0 | a11), ((0, 3), a11), ((0, 1), a0), ((2, 3), a0 | a11)]);
-        let mut edges = CandidateEdges { methods: vec!["a0".into(), "a11".into()], pairs };
-        assert_eq!(edges.comparing_mask(), a11);
-        // 1-2 passed, 0-3 and 2-3 failed; a0's 0-1 was never compared.
-        let passed = HashMap::from([((1, 2), true), ((0, 3), false), ((2, 3), false)]);
-        edges.keep_found(|p| passed.get(p).copied()).unwrap();
-        assert_eq!(edges.pairs, HashMap::from([((1, 2), a0 | a11), ((0, 1), a0), ((2, 3), a0)]));
-        // A pair of a11 without a verdict: verify did not run on these edges.
-        let mut stale = CandidateEdges { methods: vec!["a11".into()], pairs: HashMap::from([((4, 5), 1)]) };
-        let err = stale.keep_found(|p| passed.get(p).copied()).unwrap_err().to_string();
-        assert!(err.contains("(4, 5)"), "{err}");
-    }
 
     /// The map and the spilled file hold the same text of each kind, and a
     /// document without a `tokens` row has the empty text in both.
@@ -256,6 +250,8 @@ mod tests {
         for (kind, texts) in expected {
             let (loaded, spilled) = runtime.block_on(async {
                 let loaded = load_verification_texts(&session, |id| id < 3, kind).await.unwrap();
+                let chosen = load_verification_texts_of(&session, &[2, 1, 2, 5], kind).await.unwrap();
+                assert_eq!(chosen, loaded);
                 (loaded, spill_verification_texts(&session, |id| id < 3, kind, &out).await.unwrap())
             });
             assert_eq!(loaded, HashMap::from([(1, texts[0].to_string()), (2, texts[1].to_string())]));

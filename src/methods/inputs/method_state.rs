@@ -1,5 +1,5 @@
 //! The `method_state` table read back: the state a method chose from the
-//! documents in `stats` (a9's descriptive words), which every task of
+//! documents in stage `method_state` (a9's descriptive words), which every task of
 //! `signatures` signs with.
 
 use anyhow::Result;

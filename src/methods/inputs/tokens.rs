@@ -311,7 +311,7 @@ pub const CHUNK_DOCS: usize = 4_096;
 /// The token lists (`parts`) of a shard's documents read again from
 /// `tokens` for each pass ([`DocPasses`]), in chunks of [`CHUNK_DOCS`]
 /// documents in doc_id order: a stage that needs the whole corpus (a9's
-/// state in `stats`) or writes a form of every document (the pair searches'
+/// state in `method_state`) or writes a form of every document (the pair searches'
 /// keys) holds one chunk of token lists at a time. Called from outside the
 /// runtime: each chunk is read with `runtime.block_on`.
 pub struct TokenPasses<'a> {

@@ -1,0 +1,114 @@
+//! Stage `method_state`: `tokens`, `exact_copies`, `df`, `corpus_stats` →
+//! `method_state`.
+//!
+//! The state of the global methods, chosen once from the whole corpus and
+//! read back by every task of `signatures`: the lexicons of imatch and a7
+//! (from `df`; every `signatures` task rebuilds them from it, and their rows
+//! here explain a run), and a9's descriptive words, which need two more
+//! passes over every document's terms, a chunk of
+//! [`CHUNK_DOCS`](crate::methods::inputs::tokens::CHUNK_DOCS) at a time.
+//!
+//! Why a stage of its own, run as tasks: it reads `tokens` and the whole
+//! term dictionary, which the pipeline process must not do when the SQL
+//! stages run on a cluster (`--engine ballista://…`, where that process
+//! only drives them). Each method's state is independent of the others',
+//! so task I of N (`--shard I/N`) builds the enabled methods at the
+//! positions `j % N = I` of the registry's order; every task reads all the
+//! documents. The table is the same for any N (its rows are each method's).
+
+use anyhow::Result;
+use serde_json::{json, Value};
+
+use crate::config::Config;
+use crate::methods::inputs::tokens::{TokenParts, TokenPasses};
+use crate::methods::registry::{self, StateSource};
+use crate::runner::{RunContext, Stage, StageReport};
+use crate::tables::columns::method_state;
+use crate::tables::shard::Shard;
+use crate::tables::write::TableOutput;
+
+/// The method_state stage.
+pub struct MethodState;
+
+impl Stage for MethodState {
+    fn name(&self) -> &'static str {
+        "method_state"
+    }
+    fn inputs(&self) -> Vec<&'static str> {
+        vec!["tokens", "exact_copies", "df", "corpus_stats"]
+    }
+    fn outputs(&self, _: &Config) -> Vec<&'static str> {
+        vec![method_state::TABLE]
+    }
+    fn config_section(&self, config: &Config) -> Value {
+        json!({"methods": config.methods})
+    }
+    fn shardable(&self) -> bool {
+        true
+    }
+    fn run(&self, ctx: &RunContext) -> Result<StageReport> {
+        let config = &ctx.config.methods;
+        let own = own_methods(&config.enabled, ctx.shard);
+        let mut report = StageReport::default();
+        let mut writer = TableOutput::<method_state::Rows>::for_shard(&ctx.out, ctx.shard)?;
+        if !own.is_empty() {
+            let session = ctx.runtime.block_on(ctx.session())?;
+            let terms = registry::doc_reads(&config.enabled).term_ids;
+            let stats =
+                ctx.runtime.block_on(crate::methods::inputs::corpus_stats::load_corpus_stats(&session, terms))?;
+            // a9 reads only the terms, pass after pass, a chunk at a time;
+            // the other methods never ask for a pass.
+            let passes = TokenPasses::new(&ctx.runtime, session, TokenParts::Terms, Shard::WHOLE);
+            let started = std::time::Instant::now();
+            let built = registry::build_signers(&own, config, &stats, StateSource::Corpus(&passes));
+            passes.finish()?;
+            report.counters.insert("method_state_build_ms".into(), started.elapsed().as_millis() as u64);
+            for method in &built {
+                for row in method.state() {
+                    writer.push(|b| {
+                        b.method.append_value(method.id());
+                        b.slot.append_value(row.slot);
+                        b.term.append_value(&row.term);
+                        b.value.append_value(row.value);
+                    })?;
+                }
+            }
+        }
+        report.counters.insert("methods_built".into(), own.len() as u64);
+        report.rows.insert(method_state::TABLE.into(), writer.commit()?);
+        Ok(report)
+    }
+}
+
+/// The enabled methods with a signer whose state task `shard` builds: those
+/// at the positions `j % N = I` of the registry's order, which every task
+/// computes alike, so each method is built by exactly one task.
+fn own_methods(enabled: &[String], shard: Shard) -> Vec<String> {
+    registry::METHODS
+        .iter()
+        .filter(|m| m.signer.is_some() && enabled.iter().any(|id| id == m.id))
+        .enumerate()
+        .filter(|(j, _)| *j as u64 % u64::from(shard.count) == u64::from(shard.index))
+        .map(|(_, m)| m.id.to_string())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_method_is_built_by_exactly_one_task() {
+        let enabled: Vec<String> = registry::METHODS.iter().map(|m| m.id.to_string()).collect();
+        let whole = own_methods(&enabled, Shard::WHOLE);
+        assert!(whole.iter().any(|m| m == "a9") && whole.iter().any(|m| m == "imatch"), "{whole:?}");
+        for count in 1..=5 {
+            let mut union: Vec<String> =
+                (0..count).flat_map(|index| own_methods(&enabled, Shard { index, count })).collect();
+            union.sort();
+            let mut expected = whole.clone();
+            expected.sort();
+            assert_eq!(union, expected, "{count} tasks");
+        }
+    }
+}
