@@ -161,7 +161,9 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
             manifest(&remote, stage)["wall_seconds"].as_f64().unwrap()
         );
     }
-    assert_eq!(manifest(&remote, "signatures")["engine"], "embedded", "signatures runs in the pipeline's process");
+    for stage in ["method_state", "signatures"] {
+        assert_eq!(manifest(&remote, stage)["engine"], "embedded", "{stage} runs in the pipeline's process, as tasks");
+    }
 
     // Scoring against gold labels (joins over small tables, which stalled
     // stock Ballista 55 nodes; see src/bin/neardup_ballista.rs): labels for

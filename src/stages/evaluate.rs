@@ -563,6 +563,7 @@ mod tests {
         // An a11 pair verify never compared stops the stage.
         let dropped = pairs.iter().find(|p| p.2 & 2 != 0 && p.3 == Some(false)).map(|p| (p.0, p.1)).unwrap();
         let kept: Vec<&(u64, u64)> = failed.iter().filter(|&&p| p != dropped).collect();
+        session.deregister_table("failed_pairs").unwrap();
         table(
             &session,
             "failed_pairs",
