@@ -217,6 +217,30 @@ async fn judge(
     report: &mut StageReport,
 ) -> Result<Judged> {
     let methods = candidate_methods(session).await?;
+    // The pairs inside exact groups, counted without listing them.
+    let exact_pairs = crate::tables::sql::count(
+        session,
+        "SELECT CAST(COALESCE(SUM(documents * (documents - 1) / 2), 0) AS BIGINT) AS n FROM exact_groups",
+    )
+    .await?;
+    report.counters.insert("exact_group_pairs".into(), exact_pairs);
+    let k_pairs = usize::try_from(k).unwrap_or(usize::MAX);
+    if methods.is_empty() {
+        // No candidate pair (a crawl of one page): nothing to ask the
+        // engine, and SQL has no empty VALUES list.
+        for counter in ["candidate_pairs", "found_pairs", "judged_pairs", "judged_pairs_verified_here"] {
+            report.counters.insert(counter.into(), 0);
+        }
+        return Ok(Judged {
+            methods,
+            both: Vec::new(),
+            pool: 0,
+            pool_found: 0,
+            pairs: Vec::new(),
+            k: k_pairs,
+            exact_pairs,
+        });
+    }
     let bit = |i: usize| format!("CAST({} AS BIGINT UNSIGNED)", 1u64 << i);
     let found = substitute(
         include_str!("../../jobs/evaluate_found.sql"),
@@ -305,15 +329,7 @@ async fn judge(
     report.counters.insert("found_pairs".into(), found_pairs);
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
     report.counters.insert("judged_pairs_verified_here".into(), chosen.iter().filter(|p| p.3.is_none()).count() as u64);
-    // The pairs inside exact groups, counted without listing them.
-    let exact_pairs = crate::tables::sql::count(
-        session,
-        "SELECT CAST(COALESCE(SUM(documents * (documents - 1) / 2), 0) AS BIGINT) AS n FROM exact_groups",
-    )
-    .await?;
-    report.counters.insert("exact_group_pairs".into(), exact_pairs);
-    let k = usize::try_from(k).unwrap_or(usize::MAX);
-    Ok(Judged { methods, both, pool: pool_mask, pool_found, pairs, k, exact_pairs })
+    Ok(Judged { methods, both, pool: pool_mask, pool_found, pairs, k: k_pairs, exact_pairs })
 }
 
 /// The methods of `candidates`, sorted: bit i of a mask stands for the
@@ -427,6 +443,22 @@ mod tests {
         z ^ (z >> 31)
     }
 
+    /// Registers `name` with the columns `doc_a`, `doc_b` of `pairs`, then
+    /// `more`.
+    fn pair_table(
+        session: &datafusion::prelude::SessionContext,
+        name: &str,
+        pairs: &[(u64, u64)],
+        more: Vec<(&str, ArrayRef)>,
+    ) {
+        let mut columns: Vec<(&str, ArrayRef)> = vec![
+            ("doc_a", Arc::new(UInt64Array::from_iter_values(pairs.iter().map(|p| p.0)))),
+            ("doc_b", Arc::new(UInt64Array::from_iter_values(pairs.iter().map(|p| p.1)))),
+        ];
+        columns.extend(more);
+        session.register_batch(name, RecordBatch::try_from_iter(columns).unwrap()).unwrap();
+    }
+
     fn table(session: &datafusion::prelude::SessionContext, name: &str, columns: Vec<(&str, ArrayRef)>) {
         session.register_batch(name, RecordBatch::try_from_iter(columns).unwrap()).unwrap();
     }
@@ -470,36 +502,26 @@ mod tests {
             .iter()
             .flat_map(|&(a, b, mask, _)| (0..3).filter(move |i| mask >> i & 1 == 1).map(move |i| (a, b, methods[i])))
             .collect();
-        table(
-            &session,
-            "candidates",
-            vec![
-                ("doc_a", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.0))) as ArrayRef),
-                ("doc_b", Arc::new(UInt64Array::from_iter_values(rows.iter().map(|r| r.1)))),
-                ("method", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.2)))),
-                ("score", Arc::new(Float64Array::from(vec![None; rows.len()]))),
-            ],
-        );
+        let candidates = |rows: &[(u64, u64, &str)]| {
+            let _ = session.deregister_table("candidates");
+            let pairs: Vec<(u64, u64)> = rows.iter().map(|r| (r.0, r.1)).collect();
+            pair_table(
+                &session,
+                "candidates",
+                &pairs,
+                vec![
+                    ("method", Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.2))) as ArrayRef),
+                    ("score", Arc::new(Float64Array::from(vec![None; rows.len()]))),
+                ],
+            );
+        };
+        candidates(&rows);
         let verdicts =
             |v: bool| -> Vec<(u64, u64)> { pairs.iter().filter(|p| p.3 == Some(v)).map(|p| (p.0, p.1)).collect() };
         let (passed, failed) = (verdicts(true), verdicts(false));
-        table(
-            &session,
-            "duplicates",
-            vec![
-                ("doc_a", Arc::new(UInt64Array::from_iter_values(passed.iter().map(|p| p.0))) as ArrayRef),
-                ("doc_b", Arc::new(UInt64Array::from_iter_values(passed.iter().map(|p| p.1)))),
-                ("verified", Arc::new(BooleanArray::from(vec![true; passed.len()]))),
-            ],
-        );
-        table(
-            &session,
-            "failed_pairs",
-            vec![
-                ("doc_a", Arc::new(UInt64Array::from_iter_values(failed.iter().map(|p| p.0))) as ArrayRef),
-                ("doc_b", Arc::new(UInt64Array::from_iter_values(failed.iter().map(|p| p.1)))),
-            ],
-        );
+        let verified = Arc::new(BooleanArray::from(vec![true; passed.len()])) as ArrayRef;
+        pair_table(&session, "duplicates", &passed, vec![("verified", verified)]);
+        pair_table(&session, "failed_pairs", &failed, Vec::new());
         table(&session, "exact_groups", vec![("documents", Arc::new(Int64Array::from(vec![3i64, 2])) as ArrayRef)]);
         // Two texts: documents of the same parity of their id share one.
         let text = |id: u64| if id % 2 == 0 { "the quick brown fox jumps over the lazy dog" } else { "zq 1234 xw" };
@@ -560,18 +582,19 @@ mod tests {
         assert_eq!(report.counters["candidate_pairs"], 400);
         assert!(report.counters["judged_pairs_verified_here"] > 0);
 
+        // Without a candidate pair nothing is judged, and the exact pairs
+        // still count.
+        candidates(&[]);
+        let none = runtime.block_on(judge(&session, &pool, k, rule, &mut StageReport::default())).unwrap();
+        assert!(none.methods.is_empty() && none.pairs.is_empty());
+        assert_eq!(none.exact_pairs, 4);
+        candidates(&rows);
+
         // An a11 pair verify never compared stops the stage.
         let dropped = pairs.iter().find(|p| p.2 & 2 != 0 && p.3 == Some(false)).map(|p| (p.0, p.1)).unwrap();
-        let kept: Vec<&(u64, u64)> = failed.iter().filter(|&&p| p != dropped).collect();
+        let kept: Vec<(u64, u64)> = failed.iter().copied().filter(|&p| p != dropped).collect();
         session.deregister_table("failed_pairs").unwrap();
-        table(
-            &session,
-            "failed_pairs",
-            vec![
-                ("doc_a", Arc::new(UInt64Array::from_iter_values(kept.iter().map(|p| p.0))) as ArrayRef),
-                ("doc_b", Arc::new(UInt64Array::from_iter_values(kept.iter().map(|p| p.1)))),
-            ],
-        );
+        pair_table(&session, "failed_pairs", &kept, Vec::new());
         let result = runtime.block_on(judge(&session, &pool, k, rule, &mut StageReport::default()));
         let err = result.err().expect("a pair of a11 without a verdict").to_string();
         assert!(err.contains(&format!("({}, {})", dropped.0, dropped.1)) && err.contains("rerun verify"), "{err}");
