@@ -13,11 +13,12 @@
 //! verified (exact figures); a larger one is judged on a uniform random
 //! sample of that many (estimates, with a 95% Wilson interval for the
 //! precision). The sample of a method is its pairs with the smallest hash
-//! values (a bottom-k sample, `pair_hash` in `jobs/evaluate_found.sql`): the same hash for every
-//! method, so the k smallest of a union of methods are among the judged
-//! pairs of its members, and the pool (the union of the verified pairs of
-//! the pool's methods, `evaluate.pool`, for recall) and the overlap of two
-//! methods are estimated from the same judged pairs without verifying more.
+//! values (a bottom-k sample, `pair_hash` in `jobs/evaluate_found.sql`):
+//! the same hash for every method, so the k smallest of a union of
+//! methods are among the judged pairs of its members, and the pool (the
+//! union of the verified pairs of the pool's methods, `evaluate.pool`, for
+//! recall) and the overlap of two methods are estimated from the same
+//! judged pairs without verifying more.
 //!
 //! A method's found pairs are the pairs it proposes (`candidates`), except
 //! for the methods whose comparison is part of the method
