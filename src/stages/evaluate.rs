@@ -44,7 +44,7 @@
 //! set beside the study's published figures (the report shows both).
 
 use anyhow::{Context, Result};
-use arrow::array::{Array, AsArray};
+use arrow::array::{Array, BooleanArray, Int64Array, UInt64Array};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -57,11 +57,12 @@ use crate::evaluate::judge::{quality_rows, scale, Judged, JudgedPair, QualityRow
 use crate::evaluate::settings::{Pool, POOL_ALL};
 use crate::methods::registry::includes_comparison;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::tables::columns::{candidates, gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
+use crate::tables::column;
+use crate::tables::columns::{gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, Doc};
-use crate::verify::inputs::load_verification_texts_of;
+use crate::verify::inputs::{load_verification_texts_of, CandidateEdges};
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -217,7 +218,7 @@ async fn judge(
     rule: crate::verify::settings::PairRule,
     report: &mut StageReport,
 ) -> Result<Judged> {
-    let methods = candidate_methods(session).await?;
+    let methods = CandidateEdges::methods(session).await?;
     // The pairs inside exact groups, counted without listing them.
     let exact_pairs = crate::tables::sql::count(
         session,
@@ -264,17 +265,17 @@ async fn judge(
         "SELECT mask, COUNT(*) AS pairs, bool_or(missing) AS missing FROM ({found}) found GROUP BY mask ORDER BY mask"
     );
     for batch in session.sql(&by_mask).await?.collect().await? {
-        let (masks, pairs) = (u64_column(&batch, "mask")?, u64_column(&batch, "pairs")?);
-        let missing = batch.column_by_name("missing").context("missing")?.as_boolean();
+        let (masks, pairs) = (column::<UInt64Array>(&batch, "mask")?, column::<Int64Array>(&batch, "pairs")?);
+        let missing = column::<BooleanArray>(&batch, "missing")?;
         if missing.true_count() > 0 {
             let first = format!("SELECT doc_a, doc_b FROM ({found}) found WHERE missing ORDER BY doc_a, doc_b LIMIT 1");
             let batches = session.sql(&first).await?.collect().await?;
             let row = batches.iter().find(|b| b.num_rows() > 0).context("the unverified pair went away")?;
-            let (a, b) = (u64_column(row, "doc_a")?.value(0), u64_column(row, "doc_b")?.value(0));
+            let (a, b) = (column::<UInt64Array>(row, "doc_a")?.value(0), column::<UInt64Array>(row, "doc_b")?.value(0));
             anyhow::bail!("pair ({a}, {b}) of a method that includes its comparison was never compared: rerun verify");
         }
         for r in 0..batch.num_rows() {
-            let (mask, n) = (masks.value(r), pairs.value(r));
+            let (mask, n) = (masks.value(r), pairs.value(r).max(0) as u64);
             candidate_pairs += n;
             if mask == 0 {
                 continue;
@@ -304,8 +305,8 @@ async fn judge(
     // (doc_a, doc_b, methods, verify's verdict), in hash order.
     let mut chosen: Vec<(u64, u64, u64, Option<bool>)> = Vec::new();
     for batch in session.sql(&sample).await?.collect().await? {
-        let (a, b, m) = (u64_column(&batch, "doc_a")?, u64_column(&batch, "doc_b")?, u64_column(&batch, "mask")?);
-        let verified = batch.column_by_name("verified").context("verified")?.as_boolean();
+        let (a, b) = (column::<UInt64Array>(&batch, "doc_a")?, column::<UInt64Array>(&batch, "doc_b")?);
+        let (m, verified) = (column::<UInt64Array>(&batch, "mask")?, column::<BooleanArray>(&batch, "verified")?);
         for r in 0..batch.num_rows() {
             chosen.push((a.value(r), b.value(r), m.value(r), verified.is_valid(r).then(|| verified.value(r))));
         }
@@ -331,25 +332,6 @@ async fn judge(
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
     report.counters.insert("judged_pairs_verified_here".into(), chosen.iter().filter(|p| p.3.is_none()).count() as u64);
     Ok(Judged { methods, both, pool: pool_mask, pool_found, pairs, k: k_pairs, exact_pairs })
-}
-
-/// The methods of `candidates`, sorted: bit i of a mask stands for the
-/// i-th.
-async fn candidate_methods(session: &datafusion::prelude::SessionContext) -> Result<Vec<String>> {
-    let mut methods: Vec<String> = Vec::new();
-    for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
-        let m = candidates::method(&b)?;
-        methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
-    }
-    anyhow::ensure!(methods.len() <= 63, "more than 63 methods in candidates");
-    Ok(methods)
-}
-
-/// A UInt64 column of a query's result by name (counts come back as Int64).
-fn u64_column(batch: &arrow::record_batch::RecordBatch, name: &str) -> Result<arrow::array::UInt64Array> {
-    let column = batch.column_by_name(name).with_context(|| format!("no column {name}"))?;
-    let cast = arrow::compute::cast(column, &arrow::datatypes::DataType::UInt64)?;
-    Ok(cast.as_primitive::<arrow::datatypes::UInt64Type>().clone())
 }
 
 /// Writes `method_quality`.

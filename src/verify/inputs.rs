@@ -32,12 +32,7 @@ impl CandidateEdges {
     /// Reads the `candidates` table. Its size is bounded by the number of
     /// documents times `max_edges_per_document` per method.
     pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateEdges> {
-        let mut methods: Vec<String> = Vec::new();
-        for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
-            let m = candidates::method(&b)?;
-            methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
-        }
-        anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
+        let methods = CandidateEdges::methods(session).await?;
         let mut pairs: HashMap<(u64, u64), u64> = HashMap::new();
         let mut stream = session.sql("SELECT doc_a, doc_b, method FROM candidates").await?.execute_stream().await?;
         while let Some(batch) = stream.next().await {
@@ -49,6 +44,18 @@ impl CandidateEdges {
             }
         }
         Ok(CandidateEdges { methods, pairs })
+    }
+
+    /// The methods of `candidates`, sorted: bit i of a mask stands for the
+    /// i-th (`evaluate` masks pairs by the same bits in SQL).
+    pub async fn methods(session: &datafusion::prelude::SessionContext) -> Result<Vec<String>> {
+        let mut methods: Vec<String> = Vec::new();
+        for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
+            let m = candidates::method(&b)?;
+            methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
+        }
+        anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
+        Ok(methods)
     }
 
     /// The sorted method names of a mask.
