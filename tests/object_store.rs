@@ -106,6 +106,7 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
         "search",
         "candidates",
         "verify",
+        "place",
         "decide",
         "evaluate",
     ] {

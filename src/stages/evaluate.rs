@@ -55,14 +55,13 @@ use crate::config::Config;
 use crate::evaluate::gold::{read_gold, GoldLabels};
 use crate::evaluate::judge::{quality_rows, scale, Judged, JudgedPair, QualityRow};
 use crate::evaluate::settings::{Pool, POOL_ALL};
-use crate::methods::registry::includes_comparison;
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::column;
 use crate::tables::columns::{gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, Doc};
-use crate::verify::inputs::{load_verification_texts_of, CandidateEdges};
+use crate::verify::inputs::{load_verification_texts_of, CandidateMethods};
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -218,7 +217,9 @@ async fn judge(
     rule: crate::verify::settings::PairRule,
     report: &mut StageReport,
 ) -> Result<Judged> {
-    let methods = CandidateEdges::methods(session).await?;
+    let candidate_methods = CandidateMethods::load(session).await?;
+    let methods_values = candidate_methods.sql_values();
+    let methods = candidate_methods.methods;
     // The pairs inside exact groups, counted without listing them.
     let exact_pairs = crate::tables::sql::count(
         session,
@@ -227,7 +228,7 @@ async fn judge(
     .await?;
     report.counters.insert("exact_group_pairs".into(), exact_pairs);
     let k_pairs = usize::try_from(k).unwrap_or(usize::MAX);
-    if methods.is_empty() {
+    let Some(methods_values) = methods_values else {
         // No candidate pair (a crawl of one page): nothing to ask the
         // engine, and SQL has no empty VALUES list.
         for counter in ["candidate_pairs", "found_pairs", "judged_pairs", "judged_pairs_verified_here"] {
@@ -242,20 +243,9 @@ async fn judge(
             k: k_pairs,
             exact_pairs,
         });
-    }
+    };
     let bit = |i: usize| format!("CAST({} AS BIGINT UNSIGNED)", 1u64 << i);
-    let found = substitute(
-        include_str!("../../jobs/evaluate_found.sql"),
-        &[(
-            "methods",
-            methods
-                .iter()
-                .enumerate()
-                .map(|(i, m)| format!("('{}', {}, {})", m.replace('\'', "''"), bit(i), includes_comparison(m)))
-                .collect::<Vec<_>>()
-                .join(", "),
-        )],
-    );
+    let found = substitute(include_str!("../../jobs/evaluate_found.sql"), &[("methods", methods_values)]);
     // The pairs of each combination of methods: what the overlaps and the
     // pool's size need, in as many rows as there are combinations.
     let mut both = vec![vec![0u64; methods.len()]; methods.len()];

@@ -9,6 +9,7 @@ pub mod exact;
 pub mod history_match;
 pub mod ingest;
 pub mod method_state;
+pub mod place;
 pub mod search;
 pub mod search_groups;
 pub mod search_keys;
@@ -39,6 +40,7 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(search::Search),
         Box::new(candidates::Candidates),
         Box::new(verify::Verify),
+        Box::new(place::Place),
         Box::new(decide::Decide),
         Box::new(evaluate::Evaluate),
     ]

@@ -1,72 +1,55 @@
-//! Stage `verify`: `candidates` → `duplicates`, `clusters`.
+//! Stage `verify`: `candidates` → `duplicates`, `failed_pairs`: round 0 of
+//! verification, every candidate pair compared once.
 //!
-//! Verification that builds the clusters, in one pass. Verifying every
-//! candidate pair and then clustering costs the square of a group's size
-//! (a template shared by thousands of pages); here the number of LCS
-//! comparisons is the number of documents times a small constant:
+//! Verification in bounded units (spec §9; design C of `docs/design.md`):
+//! the clusters depend on the order documents are placed in, but the
+//! comparisons that build them do not need that order. So the work is
+//! split in two:
 //!
-//! 1. The distinct candidate edges (at most `candidates.max_edges_per_document`
-//!    per document and method) split the documents into connected
-//!    components; a component is one unit of work.
-//! 2. Inside a component, documents are taken in the keep order
-//!    (`[dedup] keep`, `jobs/keep_order.sql`; by default the copy at its
-//!    canonical URL, then the earliest crawl date, the longest text, the
-//!    smallest doc_id). Each document is compared with the
-//!    representatives of the clusters its edges reach among the documents
-//!    already placed, and joins the one it is most similar to at or above
-//!    `verify.threshold`; if none verifies, it starts a cluster of its own.
-//!    So every member is verified against its representative (no chaining
-//!    A~B~C without A~C), and the first document of a cluster in that order
-//!    is its representative: the copy kept, the one every removed member
-//!    is a duplicate of.
-//! 3. Each comparison is [`crate::verify::compare::compare`]: cheap bounds
-//!    first, then at most one LCS with an early exit (exact, or the Perl
-//!    module's value with `verify.algorithm = "string-similarity"`; the
-//!    document is the module's first string, the representative its second).
-//! 4. The methods that include their comparison
-//!    ([`crate::methods::registry::MethodSpec::includes_comparison`]: a11) found the pairs that pass
-//!    it, so each of their candidate pairs is compared once: placing
-//!    compares those that join a document and a representative, the others
-//!    are compared besides (the later document first), without moving
-//!    either document. Counted per method as `<method>_comparisons` and
-//!    `<method>_found_pairs` (those that passed).
+//! 1. This stage compares every distinct candidate pair once, by the task
+//!    that owns its later document in the keep order (`[dedup] keep`,
+//!    `jobs/keep_order.sql`; task I of N owns the later documents with
+//!    doc_id mod N = I), the later document as the Perl module's first
+//!    string. A document's pairs are bounded (at most
+//!    `candidates.max_edges_per_document` per method, then
+//!    `verify.max_comparisons_per_document` and the budget of failing
+//!    comparisons, [`crate::verify::partners`]), so N tasks get equal work
+//!    whatever the size of a template group: no task holds a connected
+//!    component, or the whole `candidates` table.
+//! 2. `place` ([`crate::stages::place`]) takes the documents in keep order
+//!    and places each with the representatives its edges reach, from these
+//!    verdicts, making the few comparisons it lacks in rounds.
 //!
-//! `duplicates` gets one row per comparison that verified, `failed_pairs`
-//! one per comparison that failed, `clusters` one row per member of a
-//! cluster of two or more documents. Exact copies (`exact_copies`, stage
-//! `exact`) were in no candidate edge: each joins its first's cluster
-//! ([`with_copies`]) with similarity 1 to a first that is the
-//! representative, else the first's own, and a first alone becomes the
-//! representative of a cluster of its copies.
+//! Each comparison is [`crate::verify::compare::compare`]'s: cheap bounds
+//! first, then at most one LCS with an early exit (exact, or the Perl
+//! module's value with `verify.algorithm = "string-similarity"`). The
+//! methods that include their comparison (a11) found the pairs that pass
+//! it: all their pairs are compared, whatever the bounds, and counted per
+//! method as `<method>_comparisons` and `<method>_found_pairs`.
 //!
-//! A map stage: task I of N (`--shard I/N`) takes the components
-//! [`own_components`] assigns it by their estimated cost (a document in no
-//! edge is a component of its own, for its copies, taken by the task
-//! I = doc_id mod N), and reads the texts of their documents only.
-//!
-//! Those texts are written to a file on local disk ([`crate::storage::spilled_docs`])
-//! and read back when a document is placed or compared with, through a
-//! cache of fixed size per component (the representatives come back for
-//! every document they place): a template's component can hold most of
-//! the crawl, and memory no longer grows with its texts, only with its
-//! number of documents (an id, a url and a rank each).
+//! A task reads its pairs (its share of `candidates`), writes the texts of
+//! their documents to a file on local disk ([`crate::storage::spilled_docs`]),
+//! and compares its later documents in batches of bounded bytes, each
+//! batch's texts read once.
 
 use anyhow::Result;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::Arc;
 
 use crate::config::Config;
 use crate::runner::{RunContext, Stage, StageReport};
-use crate::tables::columns::{clusters, documents, duplicates, failed_pairs, tokens};
+use crate::tables::column;
+use crate::tables::columns::{documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
-use crate::verify::compare::Outcome;
-use crate::verify::components::{place_component, Adjacency, ComponentResult, Members, ABSENT};
-use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateEdges};
-use crate::verify::placement::Rule;
-use crate::verify::union_find::UnionFind;
+use crate::verify::compare::{Doc, Outcome};
+use crate::verify::inputs::{
+    ranked_pairs_sql, register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateMethods,
+};
+use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
 
 /// The verify stage.
 pub struct Verify;
@@ -76,10 +59,10 @@ impl Stage for Verify {
         "verify"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["candidates", "documents", "tokens", "exact_copies"]
+        vec!["candidates", "documents", "tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["duplicates", "failed_pairs", "clusters"]
+        vec!["duplicates", "failed_pairs"]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify, "dedup": config.dedup})
@@ -92,114 +75,111 @@ impl Stage for Verify {
     }
 }
 
+/// One candidate pair of the task: its later and earlier document in the
+/// keep order, the earlier's keep rank, and the methods' mask.
+struct TaskPair {
+    later: u64,
+    earlier: u64,
+    earlier_rank: u64,
+    methods: u64,
+}
+
+/// The most bytes of text one batch of later documents reads (their own
+/// and their partners'): pages of megabytes are not rare, and memory must
+/// not grow with them.
+const BATCH_BYTES: u64 = 64 << 20;
+
+/// The most documents one batch reads.
+const BATCH_DOCS: usize = 4096;
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
-    let mut edges = CandidateEdges::load(&session).await?;
-    let pairs = std::mem::take(&mut edges.pairs);
-    let mut uf = UnionFind::new();
-    for &(a, b) in pairs.keys() {
-        uf.union(a, b);
-    }
-    let components = own_components(&session, ctx.shard, &pairs, uf.components()).await?;
-    // The exact copies this task places: those whose first is in one of
-    // its components, or alone (a component of one document) and its own.
-    let own_components: HashSet<u64> = components.iter().flatten().copied().collect();
-    let copies = load_own_copies(&session, |first| {
-        own_components.contains(&first) || (uf.find(first).is_none() && ctx.shard.owns_doc(first))
-    })
-    .await?;
-    drop(own_components);
-    drop(uf);
-    let mut ids: Vec<u64> = components.iter().flatten().copied().collect();
-    ids.sort_unstable();
-    anyhow::ensure!(u32::try_from(ids.len()).is_ok(), "more than 2^32 documents in one verify task: shard it");
-    register_doc_ids(&session, "own_docs", ids.clone())?;
-    let n = ids.len();
-    let mut members = Members { ids, keep_rank: vec![ABSENT; n], urls: String::new(), url_span: vec![(0, 0); n] };
-    // The task's pairs by dense index (a < b as doc_a < doc_b), before the
-    // texts are read: the pair map takes two to three times as much.
-    let edges_count = pairs.len() as u64;
-    let mut own_pairs: Vec<(u32, u32, u64)> =
-        pairs.iter().filter_map(|(&(a, b), &m)| Some((members.index(a)?, members.index(b)?, m))).collect();
-    drop(pairs);
-
-    let texts =
-        spill_verification_texts(&session, |id| members.index(id).is_some(), ctx.config.verify.rule().text, &ctx.out)
-            .await?;
-    let sql = substitute(include_str!("../../jobs/keep_order.sql"), &ctx.config.dedup.sql_params());
-    let mut stream = session.sql(&sql).await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let (doc_ids, urls) = (documents::doc_id(&batch)?, documents::url(&batch)?);
-        let ranks: &arrow::array::UInt64Array = crate::tables::column(&batch, "keep_rank")?;
-        for r in 0..batch.num_rows() {
-            let Some(i) = members.index(doc_ids.value(r)) else { continue };
-            members.keep_rank[i as usize] = ranks.value(r);
-            members.url_span[i as usize] = (members.urls.len(), urls.value(r).len());
-            members.urls.push_str(urls.value(r));
-        }
-    }
-    members.urls.shrink_to_fit();
-
-    // A document with no `documents` row is in no component's placement.
-    own_pairs.retain(|&(a, b, _)| members.is_present(a) && members.is_present(b));
-    let adjacency = Adjacency::new(n, &own_pairs);
-
-    let comparing = edges.comparing_mask();
+    let methods = CandidateMethods::load(&session).await?;
     let rule = Rule {
         pair: ctx.config.verify.rule(),
-        comparing,
+        comparing: methods.comparing_mask(),
         max_comparisons: ctx.config.verify.max_comparisons_per_document,
         failed_budget: ctx.config.verify.failed_comparison_budget,
     };
-    let progress = crate::process::progress::counter(ctx.progress, n as u64, "verify", "docs");
-    let results: Vec<ComponentResult> = components
-        .par_iter()
-        .map(|component| {
-            let result =
-                place_component(component, &members, &adjacency, |id| spilled_verification_text(&texts, id), rule)?;
-            progress.inc(component.len() as u64);
-            Ok(result)
-        })
-        .collect::<Result<_>>()?;
+    let pairs = match ranked_pairs_sql(&methods, &ctx.config.dedup) {
+        Some(ranked) => task_pairs(&session, &ranked, ctx.shard).await?,
+        None => Vec::new(),
+    };
+    let mut ids: Vec<u64> = pairs.iter().flat_map(|p| [p.later, p.earlier]).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    let urls = load_urls(&session, &ids).await?;
+    let texts =
+        spill_verification_texts(&session, |id| ids.binary_search(&id).is_ok(), rule.pair.text, &ctx.out).await?;
+    drop(ids);
+
+    // The later documents' groups of pairs, strongest partner first.
+    let mut pairs = pairs;
+    let mut groups: Vec<(usize, usize)> = Vec::new();
+    for (k, p) in pairs.iter().enumerate() {
+        match groups.last_mut() {
+            Some(g) if pairs[g.0].later == p.later => g.1 = k + 1,
+            _ => groups.push((k, k + 1)),
+        }
+    }
+    for &(start, end) in &groups {
+        pairs[start..end].sort_by_key(|p| strength_order(p.methods, p.earlier_rank));
+    }
+
+    let progress = crate::process::progress::counter(ctx.progress, groups.len() as u64, "verify", "docs");
+    let mut compared: Vec<Compared> = Vec::new();
+    let mut counts = Counts::default();
+    for batch in batches(&groups, &pairs, |id| u64::from(texts.size(id).unwrap_or(0))) {
+        let mut needed: Vec<u64> = batch
+            .iter()
+            .flat_map(|&(start, end)| pairs[start..end].iter().flat_map(|p| [p.later, p.earlier]))
+            .collect();
+        needed.sort_unstable();
+        needed.dedup();
+        let docs: HashMap<u64, Arc<Doc>> = needed
+            .par_iter()
+            .map(|&id| Ok((id, Arc::new(Doc::new(id, String::new(), spilled_verification_text(&texts, id)?)))))
+            .collect::<Result<_>>()?;
+        let verdicts: Vec<Vec<PartnerVerdict>> = batch
+            .par_iter()
+            .map(|&(start, end)| {
+                let group = &pairs[start..end];
+                let partners: Vec<(Arc<Doc>, u64)> =
+                    group.iter().map(|p| (docs[&p.earlier].clone(), p.methods)).collect();
+                compare_partners(&docs[&group[0].later], &partners, rule)
+            })
+            .collect();
+        for (&(start, end), verdicts) in batch.iter().zip(verdicts) {
+            counts.add(&pairs[start..end], &verdicts, &mut compared);
+        }
+        progress.inc(batch.len() as u64);
+    }
     progress.finish_and_clear();
     drop(texts);
-    drop(adjacency);
 
     let mut report = StageReport::default();
-    let mut outcome_counts = [0u64; Outcome::KINDS];
-    let (mut capped, mut uncompared, mut over_budget) = (0u64, 0u64, 0u64);
-    let (mut compared, mut clustered) = (Vec::new(), Vec::new());
-    for r in results {
-        outcome_counts.iter_mut().zip(r.outcomes).for_each(|(total, k)| *total += k);
-        capped += r.capped;
-        uncompared += r.uncompared;
-        over_budget += r.over_budget;
-        compared.extend(r.compared);
-        clustered.extend(r.clustered);
-    }
     // duplicates and failed_pairs: one row per comparison, by (doc_a, doc_b).
     compared.sort_unstable_by_key(|c| (c.a, c.b));
     let mut verified = TableOutput::<duplicates::Rows>::for_shard(&ctx.out, ctx.shard)?;
     let mut failed = TableOutput::<failed_pairs::Rows>::for_shard(&ctx.out, ctx.shard)?;
     for c in &compared {
-        let names: Vec<&str> = edges.names(c.methods).collect();
-        let (a, b) = (members.ids[c.a as usize], members.ids[c.b as usize]);
+        let names: Vec<&str> = methods.names(c.methods).collect();
+        let (url_a, url_b) = (urls.get(&c.a).map_or("", String::as_str), urls.get(&c.b).map_or("", String::as_str));
         match c.similarity {
             Some(sim) => verified.push(|row| {
-                row.doc_a.append_value(a);
-                row.doc_b.append_value(b);
-                row.url_a.append_value(members.url(c.a));
-                row.url_b.append_value(members.url(c.b));
+                row.doc_a.append_value(c.a);
+                row.doc_b.append_value(c.b);
+                row.url_a.append_value(url_a);
+                row.url_b.append_value(url_b);
                 row.methods.append_value(names.iter().map(Some));
                 row.similarity.append_value(sim);
                 row.verified.append_value(true);
             })?,
             None => failed.push(|row| {
-                row.doc_a.append_value(a);
-                row.doc_b.append_value(b);
-                row.url_a.append_value(members.url(c.a));
-                row.url_b.append_value(members.url(c.b));
+                row.doc_a.append_value(c.a);
+                row.doc_b.append_value(c.b);
+                row.url_a.append_value(url_a);
+                row.url_b.append_value(url_b);
                 row.methods.append_value(names.iter().map(Some));
             })?,
         }
@@ -207,183 +187,150 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     report.rows.insert(duplicates::TABLE.into(), verified.commit()?);
     report.rows.insert(failed_pairs::TABLE.into(), failed.commit()?);
 
-    // clusters: every member of a cluster of two or more, the exact copies
-    // with their firsts, by (cluster, rep first, doc).
-    let placed: Vec<Member> = clustered
-        .iter()
-        .map(|r| Member {
-            cluster: members.ids[r.representative as usize],
-            doc: members.ids[r.doc as usize],
-            similarity: r.similarity,
-        })
-        .collect();
-    let copies_placed = copies.len() as u64;
-    let mut rows = with_copies(placed, copies);
-    rows.sort_unstable_by_key(|r| (r.cluster, r.doc != r.cluster, r.doc));
-    let mut writer = TableOutput::<clusters::Rows>::for_shard(&ctx.out, ctx.shard)?;
-    let mut clusters_written = 0u64;
-    for cluster in rows.chunk_by(|a, b| a.cluster == b.cluster) {
-        clusters_written += 1;
-        for r in cluster {
-            writer.push(|row| {
-                row.doc_id.append_value(r.doc);
-                row.cluster_id.append_value(r.cluster);
-                row.cluster_size.append_value(cluster.len() as u64);
-                row.is_representative.append_value(r.doc == r.cluster);
-                row.similarity_to_representative.append_option(r.similarity);
-            })?;
-        }
-    }
-    report.rows.insert(clusters::TABLE.into(), writer.commit()?);
-
     let c = &mut report.counters;
-    c.insert("candidate_edges".into(), edges_count);
-    c.insert("components".into(), components.len() as u64);
-    c.insert("largest_component".into(), components.iter().map(Vec::len).max().unwrap_or(0) as u64);
+    c.insert("candidate_pairs".into(), pairs.len() as u64);
+    c.insert("documents_compared".into(), groups.len() as u64);
     c.insert("comparisons".into(), compared.len() as u64);
-    c.insert("documents_at_comparison_bound".into(), capped);
+    c.insert("documents_at_comparison_bound".into(), counts.capped);
     // Invariant (b) of the kept set holds among the pairs compared: those
-    // the bound let through.
-    c.insert("candidate_pairs_left_uncompared".into(), uncompared);
-    c.insert("comparisons_over_budget".into(), over_budget);
-    c.insert("rejected_by_length".into(), outcome_counts[Outcome::LengthBound as usize]);
-    c.insert("rejected_by_characters".into(), outcome_counts[Outcome::CharBound as usize]);
+    // the bounds let through.
+    c.insert("candidate_pairs_left_uncompared".into(), counts.cut + counts.over_budget);
+    c.insert("comparisons_over_budget".into(), counts.over_budget);
+    c.insert("rejected_by_length".into(), counts.outcomes[Outcome::LengthBound as usize]);
+    c.insert("rejected_by_characters".into(), counts.outcomes[Outcome::CharBound as usize]);
     // LCS computations begun, and of those the ones a bound stopped
     // before the end.
-    let stopped_early = outcome_counts[Outcome::LcsStoppedEarly as usize];
-    c.insert("lcs_computed".into(), outcome_counts[Outcome::Lcs as usize] + stopped_early);
+    let stopped_early = counts.outcomes[Outcome::LcsStoppedEarly as usize];
+    c.insert("lcs_computed".into(), counts.outcomes[Outcome::Lcs as usize] + stopped_early);
     c.insert("lcs_stopped_early".into(), stopped_early);
-    c.insert("identical_texts".into(), outcome_counts[Outcome::Identical as usize]);
+    c.insert("identical_texts".into(), counts.outcomes[Outcome::Identical as usize]);
     c.insert("verified_pairs".into(), compared.iter().filter(|c| c.similarity.is_some()).count() as u64);
-    c.insert("clusters_with_duplicates".into(), clusters_written);
-    c.insert("exact_copies_placed".into(), copies_placed);
     // The own comparisons of the methods that include theirs: every
-    // candidate pair of this task's documents, each compared once (a pair
-    // of another task's documents is not among its rows).
-    for (bit, method) in edges.methods.iter().enumerate().filter(|(i, _)| comparing >> i & 1 == 1) {
-        let (mut compared_own, mut found) = (0u64, 0u64);
-        for &(a, b, _) in own_pairs.iter().filter(|p| p.2 >> bit & 1 == 1) {
-            let Ok(k) = compared.binary_search_by_key(&(a, b), |c| (c.a, c.b)) else { continue };
-            compared_own += 1;
-            found += compared[k].similarity.is_some() as u64;
-        }
+    // candidate pair of this task's later documents, each compared once.
+    for (bit, method) in methods.methods.iter().enumerate().filter(|(i, _)| rule.comparing >> i & 1 == 1) {
+        let of_method = compared.iter().filter(|c| c.methods >> bit & 1 == 1);
+        let (compared_own, found) =
+            of_method.fold((0u64, 0u64), |(n, f), c| (n + 1, f + c.similarity.is_some() as u64));
         c.insert(format!("{method}_comparisons"), compared_own);
         c.insert(format!("{method}_found_pairs"), found);
     }
     Ok(report)
 }
 
-/// The components task `shard` places: all of them for a whole run; for
-/// task I of N, those [`assign_to_tasks`] gives it by their estimated cost,
-/// so that N tasks get about equal work even when a few components (a
-/// template's pages, or a handful of very long pages) hold most of it.
-///
-/// The estimate, from what every task can read cheaply and the same way
-/// (the candidate edges and `tokens.len`, the kept terms of each page): a
-/// comparison costs about the square of the shorter page's length (the LCS
-/// scan, where the bounds let it run), so a component costs the sum over
-/// its edges of min(len)², plus one per document. A pair of pages of 1.7
-/// million characters then weighs what it costs, rather than counting as
-/// one of thousands of pairs.
-async fn own_components(
-    session: &datafusion::prelude::SessionContext,
-    shard: crate::tables::shard::Shard,
-    pairs: &HashMap<(u64, u64), u64>,
-    components: Vec<Vec<u64>>,
-) -> Result<Vec<Vec<u64>>> {
-    if shard.is_whole() {
-        return Ok(components);
-    }
-    // Each document's component and kept terms (0 until read).
-    let mut member: HashMap<u64, (usize, u64)> =
-        components.iter().enumerate().flat_map(|(k, c)| c.iter().map(move |&id| (id, (k, 0)))).collect();
-    let mut stream = session.sql("SELECT doc_id, len FROM tokens").await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let (ids, lens) = (tokens::doc_id(&batch)?, tokens::len(&batch)?);
-        for r in 0..batch.num_rows() {
-            if let Some((_, terms)) = member.get_mut(&ids.value(r)) {
-                *terms = u64::from(lens.value(r));
-            }
-        }
-    }
-    let mut costs: Vec<u64> = components.iter().map(|c| c.len() as u64).collect();
-    for (a, b) in pairs.keys() {
-        let ((component, terms_a), (_, terms_b)) = (member[a], member[b]);
-        costs[component] += terms_a.min(terms_b).pow(2);
-    }
-    let owners = assign_to_tasks(&costs, shard.count as usize);
-    Ok(components.into_iter().zip(owners).filter(|&(_, task)| task == shard.index as usize).map(|(c, _)| c).collect())
-}
-
-/// The task (0..tasks) of each unit of work by its cost: the costliest
-/// first, each to the task with the least so far (the smaller index on a
-/// tie; equal costs in their given order). Deterministic: every task
-/// computes the same assignment from the same costs. The largest task then
-/// holds at most the average plus the largest single cost.
-fn assign_to_tasks(costs: &[u64], tasks: usize) -> Vec<usize> {
-    use std::cmp::Reverse;
-    use std::collections::BinaryHeap;
-    let mut order: Vec<usize> = (0..costs.len()).collect();
-    order.sort_by_key(|&k| (Reverse(costs[k]), k));
-    let mut loads: BinaryHeap<Reverse<(u64, usize)>> = (0..tasks).map(|t| Reverse((0, t))).collect();
-    let mut owner = vec![0; costs.len()];
-    for k in order {
-        let Reverse((load, task)) = loads.pop().expect("at least one task");
-        owner[k] = task;
-        loads.push(Reverse((load + costs[k], task)));
-    }
-    owner
-}
-
-/// One row of `clusters` by document id: its cluster (the representative's
-/// id), and its similarity to the representative (none for it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Member {
-    cluster: u64,
-    doc: u64,
+/// One comparison made, as a row: the pair (doc_a < doc_b), the methods
+/// that proposed it, the similarity (None below the threshold).
+struct Compared {
+    a: u64,
+    b: u64,
+    methods: u64,
     similarity: Option<f64>,
 }
 
-/// The exact copies (`exact_copies`: copy, first) whose first `owned`
-/// accepts, as (first, copy) sorted.
-async fn load_own_copies(
-    session: &datafusion::prelude::SessionContext,
-    mut owned: impl FnMut(u64) -> bool,
-) -> Result<Vec<(u64, u64)>> {
-    let mut copies = Vec::new();
-    let mut stream = session.sql("SELECT doc_id, first_doc_id FROM exact_copies").await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let ids = crate::tables::columns::exact_copies::doc_id(&batch)?;
-        let firsts = crate::tables::columns::exact_copies::first_doc_id(&batch)?;
-        copies
-            .extend((0..batch.num_rows()).filter(|&i| owned(firsts.value(i))).map(|i| (firsts.value(i), ids.value(i))));
-    }
-    copies.sort_unstable();
-    Ok(copies)
+/// The task's counts for the manifest.
+#[derive(Default)]
+struct Counts {
+    outcomes: [u64; Outcome::KINDS],
+    /// Later documents with a pair the bounds left uncompared.
+    capped: u64,
+    /// Pairs beyond `max_comparisons_per_document`.
+    cut: u64,
+    /// Pairs beyond the budget of failing comparisons.
+    over_budget: u64,
 }
 
-/// The clusters' rows with the exact copies (first, copy) added: a copy
-/// joins its first's cluster, with similarity 1 to a first that is the
-/// representative, else the first's own similarity (the texts are
-/// identical); a first in no cluster becomes the representative of one
-/// with its copies (spec §9, "Exact copies first").
-fn with_copies(mut rows: Vec<Member>, copies: Vec<(u64, u64)>) -> Vec<Member> {
-    let placed: HashMap<u64, Member> = rows.iter().map(|r| (r.doc, *r)).collect();
-    for group in copies.chunk_by(|a, b| a.0 == b.0) {
-        let first = group[0].0;
-        let (cluster, similarity) = match placed.get(&first) {
-            Some(m) if m.doc != m.cluster => (m.cluster, m.similarity),
-            Some(m) => (m.cluster, Some(1.0)),
-            None => {
-                rows.push(Member { cluster: first, doc: first, similarity: None });
-                (first, Some(1.0))
+impl Counts {
+    /// Counts one later document's verdicts and adds its comparisons.
+    fn add(&mut self, group: &[TaskPair], verdicts: &[PartnerVerdict], compared: &mut Vec<Compared>) {
+        let mut capped = false;
+        for (p, verdict) in group.iter().zip(verdicts) {
+            match *verdict {
+                PartnerVerdict::Compared(similarity, outcome) => {
+                    self.outcomes[outcome as usize] += 1;
+                    let (a, b) = (p.later.min(p.earlier), p.later.max(p.earlier));
+                    compared.push(Compared { a, b, methods: p.methods, similarity });
+                }
+                PartnerVerdict::Cut => (self.cut, capped) = (self.cut + 1, true),
+                PartnerVerdict::OverBudget => (self.over_budget, capped) = (self.over_budget + 1, true),
             }
-        };
-        rows.extend(group.iter().map(|&(_, copy)| Member { cluster, doc: copy, similarity }));
+        }
+        self.capped += u64::from(capped);
     }
-    rows
+}
+
+/// The task's candidate pairs: those whose later document in the keep
+/// order it owns (all of them for a whole run), by that document's rank,
+/// then the earlier's (`jobs/verify_pairs.sql`).
+async fn task_pairs(
+    session: &datafusion::prelude::SessionContext,
+    ranked_pairs: &str,
+    shard: crate::tables::shard::Shard,
+) -> Result<Vec<TaskPair>> {
+    let owned =
+        if shard.is_whole() { "TRUE".to_string() } else { format!("later % {} = {}", shard.count, shard.index) };
+    let sql = substitute(
+        include_str!("../../jobs/verify_pairs.sql"),
+        &[("ranked_pairs", ranked_pairs.to_string()), ("owned", owned)],
+    );
+    let mut pairs = Vec::new();
+    let mut stream = session.sql(&sql).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let later = column::<arrow::array::UInt64Array>(&batch, "later")?;
+        let earlier = column::<arrow::array::UInt64Array>(&batch, "earlier")?;
+        let earlier_rank = column::<arrow::array::UInt64Array>(&batch, "earlier_rank")?;
+        let methods = column::<arrow::array::UInt64Array>(&batch, "methods")?;
+        pairs.extend((0..batch.num_rows()).map(|i| TaskPair {
+            later: later.value(i),
+            earlier: earlier.value(i),
+            earlier_rank: earlier_rank.value(i),
+            methods: methods.value(i),
+        }));
+    }
+    Ok(pairs)
+}
+
+/// The urls of the documents `ids` (sorted), for the rows.
+async fn load_urls(session: &datafusion::prelude::SessionContext, ids: &[u64]) -> Result<HashMap<u64, String>> {
+    register_doc_ids(session, "own_docs", ids.to_vec())?;
+    let sql = "SELECT d.doc_id, d.url FROM documents d JOIN own_docs o ON o.doc_id = d.doc_id";
+    let mut urls = HashMap::with_capacity(ids.len());
+    let mut stream = session.sql(sql).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let (doc_ids, url) = (documents::doc_id(&batch)?, documents::url(&batch)?);
+        urls.extend((0..batch.num_rows()).map(|i| (doc_ids.value(i), url.value(i).to_string())));
+    }
+    Ok(urls)
+}
+
+/// The groups (ranges of `pairs`, one per later document) in batches in
+/// their order: each batch's documents, the later ones and their
+/// partners, count at most [`BATCH_BYTES`] (by `bytes(doc_id)`) and
+/// [`BATCH_DOCS`] documents, or are one group's. A document shared by two
+/// groups of a batch counts once.
+fn batches<'a>(
+    groups: &'a [(usize, usize)],
+    pairs: &[TaskPair],
+    bytes: impl Fn(u64) -> u64,
+) -> impl Iterator<Item = &'a [(usize, usize)]> {
+    let mut cuts = vec![0];
+    let (mut held, mut size) = (std::collections::HashSet::new(), 0u64);
+    for (k, &(start, end)) in groups.iter().enumerate() {
+        let docs: Vec<u64> =
+            std::iter::once(pairs[start].later).chain(pairs[start..end].iter().map(|p| p.earlier)).collect();
+        let added: u64 = docs.iter().filter(|id| !held.contains(*id)).map(|&id| bytes(id)).sum();
+        let new_docs = docs.iter().filter(|id| !held.contains(*id)).count();
+        if k > *cuts.last().expect("a first cut") && (size + added > BATCH_BYTES || held.len() + new_docs > BATCH_DOCS)
+        {
+            cuts.push(k);
+            held.clear();
+            size = 0;
+        }
+        size += docs.iter().filter(|&&id| held.insert(id)).map(|&id| bytes(id)).sum::<u64>();
+    }
+    cuts.push(groups.len());
+    let cuts: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).filter(|(a, b)| a < b).collect();
+    cuts.into_iter().map(move |(a, b)| &groups[a..b])
 }
 
 #[cfg(test)]
@@ -391,52 +338,26 @@ mod tests {
     use super::*;
     use arrow::array::RecordBatch;
 
-    /// Copies follow their firsts: into the representative's cluster with
-    /// similarity 1, into a member's cluster with the member's similarity,
-    /// or into a new cluster of a first that was alone.
+    /// Batches cut where the next group's new documents would pass the
+    /// bytes or the count, count a shared document once, and hold at
+    /// least one group.
     #[test]
-    fn copies_join_their_firsts_clusters() {
-        let member = |cluster, doc, similarity| Member { cluster, doc, similarity };
-        let placed = vec![member(1, 1, None), member(1, 5, Some(0.9))];
-        // 7 copies 1 (the representative), 8 copies 5, 9 and 10 copy 3
-        // (alone).
-        let rows = with_copies(placed.clone(), vec![(1, 7), (3, 9), (3, 10), (5, 8)]);
-        let mut rows = rows;
-        rows.sort_unstable_by_key(|r| (r.cluster, r.doc));
-        assert_eq!(
-            rows,
-            [
-                member(1, 1, None),
-                member(1, 5, Some(0.9)),
-                member(1, 7, Some(1.0)),
-                member(1, 8, Some(0.9)),
-                member(3, 3, None),
-                member(3, 9, Some(1.0)),
-                member(3, 10, Some(1.0)),
-            ]
-        );
-        assert_eq!(with_copies(placed.clone(), Vec::new()), placed);
-    }
-
-    /// The costliest units go first, each to the least loaded task: the
-    /// loads stay within the largest unit of each other, ties go to the
-    /// smaller task, and one task takes everything.
-    #[test]
-    fn units_go_to_the_least_loaded_task() {
-        assert_eq!(assign_to_tasks(&[5, 9, 1, 9, 4], 2), [0, 0, 1, 1, 1]);
-        assert_eq!(assign_to_tasks(&[3, 3, 3], 1), [0, 0, 0]);
-        assert_eq!(assign_to_tasks(&[], 4), Vec::<usize>::new());
-        // One huge unit: it has a task of its own, the rest share the others.
-        let owners = assign_to_tasks(&[100, 1, 1, 1, 1, 1, 1], 3);
-        assert_eq!(owners[0], 0);
-        assert!(owners[1..].iter().all(|&t| t != 0));
-        let mut state = 7u64;
-        let costs: Vec<u64> = (0..500).map(|_| crate::methods::splitmix64(&mut state) % 1000).collect();
-        let owners = assign_to_tasks(&costs, 4);
-        let mut loads = [0u64; 4];
-        costs.iter().zip(&owners).for_each(|(c, &t)| loads[t] += c);
-        let (min, max) = (loads.iter().min().unwrap(), loads.iter().max().unwrap());
-        assert!(max - min <= *costs.iter().max().unwrap(), "{loads:?}");
+    fn batches_are_bounded_by_bytes_and_documents() {
+        let pair = |later, earlier| TaskPair { later, earlier, earlier_rank: earlier, methods: 1 };
+        // Later documents 10, 11, 12 share partner 1; 13 pairs with 2.
+        let pairs = vec![pair(10, 1), pair(11, 1), pair(12, 1), pair(13, 2)];
+        let groups = vec![(0, 1), (1, 2), (2, 3), (3, 4)];
+        let sizes = |limit: u64| -> Vec<usize> {
+            batches(&groups, &pairs, |id| if id == 1 { limit / 2 } else { limit / 5 }).map(<[_]>::len).collect()
+        };
+        // Partner 1 half the bound, each other a fifth: 1 + 10 + 11 fit
+        // (0.9), 12 would pass it; then 12 and 1 (0.7), and 13 with 2
+        // would pass it again.
+        assert_eq!(sizes(BATCH_BYTES), [2, 1, 1]);
+        // One document bigger than the bound is a batch of its own.
+        let big: Vec<usize> = batches(&groups, &pairs, |_| 2 * BATCH_BYTES).map(<[_]>::len).collect();
+        assert_eq!(big, [1, 1, 1, 1]);
+        assert_eq!(batches(&[], &pairs, |_| 0).count(), 0);
     }
 
     /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
@@ -464,7 +385,6 @@ mod tests {
         let order = |keep: KeepRule| -> Vec<u64> {
             let session = datafusion::prelude::SessionContext::new();
             session.register_batch("documents", documents.clone()).unwrap();
-            register_doc_ids(&session, "own_docs", ids.to_vec()).unwrap();
             let dedup = DedupConfig { keep, ..DedupConfig::default() };
             let sql = substitute(include_str!("../../jobs/keep_order.sql"), &dedup.sql_params());
             let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();

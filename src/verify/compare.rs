@@ -89,15 +89,11 @@ pub enum Outcome {
     /// The two texts are identical: similarity 1 without an LCS (the
     /// history's exact repeats; the night's copies never reach verify).
     Identical,
-    /// Not compared: the LCS would have gone beyond what the document's
-    /// failing comparisons may still cover (`[verify]
-    /// failed_comparison_budget`). Not a comparison: no row is written.
-    OverBudget,
 }
 
 impl Outcome {
     /// How many kinds there are: the length of a count per kind.
-    pub const KINDS: usize = 6;
+    pub const KINDS: usize = 5;
 }
 
 /// Σ over characters of min(count in a, count in b): an upper bound of the
@@ -131,7 +127,7 @@ pub fn compare(a: &Doc, b: &Doc, rule: PairRule) -> (Option<f64>, Outcome) {
 /// The verdict of [`compare`] when it needs no LCS: identical texts
 /// (similarity 1), or one of the cheap bounds below the threshold. None
 /// when only the LCS can tell: what a caller that budgets the LCS work
-/// ([`crate::verify::placement`]) asks first.
+/// ([`crate::verify::partners`]) asks first.
 pub fn settled_without_lcs(a: &Doc, b: &Doc, rule: PairRule) -> Option<(Option<f64>, Outcome)> {
     if a.text == b.text {
         return Some((Some(1.0), Outcome::Identical));

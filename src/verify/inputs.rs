@@ -1,5 +1,5 @@
 //! What verification reads from the tables, for `verify`, `evaluate` and
-//! the history's match: the candidate edges as one map, and the
+//! the history's match: the methods of the candidate edges, and the
 //! verification text of a document, read into memory or spilled to a file
 //! on disk (for `verify`, whose components may hold most of the crawl).
 //! The comparison itself is [`super::compare`]'s.
@@ -16,46 +16,27 @@ use std::sync::Arc;
 use crate::methods::registry::includes_comparison;
 use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::tables::columns::{candidates, tokens};
+use crate::tables::sql::substitute;
 use crate::text::WORD_SEPARATOR;
-use crate::verify::settings::VerificationText;
+use crate::verify::settings::{DedupConfig, VerificationText};
 
-/// The distinct candidate edges: for each pair, the methods that proposed
-/// it as a bit set over `methods` (sorted names).
-pub struct CandidateEdges {
-    /// Method ids, sorted; bit i of a mask stands for `methods[i]`.
+/// The methods of `candidates`, sorted: bit i of a mask of methods stands
+/// for `methods[i]`, in this process and in the SQL that masks pairs by
+/// the same bits (`jobs/ranked_pairs.sql`, `jobs/evaluate_found.sql`).
+pub struct CandidateMethods {
     pub methods: Vec<String>,
-    /// (doc_a, doc_b) with doc_a < doc_b → method mask.
-    pub pairs: HashMap<(u64, u64), u64>,
 }
 
-impl CandidateEdges {
-    /// Reads the `candidates` table. Its size is bounded by the number of
-    /// documents times `max_edges_per_document` per method.
-    pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateEdges> {
-        let methods = CandidateEdges::methods(session).await?;
-        let mut pairs: HashMap<(u64, u64), u64> = HashMap::new();
-        let mut stream = session.sql("SELECT doc_a, doc_b, method FROM candidates").await?.execute_stream().await?;
-        while let Some(batch) = stream.next().await {
-            let batch = batch?;
-            let (a, b, m) = (candidates::doc_a(&batch)?, candidates::doc_b(&batch)?, candidates::method(&batch)?);
-            for i in 0..batch.num_rows() {
-                let bit = methods.binary_search_by(|x| x.as_str().cmp(m.value(i))).unwrap_or(0);
-                *pairs.entry((a.value(i), b.value(i))).or_default() |= 1u64 << bit;
-            }
-        }
-        Ok(CandidateEdges { methods, pairs })
-    }
-
-    /// The methods of `candidates`, sorted: bit i of a mask stands for the
-    /// i-th (`evaluate` masks pairs by the same bits in SQL).
-    pub async fn methods(session: &datafusion::prelude::SessionContext) -> Result<Vec<String>> {
+impl CandidateMethods {
+    /// The distinct methods of the `candidates` table (at most 64).
+    pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateMethods> {
         let mut methods: Vec<String> = Vec::new();
         for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
             let m = candidates::method(&b)?;
             methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
         }
         anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
-        Ok(methods)
+        Ok(CandidateMethods { methods })
     }
 
     /// The sorted method names of a mask.
@@ -69,6 +50,40 @@ impl CandidateEdges {
     pub fn comparing_mask(&self) -> u64 {
         self.methods.iter().enumerate().filter(|(_, m)| includes_comparison(m)).fold(0, |mask, (i, _)| mask | 1 << i)
     }
+
+    /// The methods as the rows of a SQL `VALUES` list of (method, bit,
+    /// comparing): `('a0', CAST(1 AS BIGINT UNSIGNED), false), …`, the
+    /// `${methods}` of the jobs that mask pairs. None without a method:
+    /// SQL has no empty `VALUES` list.
+    pub fn sql_values(&self) -> Option<String> {
+        let rows: Vec<String> = self
+            .methods
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                format!(
+                    "('{}', CAST({} AS BIGINT UNSIGNED), {})",
+                    m.replace('\'', "''"),
+                    1u64 << i,
+                    includes_comparison(m)
+                )
+            })
+            .collect();
+        (!rows.is_empty()).then(|| rows.join(", "))
+    }
+}
+
+/// The distinct candidate pairs as (later, earlier) in the keep order,
+/// with both keep ranks and the methods' mask by [`CandidateMethods`]'s
+/// bits (`jobs/ranked_pairs.sql`): the pairs `verify` compares by their
+/// later document and `place` reads in keep order. None without a
+/// candidate pair.
+pub fn ranked_pairs_sql(methods: &CandidateMethods, dedup: &DedupConfig) -> Option<String> {
+    let values = methods.sql_values()?;
+    let mut params = vec![("keep_ranks", include_str!("../../jobs/keep_order.sql").to_string())];
+    params.extend(dedup.sql_params());
+    params.push(("methods", values));
+    Some(substitute(include_str!("../../jobs/ranked_pairs.sql"), &params))
 }
 
 /// Calls `row` with the verification text of each document of `tokens`
@@ -188,9 +203,11 @@ pub async fn load_verification_texts_of(
 
 /// Writes the texts [`load_verification_texts`] reads to a file of the
 /// spill folder under `out`, as UTF-8, for [`spilled_verification_text`]:
-/// `verify` must reach any document of a component that may hold most of
-/// the crawl, and memory then keeps an offset per document instead of the
-/// crawl's texts.
+/// a `verify` task reads the documents of its share of the candidate
+/// pairs in batches, and memory then keeps an offset per document instead
+/// of their texts. Each record's size is its length in bytes
+/// ([`SpilledDocs::size`]), so that a reader can batch by bytes before
+/// reading.
 pub async fn spill_verification_texts(
     session: &datafusion::prelude::SessionContext,
     wanted: impl Fn(u64) -> bool,
@@ -198,7 +215,10 @@ pub async fn spill_verification_texts(
     out: &Path,
 ) -> Result<SpilledDocs> {
     let mut writer = SpillWriter::create(out, "verify-texts")?;
-    for_each_verification_text(session, "TRUE", wanted, kind, |id, text| writer.push(id, text.as_bytes())).await?;
+    for_each_verification_text(session, "TRUE", wanted, kind, |id, text| {
+        writer.push_sized(id, u32::try_from(text.len()).unwrap_or(u32::MAX), text.as_bytes())
+    })
+    .await?;
     writer.finish()
 }
 

@@ -5,24 +5,24 @@
 //!   `String::Similarity` computes it;
 //! - [`compare`]: the candidate edges, the verification texts (in memory
 //!   or spilled to disk) and one comparison with its cheap bounds first;
-//! - [`placement`]: a component's documents placed in the keep order, each
-//!   compared with the representatives its edges reach, so a cluster's
+//! - [`partners`]: round 0, a document compared with its earlier
+//!   partners within its bounds;
+//! - [`placement`]: the pass along the keep order that places each
+//!   document with the representatives its edges reach, from the
+//!   verdicts, and the rounds of the comparisons it lacks, so a cluster's
 //!   first document is the copy kept;
-//! - [`components`]: a verify task's documents, edges and rows as dense
-//!   arrays, and one component placed into rows;
 //! - [`digest`]: the digest of a verification text, which groups exact
 //!   copies before any search;
-//! - [`union_find`]: disjoint sets, for the components and the history's
-//!   clusters.
+//! - [`union_find`]: disjoint sets, for the history's clusters.
 //!
-//! The `verify` stage ([`crate::stages::verify`]) reads the tables and
-//! writes the results; `evaluate` and the history's match reuse the same
+//! The `verify` and `place` stages ([`crate::stages::verify`],
+//! [`crate::stages::place`]) read the tables and write the results; `evaluate` and the history's match reuse the same
 //! comparison.
 
 pub mod compare;
-pub mod components;
 pub mod digest;
 pub mod inputs;
+pub mod partners;
 pub mod placement;
 pub mod settings;
 pub mod similarity;

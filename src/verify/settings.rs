@@ -30,6 +30,12 @@ pub struct VerifyConfig {
     /// lengths, and the siblings of a long templated page are long too
     /// ([`crate::verify::placement::place`] says when it binds).
     pub failed_comparison_budget: f64,
+    /// The most rounds of comparisons placement makes between its passes
+    /// (a representative reached through a partner that is not itself a
+    /// partner); a comparison still lacking after them counts as failed.
+    /// The rounds end by themselves (the comparisons made only grow); on
+    /// the crawls measured they took 1 to 4.
+    pub max_placement_rounds: u32,
 }
 
 /// The text of a document that verification compares (spec §9's
@@ -103,6 +109,7 @@ impl Default for VerifyConfig {
             algorithm: SimilarityAlgorithm::Exact,
             max_comparisons_per_document: 64,
             failed_comparison_budget: 32.0,
+            max_placement_rounds: 32,
         }
     }
 }
