@@ -63,14 +63,15 @@ fn status_tells_what_a_run_would_redo_and_why() {
     assert!(ingest["ran_at_unix"].as_u64().unwrap() > 1_700_000_000);
     assert_eq!(ingest["tasks"], 1);
 
-    // Another setting: verify is stale for it, evaluate because of verify;
-    // nothing before verify.
+    // Another setting: verify and place are stale for it, evaluate because
+    // of both; nothing before verify.
     let config = scratch.join("job.toml");
     std::fs::write(&config, "[verify]\nthreshold = 0.9\n").unwrap();
     let (code, lines) = status(&out, &["--input", input, "--config", config.to_str().unwrap()]);
     assert_eq!(code, Some(1));
     assert_eq!(reasons(line(&lines, "verify")), "config changed: verify.threshold");
-    assert_eq!(reasons(line(&lines, "evaluate")), "stage verify is not up to date");
+    assert_eq!(reasons(line(&lines, "place")), "stage verify is not up to date; config changed: verify.threshold");
+    assert_eq!(reasons(line(&lines, "evaluate")), "stage place is not up to date; stage verify is not up to date");
     assert_eq!(line(&lines, "candidates")["state"], "up_to_date");
 
     // A changed input file: ingest is stale and names it; every later stage
