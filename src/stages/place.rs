@@ -40,7 +40,7 @@ use crate::tables::columns::{clusters, placement_comparisons};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{compare, Doc};
-use crate::verify::inputs::{load_verification_texts_of, ranked_pairs_sql, CandidateMethods};
+use crate::verify::inputs::{ranked_pairs_sql, spill_verification_texts, spilled_verification_text, CandidateMethods};
 use crate::verify::placement::{Edge, EdgeVerdict, Rounds, Wanted};
 
 /// The place stage.
@@ -64,8 +64,8 @@ impl Stage for Place {
     }
 }
 
-/// The wanted comparisons of one round read at once: their texts are held
-/// together.
+/// The wanted comparisons of one round compared at once: their texts are
+/// held together.
 const ROUND_CHUNK: usize = 4096;
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
@@ -84,10 +84,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         if placement.missing.is_empty() || rounds.round == verify.max_placement_rounds {
             break placement;
         }
-        let mut verdicts = Vec::with_capacity(placement.missing.len());
-        for chunk in placement.missing.chunks(ROUND_CHUNK) {
-            verdicts.extend(compare_wanted(&session, chunk, &edges.ids, verify.rule()).await?);
-        }
+        let verdicts = compare_wanted(&session, &placement.missing, &edges.ids, verify.rule(), &ctx.out).await?;
         tracing::info!(round = rounds.round + 1, comparisons = placement.missing.len(), "placement round");
         rounds.record(&placement.missing, verdicts)?;
     };
@@ -152,6 +149,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         c.insert(format!("round_{round}_comparisons"), rounds.made.iter().filter(|m| m.round == round).count() as u64);
     }
     c.insert("placement_comparisons".into(), rounds.made.len() as u64);
+    // Of those, the ones the last pass used: the others were asked for by
+    // an earlier pass, before a representative they depended on moved.
+    c.insert("placement_comparisons_used".into(), placement.used);
     c.insert(
         "placement_comparisons_verified".into(),
         rounds.made.iter().filter(|m| m.similarity.is_some()).count() as u64,
@@ -250,26 +250,41 @@ impl EdgeFile {
 }
 
 /// Makes the comparisons a pass lacked: each document with the
-/// representative, the document as the Perl module's first string, the
-/// texts read by id on the engine.
+/// representative, the document as the Perl module's first string. Their
+/// texts are read in one scan of `tokens` into a file on local disk, then
+/// compared [`ROUND_CHUNK`] pairs at a time: one scan per round, however
+/// many comparisons (an `IN` list per few thousand ids scanned the table
+/// again for each: 89 CPU-s of `place` at 8 Javadoc copies).
 async fn compare_wanted(
     session: &datafusion::prelude::SessionContext,
     wanted: &[Wanted],
     ids: &[u64],
     rule: crate::verify::settings::PairRule,
+    out: &std::path::Path,
 ) -> Result<Vec<(Option<f64>, crate::verify::compare::Outcome)>> {
     let mut needed: Vec<u64> =
         wanted.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]).collect();
     needed.sort_unstable();
     needed.dedup();
-    let mut texts = load_verification_texts_of(session, &needed, rule.text).await?;
-    // A document without a text compares as the empty one, as in verify.
-    let docs: HashMap<u64, Doc> =
-        needed.iter().map(|&id| (id, Doc::new(id, String::new(), texts.remove(&id).unwrap_or_default()))).collect();
-    Ok(wanted
-        .par_iter()
-        .map(|w| compare(&docs[&ids[w.doc as usize]], &docs[&ids[w.representative as usize]], rule))
-        .collect())
+    let texts = spill_verification_texts(session, |id| needed.binary_search(&id).is_ok(), rule.text, out).await?;
+    let mut verdicts = Vec::with_capacity(wanted.len());
+    for chunk in wanted.chunks(ROUND_CHUNK) {
+        let mut chunk_ids: Vec<u64> =
+            chunk.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]).collect();
+        chunk_ids.sort_unstable();
+        chunk_ids.dedup();
+        // A document without a text compares as the empty one, as in verify.
+        let docs: HashMap<u64, Doc> = chunk_ids
+            .par_iter()
+            .map(|&id| Ok((id, Doc::new(id, String::new(), spilled_verification_text(&texts, id)?))))
+            .collect::<Result<_>>()?;
+        verdicts.par_extend(
+            chunk
+                .par_iter()
+                .map(|w| compare(&docs[&ids[w.doc as usize]], &docs[&ids[w.representative as usize]], rule)),
+        );
+    }
+    Ok(verdicts)
 }
 
 /// One row of `clusters` by document id: its cluster (the representative's

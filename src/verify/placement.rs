@@ -69,6 +69,9 @@ pub struct Placement {
     pub missing: Vec<Wanted>,
     /// Documents whose reached representatives were more than the bound.
     pub capped: u64,
+    /// The rounds' comparisons this pass used (the others were asked for by
+    /// an earlier pass, before a representative moved).
+    pub used: u64,
 }
 
 /// One pass over the candidate edges of `n` documents, given grouped by
@@ -90,6 +93,7 @@ pub fn pass(
         similarity: vec![None; n],
         missing: Vec::new(),
         capped: 0,
+        used: 0,
     };
     let mut group: Vec<Edge> = Vec::new();
     let mut last: Option<u32> = None;
@@ -134,7 +138,10 @@ fn place_one(partners: &[Edge], placement: &mut Placement, made: &HashMap<(u32, 
                 EdgeVerdict::Failed | EdgeVerdict::Uncompared => None,
             },
             None => match made.get(&(doc, r)) {
-                Some(&s) => s,
+                Some(&s) => {
+                    placement.used += 1;
+                    s
+                }
                 None => {
                     placement.missing.push(Wanted { doc, representative: r, methods });
                     None
