@@ -105,6 +105,7 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
         "search_links",
         "search",
         "candidates",
+        "verify_pairs",
         "verify",
         "place",
         "decide",

@@ -201,7 +201,7 @@ pub(crate) enum HistoryAction {
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
     /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, method_state, signatures, search_keys,
-    /// search_groups, search_links, search, candidates, verify, place, decide, evaluate.
+    /// search_groups, search_links, search, candidates, verify_pairs, verify, place, decide, evaluate.
     #[arg(long, default_value = "all")]
     pub(crate) stage: String,
     /// Run task I of N of a map stage (ingest, blocks, tokens, method_state,

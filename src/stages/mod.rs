@@ -18,6 +18,7 @@ pub mod signatures;
 pub mod stats;
 pub mod tokens;
 pub mod verify;
+pub mod verify_pairs;
 
 use crate::runner::Stage;
 
@@ -39,6 +40,7 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(search_links::SearchLinks),
         Box::new(search::Search),
         Box::new(candidates::Candidates),
+        Box::new(verify_pairs::VerifyPairs),
         Box::new(verify::Verify),
         Box::new(place::Place),
         Box::new(decide::Decide),

@@ -8,9 +8,9 @@
 //! representative, the first document of a cluster in that order, the copy
 //! kept.
 //!
-//! `verify` compared every candidate pair. This stage reads the pairs in
-//! keep order with their verdicts (`jobs/place_edges.sql`, sorted by the
-//! engine) into a file on local disk, and passes over it holding a few
+//! `verify` compared every candidate pair. This stage reads the pairs
+//! (`verify_pairs`) in keep order with their verdicts
+//! (`jobs/place_edges.sql`, sorted by the engine) into a file on local disk, and passes over it holding a few
 //! numbers per document and no text: a representative reached through a
 //! partner that is not itself a partner is a comparison the pass lacks.
 //! Those are made between passes, their texts read by id, and the pass
@@ -37,10 +37,9 @@ use crate::runner::{RunContext, Stage, StageReport};
 use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
 use crate::tables::columns::{clusters, placement_comparisons};
-use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{compare, Doc};
-use crate::verify::inputs::{ranked_pairs_sql, spill_verification_texts, spilled_verification_text, CandidateMethods};
+use crate::verify::inputs::{spill_verification_texts, spilled_verification_text, CandidateMethods};
 use crate::verify::placement::{Edge, EdgeVerdict, Rounds, Wanted};
 
 /// The place stage.
@@ -51,7 +50,7 @@ impl Stage for Place {
         "place"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["candidates", "documents", "tokens", "duplicates", "failed_pairs", "exact_copies"]
+        vec!["verify_pairs", "candidates", "tokens", "duplicates", "failed_pairs", "exact_copies"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["clusters", "placement_comparisons"]
@@ -72,10 +71,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
     let methods = CandidateMethods::load(&session).await?;
     let verify = &ctx.config.verify;
-    let edges = match ranked_pairs_sql(&methods, &ctx.config.dedup) {
-        Some(ranked) => EdgeFile::write(&session, &ranked, &ctx.out).await?,
-        None => EdgeFile::empty(&ctx.out)?,
-    };
+    let edges = EdgeFile::write(&session, &ctx.out).await?;
     let n = edges.ids.len();
 
     let mut rounds = Rounds::default();
@@ -181,24 +177,13 @@ struct EdgeFile {
 const RECORD: usize = 4 + 4 + 8 + 1 + 8;
 
 impl EdgeFile {
-    fn empty(out: &std::path::Path) -> Result<EdgeFile> {
-        let file = ScratchFile::new(out, "place-edges")?;
-        File::create(file.path()).with_context(|| format!("cannot create {}", file.path().display()))?;
-        Ok(EdgeFile { file, ids: Vec::new(), count: 0 })
-    }
-
     /// Streams `jobs/place_edges.sql` into the file.
-    async fn write(
-        session: &datafusion::prelude::SessionContext,
-        ranked_pairs: &str,
-        out: &std::path::Path,
-    ) -> Result<EdgeFile> {
-        let mut edges = EdgeFile::empty(out)?;
+    async fn write(session: &datafusion::prelude::SessionContext, out: &std::path::Path) -> Result<EdgeFile> {
+        let mut edges = EdgeFile { file: ScratchFile::new(out, "place-edges")?, ids: Vec::new(), count: 0 };
         let path = edges.file.path().to_path_buf();
         let mut writer =
             BufWriter::new(File::create(&path).with_context(|| format!("cannot create {}", path.display()))?);
-        let sql = substitute(include_str!("../../jobs/place_edges.sql"), &[("ranked_pairs", ranked_pairs.to_string())]);
-        let mut stream = session.sql(&sql).await?.execute_stream().await?;
+        let mut stream = session.sql(include_str!("../../jobs/place_edges.sql")).await?.execute_stream().await?;
         while let Some(batch) = stream.next().await {
             let batch = batch?;
             let u64s = |name| column::<arrow::array::UInt64Array>(&batch, name);

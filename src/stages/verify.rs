@@ -46,9 +46,7 @@ use crate::tables::columns::{documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{Doc, Outcome};
-use crate::verify::inputs::{
-    ranked_pairs_sql, register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateMethods,
-};
+use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateMethods};
 use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
 
 /// The verify stage.
@@ -59,7 +57,7 @@ impl Stage for Verify {
         "verify"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["candidates", "documents", "tokens"]
+        vec!["verify_pairs", "candidates", "documents", "tokens"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec!["duplicates", "failed_pairs"]
@@ -101,10 +99,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         max_comparisons: ctx.config.verify.max_comparisons_per_document,
         failed_budget: ctx.config.verify.failed_comparison_budget,
     };
-    let pairs = match ranked_pairs_sql(&methods, &ctx.config.dedup) {
-        Some(ranked) => task_pairs(&session, &ranked, ctx.shard).await?,
-        None => Vec::new(),
-    };
+    let pairs = task_pairs(&session, ctx.shard).await?;
     let mut ids: Vec<u64> = pairs.iter().flat_map(|p| [p.later, p.earlier]).collect();
     ids.sort_unstable();
     ids.dedup();
@@ -257,20 +252,26 @@ impl Counts {
     }
 }
 
-/// The task's candidate pairs: those whose later document in the keep
-/// order it owns (all of them for a whole run), by that document's rank,
-/// then the earlier's (`jobs/verify_pairs.sql`).
+/// The task's candidate pairs: those of the later documents dealt to it
+/// by their cost rank (all of them for a whole run), by the later
+/// document's keep rank, then the earlier's (`jobs/verify_task_pairs.sql`).
 async fn task_pairs(
     session: &datafusion::prelude::SessionContext,
-    ranked_pairs: &str,
     shard: crate::tables::shard::Shard,
 ) -> Result<Vec<TaskPair>> {
-    let owned =
-        if shard.is_whole() { "TRUE".to_string() } else { format!("later % {} = {}", shard.count, shard.index) };
-    let sql = substitute(
-        include_str!("../../jobs/verify_pairs.sql"),
-        &[("ranked_pairs", ranked_pairs.to_string()), ("owned", owned)],
-    );
+    let owned = if shard.is_whole() {
+        "TRUE".to_string()
+    } else {
+        // Back and forth: ranks 1..N to tasks 0..N-1, N+1..2N to N-1..0.
+        let (n, i) = (shard.count, shard.index);
+        format!(
+            "(CASE WHEN (cost_rank - 1) % {two_n} < {n} THEN (cost_rank - 1) % {n} \
+             ELSE {last} - (cost_rank - 1) % {two_n} END) = {i}",
+            two_n = 2 * n,
+            last = 2 * n - 1
+        )
+    };
+    let sql = substitute(include_str!("../../jobs/verify_task_pairs.sql"), &[("owned", owned)]);
     let mut pairs = Vec::new();
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {

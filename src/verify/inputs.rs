@@ -16,13 +16,12 @@ use std::sync::Arc;
 use crate::methods::registry::includes_comparison;
 use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::tables::columns::{candidates, tokens};
-use crate::tables::sql::substitute;
 use crate::text::WORD_SEPARATOR;
-use crate::verify::settings::{DedupConfig, VerificationText};
+use crate::verify::settings::VerificationText;
 
 /// The methods of `candidates`, sorted: bit i of a mask of methods stands
 /// for `methods[i]`, in this process and in the SQL that masks pairs by
-/// the same bits (`jobs/ranked_pairs.sql`, `jobs/evaluate_found.sql`).
+/// the same bits (`verify_pairs.methods`, `jobs/evaluate_found.sql`).
 pub struct CandidateMethods {
     pub methods: Vec<String>,
 }
@@ -71,19 +70,6 @@ impl CandidateMethods {
             .collect();
         (!rows.is_empty()).then(|| rows.join(", "))
     }
-}
-
-/// The distinct candidate pairs as (later, earlier) in the keep order,
-/// with both keep ranks and the methods' mask by [`CandidateMethods`]'s
-/// bits (`jobs/ranked_pairs.sql`): the pairs `verify` compares by their
-/// later document and `place` reads in keep order. None without a
-/// candidate pair.
-pub fn ranked_pairs_sql(methods: &CandidateMethods, dedup: &DedupConfig) -> Option<String> {
-    let values = methods.sql_values()?;
-    let mut params = vec![("keep_ranks", include_str!("../../jobs/keep_order.sql").to_string())];
-    params.extend(dedup.sql_params());
-    params.push(("methods", values));
-    Some(substitute(include_str!("../../jobs/ranked_pairs.sql"), &params))
 }
 
 /// Calls `row` with the verification text of each document of `tokens`
