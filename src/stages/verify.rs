@@ -1,5 +1,5 @@
-//! Stage `verify`: `candidates` → `duplicates`, `failed_pairs`: round 0 of
-//! verification, every candidate pair compared once.
+//! Stage `verify`: `verify_pairs` → `duplicates`, `failed_pairs`: round 0
+//! of verification, every candidate pair compared once.
 //!
 //! Verification in bounded units (spec §9; design C of `docs/design.md`):
 //! the clusters depend on the order documents are placed in, but the
@@ -7,10 +7,12 @@
 //! split in two:
 //!
 //! 1. This stage compares every distinct candidate pair once, by the task
-//!    that owns its later document in the keep order (`[dedup] keep`,
-//!    `jobs/keep_order.sql`; task I of N owns the later documents with
-//!    doc_id mod N = I), the later document as the Perl module's first
-//!    string. A document's pairs are bounded (at most
+//!    that owns its later document in the keep order (`[dedup] keep`;
+//!    `verify_pairs` oriented the pairs and ranked the later documents by
+//!    the estimated cost of their comparisons, and task I of N takes the
+//!    ranks dealt to it back and forth, so the costliest go to different
+//!    tasks), the later document as the Perl module's first string. A
+//!    document's pairs are bounded (at most
 //!    `candidates.max_edges_per_document` per method, then
 //!    `verify.max_comparisons_per_document` and the budget of failing
 //!    comparisons, [`crate::verify::partners`]), so N tasks get equal work
@@ -27,7 +29,7 @@
 //! it: all their pairs are compared, whatever the bounds, and counted per
 //! method as `<method>_comparisons` and `<method>_found_pairs`.
 //!
-//! A task reads its pairs (its share of `candidates`), writes the texts of
+//! A task reads its pairs (its share of `verify_pairs`), writes the texts of
 //! their documents to a file on local disk ([`crate::storage::spilled_docs`]),
 //! and compares its later documents in batches of bounded bytes, each
 //! batch's texts read once.

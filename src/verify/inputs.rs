@@ -1,7 +1,7 @@
 //! What verification reads from the tables, for `verify`, `evaluate` and
 //! the history's match: the methods of the candidate edges, and the
 //! verification text of a document, read into memory or spilled to a file
-//! on disk (for `verify`, whose components may hold most of the crawl).
+//! on disk (for `verify`, whose tasks read the texts of their share of the pairs).
 //! The comparison itself is [`super::compare`]'s.
 
 use anyhow::{Context, Result};

@@ -28,7 +28,7 @@ pub struct VerifyConfig {
     /// comparison beyond it is not made. 0: no such bound. Why in
     /// characters and not in pairs: a failing LCS costs the product of the
     /// lengths, and the siblings of a long templated page are long too
-    /// ([`crate::verify::placement::place`] says when it binds).
+    /// ([`crate::verify::partners::compare_partners`] says when it binds).
     pub failed_comparison_budget: f64,
     /// The most rounds of comparisons placement makes between its passes
     /// (a representative reached through a partner that is not itself a
