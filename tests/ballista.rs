@@ -152,7 +152,7 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
     assert!(!canonical_rows(&remote, "candidates").is_empty());
 
     // The SQL stages say where they ran, and both executors did work.
-    for stage in ["boilerplate", "stats", "search_links", "candidates", "evaluate"] {
+    for stage in ["boilerplate", "stats", "search_links", "candidates", "verify_pairs", "evaluate"] {
         assert_eq!(manifest(&remote, stage)["engine"], engine.as_str(), "stage {stage}");
         assert_eq!(manifest(&embedded, stage)["engine"], "embedded", "stage {stage}");
         eprintln!(
