@@ -14,8 +14,16 @@ use crate::tables::columns::{boilerplate, clusters, crawl_clusters, documents, d
 /// representative, and every pair that involves it with the methods that
 /// proposed it and the verified similarity.
 pub async fn explain(out: &Path, document: &str) -> Result<String> {
-    for table in ["documents", "clusters", "duplicates", "failed_pairs", "boilerplate", "exact_copies", repeats::TABLE]
-    {
+    for table in [
+        "documents",
+        "clusters",
+        "duplicates",
+        "failed_pairs",
+        "placement_comparisons",
+        "boilerplate",
+        "exact_copies",
+        repeats::TABLE,
+    ] {
         if crate::tables::write::table_exists(out, table) {
             crate::tables::write::check_table_schema(out, table)?;
         }
@@ -83,13 +91,26 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                 }
             }
         }
+        // Placement's own comparisons (a representative reached through a
+        // partner), in runs that have them.
+        let placement = if crate::tables::write::table_exists(out, "placement_comparisons") {
+            format!(
+                " UNION ALL SELECT p.doc_id, p.representative, da.url, db.url, array_to_string(p.methods, ','), \
+                 p.similarity, p.similarity IS NOT NULL \
+                 FROM placement_comparisons p JOIN documents da ON da.doc_id = p.doc_id \
+                 JOIN documents db ON db.doc_id = p.representative \
+                 WHERE p.doc_id = {id} OR p.representative = {id}"
+            )
+        } else {
+            String::new()
+        };
         let pairs = session
             .sql(&format!(
                 "SELECT * FROM (\
                  SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ',') AS method_list, similarity, verified \
                  FROM duplicates WHERE doc_a = {id} OR doc_b = {id} \
                  UNION ALL SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ','), CAST(NULL AS DOUBLE), FALSE \
-                 FROM failed_pairs WHERE doc_a = {id} OR doc_b = {id}) \
+                 FROM failed_pairs WHERE doc_a = {id} OR doc_b = {id}{placement}) \
                  ORDER BY verified DESC, similarity DESC, doc_a, doc_b"
             ))
             .await?
