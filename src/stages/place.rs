@@ -38,8 +38,8 @@ use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
 use crate::tables::columns::{clusters, placement_comparisons};
 use crate::tables::write::TableOutput;
-use crate::verify::compare::{compare, Doc};
-use crate::verify::inputs::{spill_verification_texts, spilled_verification_text, CandidateMethods};
+use crate::verify::compare::compare;
+use crate::verify::inputs::{spill_verification_texts, spilled_docs, CandidateMethods};
 use crate::verify::placement::{Edge, EdgeVerdict, Rounds, Wanted};
 
 /// The place stage.
@@ -254,15 +254,8 @@ async fn compare_wanted(
     let texts = spill_verification_texts(session, |id| needed.binary_search(&id).is_ok(), rule.text, out).await?;
     let mut verdicts = Vec::with_capacity(wanted.len());
     for chunk in wanted.chunks(ROUND_CHUNK) {
-        let mut chunk_ids: Vec<u64> =
-            chunk.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]).collect();
-        chunk_ids.sort_unstable();
-        chunk_ids.dedup();
-        // A document without a text compares as the empty one, as in verify.
-        let docs: HashMap<u64, Doc> = chunk_ids
-            .par_iter()
-            .map(|&id| Ok((id, Doc::new(id, String::new(), spilled_verification_text(&texts, id)?))))
-            .collect::<Result<_>>()?;
+        let docs =
+            spilled_docs(&texts, chunk.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]))?;
         verdicts.par_extend(
             chunk
                 .par_iter()

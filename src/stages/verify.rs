@@ -48,7 +48,7 @@ use crate::tables::columns::{documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{Doc, Outcome};
-use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_verification_text, CandidateMethods};
+use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_docs, CandidateMethods};
 use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
 
 /// The verify stage.
@@ -127,16 +127,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut compared: Vec<Compared> = Vec::new();
     let mut counts = Counts::default();
     for batch in batches(&groups, &pairs, |id| u64::from(texts.size(id).unwrap_or(0))) {
-        let mut needed: Vec<u64> = batch
-            .iter()
-            .flat_map(|&(start, end)| pairs[start..end].iter().flat_map(|p| [p.later, p.earlier]))
-            .collect();
-        needed.sort_unstable();
-        needed.dedup();
-        let docs: HashMap<u64, Arc<Doc>> = needed
-            .par_iter()
-            .map(|&id| Ok((id, Arc::new(Doc::new(id, String::new(), spilled_verification_text(&texts, id)?)))))
-            .collect::<Result<_>>()?;
+        let needed = batch.iter().flat_map(|&(start, end)| pairs[start..end].iter().flat_map(|p| [p.later, p.earlier]));
+        let docs = spilled_docs(&texts, needed)?;
         let verdicts: Vec<Vec<PartnerVerdict>> = batch
             .par_iter()
             .map(|&(start, end)| {

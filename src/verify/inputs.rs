@@ -8,6 +8,7 @@ use anyhow::{Context, Result};
 use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
@@ -17,6 +18,7 @@ use crate::methods::registry::includes_comparison;
 use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::tables::columns::{candidates, tokens};
 use crate::text::WORD_SEPARATOR;
+use crate::verify::compare::Doc;
 use crate::verify::settings::VerificationText;
 
 /// The methods of `candidates`, sorted: bit i of a mask of methods stands
@@ -217,6 +219,18 @@ pub fn spilled_verification_text(texts: &SpilledDocs, doc_id: u64) -> Result<Str
             .with_context(|| format!("the spilled verification text of document {doc_id} is not UTF-8")),
         None => Ok(String::new()),
     }
+}
+
+/// The documents `ids` (in any order, repeats allowed) read from
+/// [`spill_verification_texts`]'s file in parallel, each once, as
+/// verification compares them (a missing text is the empty one).
+pub fn spilled_docs(texts: &SpilledDocs, ids: impl IntoIterator<Item = u64>) -> Result<HashMap<u64, Arc<Doc>>> {
+    let mut ids: Vec<u64> = ids.into_iter().collect();
+    ids.sort_unstable();
+    ids.dedup();
+    ids.par_iter()
+        .map(|&id| Ok((id, Arc::new(Doc::new(id, String::new(), spilled_verification_text(texts, id)?)))))
+        .collect()
 }
 
 /// Registers `ids` as a one-column table `name(doc_id)`, so that SQL can
