@@ -210,7 +210,16 @@ pub async fn session_with_memory_limit(
     out: &Path,
     memory: Option<crate::process::memory::SqlMemory>,
 ) -> Result<SessionContext> {
-    let partitions = crate::process::parallelism::threads();
+    session_on_threads(out, memory, crate::process::parallelism::threads()).await
+}
+
+/// [`session_with_memory_limit`] for a process of `threads` threads.
+async fn session_on_threads(
+    out: &Path,
+    memory: Option<crate::process::memory::SqlMemory>,
+    threads: usize,
+) -> Result<SessionContext> {
+    let partitions = plan_partitions(threads, memory);
     let mut config = SessionConfig::new()
         .with_target_partitions(partitions)
         .set_bool("datafusion.execution.parquet.schema_force_view_types", false)
@@ -262,6 +271,24 @@ pub async fn session_with_memory_limit(
     let ctx = SessionContext::new_with_config_rt(config, Arc::clone(&runtime));
     register_tables(&ctx, out).await?;
     Ok(ctx)
+}
+
+/// The partitions a session plans its queries for: the process's
+/// `threads`, but at least 2 when the joins must be sort-merge joins (a
+/// limit the user gave). Why: DataFusion 55's planner makes a sort-merge
+/// join only for more than one target partition; with one it builds a
+/// hash table of a whole side, which cannot spill. A min-hash-only run of
+/// the Javadoc texts with `--threads 1 --memory-limit 256M` failed in
+/// `candidates` ("Failed to allocate additional 68.0 MB for
+/// HashJoinInput": the build side was all of `sketches`), where with two
+/// partitions it took 156 MB. Two partitions on one thread run one after
+/// the other: the plan changes, not the threads.
+fn plan_partitions(threads: usize, memory: Option<crate::process::memory::SqlMemory>) -> usize {
+    if memory.is_some_and(|m| m.sort_merge_joins) {
+        threads.max(2)
+    } else {
+        threads
+    }
 }
 
 /// Spill files a sort or a spilled aggregation merges at once under a
@@ -606,6 +633,33 @@ mod tests {
             assert_eq!(spilled, 0);
             assert!(!out.join(SPILL_DIR).exists());
         });
+        let _ = std::fs::remove_dir_all(&out);
+    }
+
+    #[test]
+    fn a_given_limit_plans_spilling_joins_on_one_thread_too() {
+        let out = std::env::temp_dir().join(format!("neardup-join-plan-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&out);
+        write_table(&out, 10);
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let join = "EXPLAIN SELECT a.key FROM t a JOIN t b ON a.key = b.key";
+        let plan_of = |memory, threads| {
+            rt.block_on(async {
+                let ctx = session_on_threads(&out, memory, threads).await.unwrap();
+                let batches = ctx.sql(join).await.unwrap().collect().await.unwrap();
+                arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string()
+            })
+        };
+        let given = crate::process::memory::SqlMemory { pool_bytes: 64 << 20, sort_merge_joins: true };
+        for threads in [1, 2] {
+            let plan = plan_of(Some(given), threads);
+            assert!(plan.contains("SortMergeJoin"), "{threads} thread(s) under a given limit:\n{plan}");
+        }
+        // Under the default limit, and without one, the join is a hash join.
+        let default = crate::process::memory::SqlMemory { sort_merge_joins: false, ..given };
+        for memory in [Some(default), None] {
+            assert!(plan_of(memory, 1).contains("HashJoinExec"));
+        }
         let _ = std::fs::remove_dir_all(&out);
     }
 }
