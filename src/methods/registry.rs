@@ -435,6 +435,8 @@ pub static METHODS: &[MethodSpec] = &[
             vec![
                 ("minhash_functions", c.minhash.functions.to_string()),
                 ("minhash_threshold", format!("{:?}", c.minhash.threshold)),
+                ("sketch_columns", shingles::sketch_columns_sql(c.minhash.functions)),
+                ("equal_positions", shingles::equal_positions_sql(c.minhash.functions)),
             ]
         },
         ..BASE

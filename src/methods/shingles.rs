@@ -90,6 +90,24 @@ pub fn wrapped_shingle_fingerprints(terms: &[&str], w: usize) -> Vec<u64> {
     (0..n).map(|first| joined.window(first, w)).collect()
 }
 
+/// The select list that turns a document's `sketches` rows into one row of
+/// `functions` columns `m0`, `m1`, ... (its minimum at each position), for
+/// `jobs/minhash_edges.sql`'s `sketch_columns`: a pair's resemblance is
+/// then a sum over two rows ([`equal_positions_sql`]) instead of a join of
+/// `functions` rows per pair.
+pub fn sketch_columns_sql(functions: usize) -> String {
+    (0..functions)
+        .map(|i| format!("MAX(CASE WHEN position = {i} THEN minimum END) AS m{i}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The number of positions where the rows `a` and `b` of
+/// [`sketch_columns_sql`] hold the same minimum (`equal_positions`).
+pub fn equal_positions_sql(functions: usize) -> String {
+    (0..functions).map(|i| format!("CAST(a.m{i} = b.m{i} AS INT)")).collect::<Vec<_>>().join(" + ")
+}
+
 /// The document's distinct shingle fingerprints of width `w`, sorted
 /// ascending: the shingle *set* that resemblance is defined on, and the rows
 /// a11 Decomposition groups by shingle.
