@@ -148,6 +148,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // Of those, the ones the last pass used: the others were asked for by
     // an earlier pass, before a representative they depended on moved.
     c.insert("placement_comparisons_used".into(), placement.used);
+    let mut outcomes = crate::verify::compare::OutcomeCounts::default();
+    rounds.made.iter().for_each(|m| outcomes.add(m.outcome));
+    outcomes.insert_into(c);
     c.insert(
         "placement_comparisons_verified".into(),
         rounds.made.iter().filter(|m| m.similarity.is_some()).count() as u64,

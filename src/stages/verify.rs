@@ -47,7 +47,7 @@ use crate::tables::column;
 use crate::tables::columns::{documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
-use crate::verify::compare::{Doc, Outcome};
+use crate::verify::compare::{Doc, OutcomeCounts};
 use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_docs, CandidateMethods};
 use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
 
@@ -185,14 +185,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // the bounds let through.
     c.insert("candidate_pairs_left_uncompared".into(), counts.cut + counts.over_budget);
     c.insert("comparisons_over_budget".into(), counts.over_budget);
-    c.insert("rejected_by_length".into(), counts.outcomes[Outcome::LengthBound as usize]);
-    c.insert("rejected_by_characters".into(), counts.outcomes[Outcome::CharBound as usize]);
-    // LCS computations begun, and of those the ones a bound stopped
-    // before the end.
-    let stopped_early = counts.outcomes[Outcome::LcsStoppedEarly as usize];
-    c.insert("lcs_computed".into(), counts.outcomes[Outcome::Lcs as usize] + stopped_early);
-    c.insert("lcs_stopped_early".into(), stopped_early);
-    c.insert("identical_texts".into(), counts.outcomes[Outcome::Identical as usize]);
+    counts.outcomes.insert_into(c);
     c.insert("verified_pairs".into(), compared.iter().filter(|c| c.similarity.is_some()).count() as u64);
     // The own comparisons of the methods that include theirs: every
     // candidate pair of this task's later documents, each compared once.
@@ -218,7 +211,7 @@ struct Compared {
 /// The task's counts for the manifest.
 #[derive(Default)]
 struct Counts {
-    outcomes: [u64; Outcome::KINDS],
+    outcomes: OutcomeCounts,
     /// Later documents with a pair the bounds left uncompared.
     capped: u64,
     /// Pairs beyond `max_comparisons_per_document`.
@@ -234,7 +227,7 @@ impl Counts {
         for (p, verdict) in group.iter().zip(verdicts) {
             match *verdict {
                 PartnerVerdict::Compared(similarity, outcome) => {
-                    self.outcomes[outcome as usize] += 1;
+                    self.outcomes.add(outcome);
                     let (a, b) = (p.later.min(p.earlier), p.later.max(p.earlier));
                     compared.push(Compared { a, b, methods: p.methods, similarity });
                 }

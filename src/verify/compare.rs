@@ -91,9 +91,29 @@ pub enum Outcome {
     Identical,
 }
 
-impl Outcome {
-    /// How many kinds there are: the length of a count per kind.
-    pub const KINDS: usize = 5;
+/// How many comparisons ended each way: the counters `verify` (round 0)
+/// and `place` (its rounds) write in their manifests, under the same names.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct OutcomeCounts([u64; 5]);
+
+impl OutcomeCounts {
+    /// Counts one comparison.
+    pub fn add(&mut self, outcome: Outcome) {
+        self.0[outcome as usize] += 1;
+    }
+
+    /// Writes the counts into a manifest's `counters`.
+    pub fn insert_into(&self, counters: &mut std::collections::BTreeMap<String, u64>) {
+        let count = |outcome: Outcome| self.0[outcome as usize];
+        counters.insert("rejected_by_length".into(), count(Outcome::LengthBound));
+        counters.insert("rejected_by_characters".into(), count(Outcome::CharBound));
+        // LCS computations begun, and of those the ones a bound stopped
+        // before the end.
+        let stopped_early = count(Outcome::LcsStoppedEarly);
+        counters.insert("lcs_computed".into(), count(Outcome::Lcs) + stopped_early);
+        counters.insert("lcs_stopped_early".into(), stopped_early);
+        counters.insert("identical_texts".into(), count(Outcome::Identical));
+    }
 }
 
 /// Σ over characters of min(count in a, count in b): an upper bound of the
