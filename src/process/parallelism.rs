@@ -8,6 +8,9 @@
 //! test ran; the default is the CPUs this process may use (its affinity
 //! mask and cgroup quota, as `std::thread::available_parallelism` reads
 //! them), so `taskset -c 0` and a `cpu: 1` container get one thread.
+//! (Under a `--memory-limit` given, a SQL plan has at least two partitions
+//! even on one thread, so that its joins can spill:
+//! `tables::sql::plan_partitions`.)
 
 use anyhow::Result;
 use std::sync::OnceLock;
