@@ -94,7 +94,8 @@ pub enum Outcome {
 /// How many comparisons ended each way: the counters `verify` (round 0)
 /// and `place` (its rounds) write in their manifests, under the same names.
 #[derive(Debug, Default, Clone, Copy)]
-pub struct OutcomeCounts([u64; 5]);
+/// One count per kind, `Identical` being the last.
+pub struct OutcomeCounts([u64; Outcome::Identical as usize + 1]);
 
 impl OutcomeCounts {
     /// Counts one comparison.
