@@ -92,9 +92,9 @@ pub enum Outcome {
 }
 
 /// How many comparisons ended each way: the counters `verify` (round 0)
-/// and `place` (its rounds) write in their manifests, under the same names.
+/// and `place` (its rounds) write in their manifests, under the same names;
+/// one count per kind, `Identical` being the last.
 #[derive(Debug, Default, Clone, Copy)]
-/// One count per kind, `Identical` being the last.
 pub struct OutcomeCounts([u64; Outcome::Identical as usize + 1]);
 
 impl OutcomeCounts {
