@@ -226,32 +226,6 @@ impl Drop for Sorter {
     }
 }
 
-/// The SHA-1 digest of `payload` as WARC-Payload-Digest spells it
-/// (`sha1:` and base32), for records that carry none.
-pub(super) fn payload_digest(payload: &[u8]) -> String {
-    use sha1::Digest;
-    format!("sha1:{}", base32(&sha1::Sha1::digest(payload)))
-}
-
-/// RFC 4648 base32 (the alphabet WARC digests use), without padding.
-pub(super) fn base32(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 32] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
-    let mut out = String::with_capacity(bytes.len() * 8 / 5 + 1);
-    let (mut buffer, mut bits) = (0u32, 0u32);
-    for &b in bytes {
-        buffer = (buffer << 8) | u32::from(b);
-        bits += 8;
-        while bits >= 5 {
-            bits -= 5;
-            out.push(ALPHABET[((buffer >> bits) & 31) as usize] as char);
-        }
-    }
-    if bits > 0 {
-        out.push(ALPHABET[((buffer << (5 - bits)) & 31) as usize] as char);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -324,13 +298,5 @@ mod tests {
         let left: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
         assert!(left.is_empty(), "the runs are removed: {left:?}");
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn base32_as_warc_digests_write_it() {
-        // SHA-1 of the empty string, as WARC digests spell it.
-        assert_eq!(payload_digest(b""), "sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
-        assert_eq!(base32(b"f"), "MY");
-        assert_eq!(base32(b"foobar"), "MZXW6YTBOI");
     }
 }

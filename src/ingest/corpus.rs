@@ -536,6 +536,7 @@ fn outcome_of(
         lang: html::detect_lang(&text),
         text,
         raw_bytes,
+        payload_digest: super::digest::payload_digest(source.as_bytes()),
         flattened,
         text_truncated,
     })

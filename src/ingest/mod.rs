@@ -11,6 +11,7 @@
 pub mod archive;
 pub mod canonical;
 pub mod corpus;
+pub mod digest;
 pub mod html;
 pub mod http;
 pub mod inputs;

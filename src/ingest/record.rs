@@ -71,6 +71,13 @@ pub struct Document {
     pub text: String,
     /// HTTP payload bytes as stored (before de-chunking and decompression).
     pub raw_bytes: u64,
+    /// The payload's digest as `WARC-Payload-Digest` spells it: the
+    /// record's own `WARC-Payload-Digest`, else computed
+    /// ([`super::digest::payload_digest`]; a corpus line: of its text or
+    /// HTML, the block its export record has). Equal digests are equal
+    /// payloads: the export writes a removed page as an
+    /// `identical-payload-digest` revisit only then.
+    pub payload_digest: String,
     /// The HTML was simplified to stay within the limits (see
     /// [`html::Extracted::flattened`]); counted per file, not stored with
     /// the document.
@@ -241,6 +248,7 @@ pub fn process_record(raw: &RawRecord, file: &str, cfg: &IngestConfig) -> Outcom
             lang: p.lang,
             text: p.text,
             raw_bytes: p.raw_bytes,
+            payload_digest: p.payload_digest,
             flattened: p.flattened,
             text_truncated: p.text_truncated,
         }),
@@ -276,6 +284,7 @@ struct Page {
     lang: String,
     text: String,
     raw_bytes: u64,
+    payload_digest: String,
     flattened: bool,
     text_truncated: bool,
     links: html::PageLinks,
@@ -316,10 +325,16 @@ fn text_page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         lang: html::detect_lang(&text),
         text,
         raw_bytes,
+        payload_digest: stored_or_computed_digest(raw, &raw.block),
         flattened: false,
         text_truncated,
         links: html::PageLinks::default(),
     })
+}
+
+/// The record's `WARC-Payload-Digest`, else the digest of `payload`.
+fn stored_or_computed_digest(raw: &RawRecord, payload: &[u8]) -> String {
+    raw.payload_digest.clone().unwrap_or_else(|| super::digest::payload_digest(payload))
 }
 
 /// Block → page, or the reason it is not one.
@@ -346,6 +361,7 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
     if raw_bytes > cfg.max_payload_bytes {
         return Err(("too_large", format!("payload of {raw_bytes} bytes")));
     }
+    let payload_digest = stored_or_computed_digest(raw, body);
     let (mime, header_charset) = split_content_type(content_type.as_deref());
     let explicit = !GENERIC_TYPES.contains(&mime.as_str());
     if explicit && !cfg.content_types.iter().any(|t| t.eq_ignore_ascii_case(&mime)) {
@@ -395,6 +411,7 @@ fn page(raw: &RawRecord, cfg: &IngestConfig) -> Result<Page, Rejection> {
         lang: html::detect_lang(&ex.text),
         text: ex.text,
         raw_bytes,
+        payload_digest,
         flattened: ex.flattened,
         text_truncated,
         links: ex.links,

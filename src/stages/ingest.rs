@@ -280,6 +280,7 @@ fn push_document(b: &mut documents::Rows, d: &Document, file: &str) {
     b.lang.append_value(&d.lang);
     b.text.append_value(&d.text);
     b.raw_bytes.append_value(d.raw_bytes);
+    b.payload_digest.append_value(&d.payload_digest);
     b.record_id.append_option(d.record_id.as_deref());
     b.canonical_url.append_value(&d.canonical_url);
     b.not_content.append_option(d.not_content.as_deref());

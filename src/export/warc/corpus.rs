@@ -6,10 +6,11 @@ use anyhow::{Context, Result};
 use std::io::{self, BufRead, BufReader, Read};
 
 use super::sink::{write_member, RecordSink};
-use crate::export::cdxj::{payload_digest, Entry};
+use crate::export::cdxj::Entry;
 use crate::export::legacy::{self, CorpusRecord};
 use crate::export::{Decision, ExportSummary, RunFile};
 use crate::ingest::corpus;
+use crate::ingest::digest::payload_digest;
 use crate::ingest::source::{RandomAccess, Source};
 
 /// The kept documents of a corpus file, each as a WARC/1.1 record (see

@@ -5,10 +5,11 @@
 use anyhow::{Context, Result};
 use std::io::{self, BufReader, Read, Seek};
 
-use crate::export::cdxj::{base32, payload_digest, Entry};
+use crate::export::cdxj::Entry;
 use crate::export::Decision;
 use crate::ingest::archive::header::{CopiedLines, Header, HeaderEnd};
 use crate::ingest::archive::{member_size, scan_archive_range, scan_archive_source, ArchiveEvent, Extent, RawRecord};
+use crate::ingest::digest::{payload_digest, payload_digest_of};
 use crate::ingest::source::{ReadSeek, Source};
 
 /// One record of an input archive, as the second pass needs it.
@@ -256,14 +257,11 @@ fn member_record(raw: &mut Box<dyn ReadSeek>, offset: u64, length: u64, index: b
             Some(d) => Some(d),
             None if record.extent.intact => {
                 // The payload hashed: the member decompressed again, whole.
-                use sha1::Digest;
                 drop(member);
                 raw.seek(io::SeekFrom::Start(offset))?;
                 let mut whole = flate2::bufread::GzDecoder::new(BufReader::with_capacity(64 << 10, raw.take(length)));
                 io::copy(&mut (&mut whole).take(header_len as u64 + body_start), &mut io::sink())?;
-                let mut hasher = sha1::Sha1::new();
-                io::copy(&mut whole.take(block_len.saturating_sub(body_start)), &mut hasher)?;
-                Some(format!("sha1:{}", base32(&hasher.finalize())))
+                Some(payload_digest_of(&mut whole.take(block_len.saturating_sub(body_start)))?)
             }
             None => None,
         };
@@ -345,6 +343,7 @@ mod tests {
             kept: true,
             reason: "unique".into(),
             similarity: None,
+            payload_digest: None,
             kept_copy: None,
         };
         let documents = [decision(&whole[2]), decision(&whole[4])];
