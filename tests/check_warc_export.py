@@ -2,7 +2,7 @@
 """Reads a `pipeline export --format warc` file record by record with
 warcio, as another tool would, and compares it with the input crawl.
 
-    check_warc_export.py EXPORT.warc.gz [--inputs FILE...] [--profile URI [--kept KEPT]] [--cdxj INDEX]
+    check_warc_export.py EXPORT.warc.gz [--inputs FILE...] [--removed [--kept KEPT]] [--cdxj INDEX]
 
 Checks, failing with a message (exit 1) at the first problem:
 - every record of the export is one gzip member, and warcio reads it;
@@ -11,10 +11,21 @@ Checks, failing with a message (exit 1) at the first problem:
   compression (inputs warcio itself cannot read are listed, not compared);
 - a record converted from ARC, WARC/0.x or a corpus is WARC/1.1 and says
   what it was (WARC-Source-Format);
-- with --profile, every record is a revisit under that profile, naming its
-  kept copy (WARC-Refers-To-Target-URI, a W3C date in WARC-Refers-To-Date);
-  with --kept KEPT.warc.gz too, its WARC-Refers-To is the id of a record of
-  the kept export with that URI, and WARC-Refers-To-Date that record's date;
+- with --removed (the `--removed` export), every record is about a removed
+  URL and names its kept copy, in one of two forms:
+  - a revisit under the identical-payload-digest profile, with
+    WARC-Payload-Digest, WARC-Refers-To-Target-URI, a W3C date in
+    WARC-Refers-To-Date, and as block an HTTP response header (status line
+    to blank line) or nothing;
+  - a metadata record of type application/warc-fields whose block names
+    the kept record (kept-target-uri, kept-date, kept-record-id), the
+    reason and the similarity, with no field a replay tool follows
+    (WARC-Refers-To*, WARC-Profile);
+  with --kept KEPT.warc.gz too, the kept record named (WARC-Refers-To,
+  kept-record-id) is a record of the kept export with that URI and date,
+  and a revisit's payload digest is that record's payload digest (its
+  WARC-Payload-Digest, else computed as warcio does): a revisit is only
+  written for a byte-identical payload;
 - with --cdxj, the index is sorted, names this file, and has one line per
   response, revisit, resource and metadata record (pywb's default), whose
   offset and length are that record's gzip member and whose url and
@@ -22,14 +33,15 @@ Checks, failing with a message (exit 1) at the first problem:
 
 Prints one JSON object of counts on stdout for the Rust test to compare
 with the tables: records by type, byte-identical, converted, and the
-record ids seen.
+record ids seen, and with --removed the revisits and notes.
 
 warcio missing is exit code 3 (the Rust test fails on it under
 NEARDUP_REQUIRE_SHARED=1, as `.ci/run` sets).
 """
 
 import argparse
-import gzip
+import base64
+import hashlib
 import io
 import json
 import re
@@ -95,12 +107,87 @@ def input_bytes(paths):
 
 W3C = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$")
 
+IDENTICAL_PAYLOAD = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest"
+
+
+def payload_digest(record):
+    """A record's WARC-Payload-Digest, else the SHA-1 of its payload as
+    stored (after the HTTP header, not decoded), as warcio and pywb compute
+    it."""
+    stored = record.rec_headers.get_header("WARC-Payload-Digest")
+    if stored:
+        return stored
+    sha1 = hashlib.sha1()
+    while True:
+        piece = record.raw_stream.read(1 << 16)
+        if not piece:
+            break
+        sha1.update(piece)
+    return "sha1:" + base64.b32encode(sha1.digest()).decode("ascii").rstrip("=")
+
+
+def warc_fields(block):
+    """The `name: value` lines of an application/warc-fields block."""
+    fields = {}
+    for line in block.decode("utf-8").split("\r\n"):
+        if line:
+            name, _, value = line.partition(": ")
+            fields[name] = value
+    return fields
+
+
+def check_removed(record, block, kept, counts):
+    """A record of the removed export: a revisit of an identical payload
+    or a note, naming its kept copy (see the module doc)."""
+    headers = record.rec_headers
+    rid = headers.get_header("WARC-Record-ID")
+    if record.rec_type == "revisit":
+        counts["revisits"] += 1
+        if headers.get_header("WARC-Profile") != IDENTICAL_PAYLOAD:
+            fail(f"revisit {rid} is not under {IDENTICAL_PAYLOAD}")
+        digest = headers.get_header("WARC-Payload-Digest")
+        if not digest:
+            fail(f"revisit {rid} has no WARC-Payload-Digest")
+        if block and not (block.startswith(b"HTTP/") and (block.endswith(b"\n\r\n") or block.endswith(b"\n\n"))):
+            fail(f"revisit {rid}: its block is no HTTP response header: {block[:200]!r}")
+        if block:
+            counts["revisits_with_http_header"] += 1
+        kept_uri, kept_date = headers.get_header("WARC-Refers-To-Target-URI"), headers.get_header("WARC-Refers-To-Date")
+        kept_id = headers.get_header("WARC-Refers-To")
+    elif record.rec_type == "metadata":
+        counts["notes"] += 1
+        if headers.get_header("Content-Type") != "application/warc-fields":
+            fail(f"note {rid} is not application/warc-fields")
+        followed = [n for n, _ in headers.headers if n.lower().startswith("warc-refers-to") or n.lower() == "warc-profile"]
+        if followed:
+            fail(f"note {rid} has fields replay tools follow: {followed}")
+        fields = warc_fields(block)
+        if fields.get("reason") not in ("near_duplicate", "exact_duplicate"):
+            fail(f"note {rid}: no reason in {fields}")
+        kept_uri, kept_date, kept_id = fields.get("kept-target-uri"), fields.get("kept-date"), fields.get("kept-record-id")
+        digest = None
+    else:
+        fail(f"record {rid} of the removed export is a {record.rec_type}")
+    if not kept_uri:
+        fail(f"{rid} names no kept copy")
+    if kept_date is None or not W3C.match(kept_date):
+        fail(f"{rid}: the kept copy's date {kept_date} is no W3C date")
+    if kept:
+        if kept_id not in kept:
+            fail(f"{rid}: the kept record {kept_id} is no record of the kept export")
+        kept_record_uri, kept_record_date, kept_digest = kept[kept_id]
+        if (kept_record_uri, kept_record_date) != (kept_uri, kept_date):
+            fail(f"{rid} names {kept_id} as {kept_uri} at {kept_date}, but that record is "
+                 f"{kept_record_uri} at {kept_record_date}")
+        if digest is not None and digest != kept_digest:
+            fail(f"revisit {rid}: payload digest {digest}, but its kept copy's is {kept_digest}")
+
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("export")
     ap.add_argument("--inputs", nargs="*", default=[])
-    ap.add_argument("--profile")
+    ap.add_argument("--removed", action="store_true")
     ap.add_argument("--kept")
     ap.add_argument("--cdxj")
     args = ap.parse_args()
@@ -109,7 +196,8 @@ def main():
     if args.kept:
         for record in ArchiveIterator(open(args.kept, "rb"), check_digests=False):
             h = record.rec_headers
-            kept[h.get_header("WARC-Record-ID")] = (h.get_header("WARC-Target-URI"), h.get_header("WARC-Date"))
+            digest = payload_digest(record) if record.rec_type in ("response", "resource", "conversion") else None
+            kept[h.get_header("WARC-Record-ID")] = (h.get_header("WARC-Target-URI"), h.get_header("WARC-Date"), digest)
 
     originals = {}
     unreadable = []
@@ -126,6 +214,8 @@ def main():
     data = open(args.export, "rb").read()
     indexed = {}
     counts = {"records": 0, "identical": 0, "converted": 0, "by_type": {}, "ids": [], "inputs_warcio_cannot_read": unreadable}
+    if args.removed:
+        counts.update({"revisits": 0, "revisits_with_http_header": 0, "notes": 0})
     it = ArchiveIterator(io.BytesIO(data), check_digests=False)
     for record in it:
         it.read_to_end(record)
@@ -174,24 +264,11 @@ def main():
         fields = headers.get_header("Content-Type") or ""
         if rtype in ("response", "revisit") or (rtype in ("resource", "metadata") and fields != "application/warc-fields"):
             indexed[offset] = (length, headers.get_header("WARC-Target-URI"), headers.get_header("WARC-Date"))
-        if args.profile:
-            if rtype != "revisit" or headers.get_header("WARC-Profile") != args.profile:
-                fail(f"record {rid}: not a revisit under {args.profile}")
-            if not headers.get_header("WARC-Refers-To-Target-URI"):
-                fail(f"revisit {rid} names no kept copy")
-            kept_date = headers.get_header("WARC-Refers-To-Date")
-            if kept_date is None or not W3C.match(kept_date):
-                fail(f"revisit {rid}: WARC-Refers-To-Date {kept_date} is no W3C date")
-            if args.kept:
-                refers_to = headers.get_header("WARC-Refers-To")
-                if refers_to not in kept:
-                    fail(f"revisit {rid}: WARC-Refers-To {refers_to} is no record of {args.kept}")
-                kept_uri, kept_record_date = kept[refers_to]
-                if (kept_uri, kept_record_date) != (headers.get_header("WARC-Refers-To-Target-URI"), kept_date):
-                    fail(f"revisit {rid} names {refers_to} as {headers.get_header('WARC-Refers-To-Target-URI')} "
-                         f"at {kept_date}, but that record is {kept_uri} at {kept_record_date}")
-            if record.length != 0:
-                fail(f"revisit {rid} has a block")
+        if args.removed:
+            # The block as stored: the record's bytes after its header, to
+            # its length.
+            block = raw[raw.index(b"\r\n\r\n") + 4:][: record.length]
+            check_removed(record, block, kept, counts)
     if args.cdxj:
         check_index(args.cdxj, args.export, indexed)
         counts["index_lines"] = len(indexed)

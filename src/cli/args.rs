@@ -77,8 +77,10 @@ Formats (one file per task in --to: kept.<ext>, removed.<ext>, or kept-I-of-N.<e
                   metadata records, read again from the input files: WARC/1.x records
                   byte for byte, ARC, WARC/0.x and corpus records as WARC/1.1 with their
                   original headers kept; each record one gzip member (kept.warc.gz).
-                  --removed: a revisit record per removed document naming its kept copy,
-                  WARC-Profile https://github.com/neardup/neardup/warc-profile/near-duplicate/1.0
+                  --removed: per removed document a record naming its kept copy: an
+                  identical-payload-digest revisit (with its own HTTP header) where its
+                  payload is byte for byte the kept copy's, else a metadata note
+                  (application/warc-fields) that replay tools do not serve
   cdxj            pywb's CDXJ index of the WARC that --format warc writes with the same
                   options (SURT key, timestamp, url, mime, status, digest, length,
                   offset, filename), sorted

@@ -1,6 +1,6 @@
 //! WARC/1.1 headers for what is not WARC/1.x already: ARC records, the
-//! WARC/0.x drafts, corpus lines, and the revisit records that name the
-//! kept copy of a removed document.
+//! WARC/0.x drafts, corpus lines, and the records of removed documents
+//! that name their kept copy (revisits and notes).
 //!
 //! The original headers are kept, so nothing the input said is lost:
 //! - an ARC record keeps its header line verbatim in `WARC-Source-Header`
@@ -25,16 +25,19 @@ use std::io::{self, BufRead};
 use crate::ingest::archive::header::{trim_eol, ArcLine, CopiedLines, Header as InputHeader, HeaderEnd, HeaderLines};
 
 /// The WARC-Profile of the revisit records `pipeline export --removed
-/// --format warc` writes: "this capture is a near-duplicate (or an exact
-/// duplicate of the visible text) of the record named by
-/// WARC-Refers-To-Target-URI and WARC-Refers-To-Date, as verified by
-/// neardup; its payload is not stored and is NOT identical to that
-/// record's". Not `identical-payload-digest` or `server-not-modified`, so
-/// that replay tools do not serve the kept copy's payload for it. The
-/// extension fields `WARC-Near-Duplicate-Reason` (`near_duplicate`,
-/// `exact_duplicate`) and `WARC-Near-Duplicate-Similarity` (the verified
-/// similarity, 0..1) say how close it is.
-pub(super) const NEAR_DUPLICATE_PROFILE: &str = "https://github.com/neardup/neardup/warc-profile/near-duplicate/1.0";
+/// --format warc` writes, WARC/1.1 §6.7.2: "this capture's payload is
+/// byte for byte the payload of the record named by
+/// WARC-Refers-To-Target-URI and WARC-Refers-To-Date". Replay tools serve
+/// that record's payload under this capture's URL (pywb resolves a
+/// revisit by those two fields whatever the profile), so the export writes
+/// it only where the two payload digests are equal ([`revisit_record`]);
+/// every other removed page is a [`removed_note`] that replay tools do not
+/// resolve.
+pub(super) const IDENTICAL_PAYLOAD_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest";
+
+/// The Content-Type of a record block that is an HTTP response (or its
+/// header only, in a revisit).
+const HTTP_RESPONSE: &str = "application/http; msgtype=response";
 
 /// Header lines being built, each ended by CRLF.
 #[derive(Debug, Default)]
@@ -90,8 +93,8 @@ pub(super) fn record_id(file: &str, offset: u64) -> String {
     uuid_urn(xxhash_rust::xxh3::xxh3_128(format!("neardup-export\n{file}\n{offset}").as_bytes()))
 }
 
-/// The id of the revisit record of removed document `doc_id`.
-pub(super) fn revisit_id(doc_id: u64) -> String {
+/// The id of the record (revisit or note) of removed document `doc_id`.
+pub(super) fn removed_record_id(doc_id: u64) -> String {
     uuid_urn(xxhash_rust::xxh3::xxh3_128(format!("neardup-export-revisit\n{doc_id}").as_bytes()))
 }
 
@@ -368,9 +371,10 @@ pub(super) fn corpus_header(r: &CorpusRecord, length: u64) -> Vec<u8> {
     h.finish(length)
 }
 
-/// What a revisit record says (see [`NEAR_DUPLICATE_PROFILE`]).
-pub(super) struct Revisit<'a> {
-    /// The removed document (its id names the record, [`revisit_id`]).
+/// A removed document and the kept copy it is written against (see
+/// [`revisit_record`] and [`removed_note`]).
+pub(super) struct Removed<'a> {
+    /// The removed document (its id names the record, [`removed_record_id`]).
     pub doc_id: u64,
     /// Its target URI.
     pub url: &'a str,
@@ -380,6 +384,8 @@ pub(super) struct Revisit<'a> {
     pub reason: &'a str,
     /// The verified similarity to the kept copy.
     pub similarity: Option<f64>,
+    /// Its payload digest (`documents.payload_digest`).
+    pub payload_digest: Option<&'a str>,
     /// The kept copy's target URI,
     pub kept_url: &'a str,
     /// capture date (as WARC/1.1 wants it: the fallback date its
@@ -389,24 +395,75 @@ pub(super) struct Revisit<'a> {
     pub kept_id: Option<&'a str>,
 }
 
-/// The whole revisit record (no block) of a removed document.
-pub(super) fn revisit_record(r: &Revisit) -> Vec<u8> {
+/// The whole `revisit` record of a removed document whose payload is
+/// byte for byte its kept copy's (the caller compared the digests): the
+/// standard profile ([`IDENTICAL_PAYLOAD_PROFILE`]), the shared
+/// `WARC-Payload-Digest`, and as block the removed capture's own HTTP
+/// response header (`http_header`, its status line to the blank line
+/// after its fields; empty for a capture that is no HTTP response), so its
+/// status and headers replay as they were captured.
+pub(super) fn revisit_record(r: &Removed, payload_digest: &str, http_header: &[u8]) -> Vec<u8> {
     let mut h = Header::warc_1_1();
     h.field("WARC-Type", "revisit");
-    h.field("WARC-Record-ID", &revisit_id(r.doc_id));
+    h.field("WARC-Record-ID", &removed_record_id(r.doc_id));
     h.field("WARC-Date", r.date);
     h.field("WARC-Target-URI", &clean_uri(r.url));
-    h.field("WARC-Profile", NEAR_DUPLICATE_PROFILE);
+    h.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE);
     h.field("WARC-Refers-To-Target-URI", &clean_uri(r.kept_url));
     h.field("WARC-Refers-To-Date", r.kept_date);
     if let Some(id) = r.kept_id {
         h.field("WARC-Refers-To", id);
     }
-    h.field("WARC-Near-Duplicate-Reason", r.reason);
-    if let Some(s) = r.similarity {
-        h.field("WARC-Near-Duplicate-Similarity", &format!("{s:.4}"));
+    h.field("WARC-Payload-Digest", payload_digest);
+    if !http_header.is_empty() {
+        h.field("Content-Type", HTTP_RESPONSE);
     }
-    let mut record = h.finish(0);
+    h.field("WARC-Block-Digest", &crate::ingest::digest::payload_digest(http_header));
+    with_block(h, http_header)
+}
+
+/// The Content-Type of a [`removed_note`]: WARC fields, which pywb's
+/// indexer (and ours, [`super::cdxj`]) leaves out of the index by default.
+pub(super) const NOTE_TYPE: &str = "application/warc-fields";
+
+/// The whole `metadata` record that says why a removed document whose
+/// payload is not its kept copy's (a near-duplicate, or the same visible
+/// text in other bytes) is not in the kept export: its block, WARC fields,
+/// names the kept record (`kept-target-uri`, `kept-date`,
+/// `kept-record-id`), the `reason`, the `similarity` and the removed
+/// capture's `payload-digest`. Not a revisit: pywb resolves any revisit to
+/// the record it refers to and would serve the kept page's bytes under
+/// this URL. Its type ([`NOTE_TYPE`]) keeps it out of replay indexes, so
+/// the URL is not found there.
+pub(super) fn removed_note(r: &Removed) -> Vec<u8> {
+    let mut fields = Header::default();
+    fields.field("kept-target-uri", &clean_uri(r.kept_url));
+    fields.field("kept-date", r.kept_date);
+    if let Some(id) = r.kept_id {
+        fields.field("kept-record-id", id);
+    }
+    fields.field("reason", r.reason);
+    if let Some(s) = r.similarity {
+        fields.field("similarity", &format!("{s:.4}"));
+    }
+    if let Some(digest) = r.payload_digest {
+        fields.field("payload-digest", digest);
+    }
+    let block = fields.text.into_bytes();
+    let mut h = Header::warc_1_1();
+    h.field("WARC-Type", "metadata");
+    h.field("WARC-Record-ID", &removed_record_id(r.doc_id));
+    h.field("WARC-Date", r.date);
+    h.field("WARC-Target-URI", &clean_uri(r.url));
+    h.field("Content-Type", NOTE_TYPE);
+    h.field("WARC-Block-Digest", &crate::ingest::digest::payload_digest(&block));
+    with_block(h, &block)
+}
+
+/// A record of header `h` and `block`, with the record end.
+fn with_block(h: Header, block: &[u8]) -> Vec<u8> {
+    let mut record = h.finish(block.len() as u64);
+    record.extend_from_slice(block);
     record.extend_from_slice(b"\r\n\r\n");
     record
 }
@@ -489,26 +546,50 @@ mod tests {
         );
     }
 
-    #[test]
-    fn revisits_name_their_kept_copy_under_our_profile() {
-        let r = Revisit {
+    fn removed(reason: &'static str) -> Removed<'static> {
+        Removed {
             doc_id: 7,
             url: "http://e.com/b?utm_source=x",
             date: "2020-01-02T00:00:00Z",
-            reason: "near_duplicate",
+            reason,
             similarity: Some(0.93456),
+            payload_digest: Some("sha1:AAAA"),
             kept_url: "http://e.com/b",
             kept_date: "2020-01-01T00:00:00Z",
             kept_id: Some("<urn:uuid:k>"),
-        };
-        let text = String::from_utf8(revisit_record(&r)).unwrap();
+        }
+    }
+
+    #[test]
+    fn identical_payloads_are_standard_revisits_with_their_own_http_header() {
+        let http = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n";
+        let text = String::from_utf8(revisit_record(&removed("exact_duplicate"), "sha1:AAAA", http)).unwrap();
         assert!(text.starts_with("WARC/1.1\r\nWARC-Type: revisit\r\n"), "{text}");
-        assert!(text.contains(&format!("WARC-Profile: {NEAR_DUPLICATE_PROFILE}\r\n")));
-        assert!(
-            text.contains("WARC-Refers-To-Target-URI: http://e.com/b\r\nWARC-Refers-To-Date: 2020-01-01T00:00:00Z\r\n")
+        assert!(text.contains(
+            "WARC-Profile: http://netpreserve.org/warc/1.1/revisit/identical-payload-digest\r\n\
+             WARC-Refers-To-Target-URI: http://e.com/b\r\nWARC-Refers-To-Date: 2020-01-01T00:00:00Z\r\n\
+             WARC-Refers-To: <urn:uuid:k>\r\nWARC-Payload-Digest: sha1:AAAA\r\n\
+             Content-Type: application/http; msgtype=response\r\n"
+        ));
+        let block_digest = crate::ingest::digest::payload_digest(http);
+        assert!(text.contains(&format!("WARC-Block-Digest: {block_digest}\r\nContent-Length: {}\r\n\r\n", http.len())));
+        assert!(text.ends_with("Content-Type: text/html\r\n\r\n\r\n\r\n"), "{text}");
+    }
+
+    #[test]
+    fn other_removed_pages_are_notes_that_name_the_kept_record_and_no_revisits() {
+        let text = String::from_utf8(removed_note(&removed("near_duplicate"))).unwrap();
+        let (header, block) = text.split_once("\r\n\r\n").unwrap();
+        assert!(header.contains("WARC-Type: metadata\r\n") && header.contains("Content-Type: application/warc-fields"));
+        assert!(header.contains("WARC-Target-URI: http://e.com/b?utm_source=x\r\n"), "{header}");
+        // Nothing a replay tool follows to another record.
+        assert!(!header.contains("Refers-To") && !header.contains("WARC-Profile"), "{header}");
+        let block = block.strip_suffix("\r\n\r\n").unwrap();
+        assert_eq!(
+            block,
+            "kept-target-uri: http://e.com/b\r\nkept-date: 2020-01-01T00:00:00Z\r\nkept-record-id: <urn:uuid:k>\r\n\
+             reason: near_duplicate\r\nsimilarity: 0.9346\r\npayload-digest: sha1:AAAA\r\n"
         );
-        assert!(text.contains("WARC-Refers-To: <urn:uuid:k>\r\n"));
-        assert!(text.contains("WARC-Near-Duplicate-Similarity: 0.9346\r\n"));
-        assert!(text.ends_with("Content-Length: 0\r\n\r\n\r\n\r\n"));
+        assert!(header.ends_with(&format!("Content-Length: {}", block.len())));
     }
 }

@@ -13,7 +13,9 @@
 //!   again from the input files record by record: WARC/1.x records copied
 //!   byte for byte, each as a gzip member of its own; ARC, WARC/0.x and
 //!   corpus records rewritten as WARC/1.1 ([`legacy`]). With `--removed`, a
-//!   `revisit` record per removed document naming its kept copy;
+//!   record per removed document naming its kept copy: a standard
+//!   `revisit` where its payload is byte for byte the kept copy's, a
+//!   `metadata` note that replay tools do not resolve otherwise;
 //! - `cdxj` ([`cdxj`]): pywb's index of exactly what `warc` writes.
 //!
 //! The input files are those of the run's ingest manifest, in its order;
@@ -55,7 +57,7 @@ pub enum Format {
     /// One row per document with its text, as JSON Lines.
     Jsonl,
     /// The crawl minus the removed documents (with --removed: a revisit
-    /// record per removed document), as WARC gzipped per record.
+    /// or a note per removed document), as WARC gzipped per record.
     Warc,
     /// pywb's CDXJ index of the WARC that `--format warc` writes.
     Cdxj,
@@ -328,8 +330,9 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
     let session = crate::tables::sql::one_stream(crate::tables::sql::with_batch_size(session, 1024)?)?;
     let decided = runtime.block_on(decided_file_names(&session))?;
     let mut files = shard_files(run_files(out, &decided)?, options.shard);
-    // Only the kept WARC (and its index) is read again from the input files.
-    if matches!(options.format, Format::Warc | Format::Cdxj) && !options.removed {
+    // The WARC formats read the input files again: the kept export its
+    // records, the removed one the HTTP headers of its revisits.
+    if matches!(options.format, Format::Warc | Format::Cdxj) {
         locate(&mut files, &options.inputs)?;
     }
     let destination = output::Destination::open(&options.to, out)?;
@@ -417,11 +420,14 @@ struct Decision {
     reason: String,
     /// Similarity to its kept copy (removed documents).
     similarity: Option<f64>,
-    /// The kept copy of a removed document, for its revisit record.
+    /// Its payload digest (`documents.payload_digest`; read for removed
+    /// documents only).
+    payload_digest: Option<String>,
+    /// The kept copy of a removed document, which its record names.
     kept_copy: Option<KeptCopy>,
 }
 
-/// What a revisit record says of the kept copy of a removed document.
+/// What the record of a removed document says of its kept copy.
 #[derive(Debug, Clone)]
 struct KeptCopy {
     url: String,
@@ -432,6 +438,9 @@ struct KeptCopy {
     warc_offset: u64,
     /// Its WARC-Record-ID (or corpus id), from `documents.record_id`.
     record_id: Option<String>,
+    /// Its payload digest: a removed document with the same one is a
+    /// byte-identical copy.
+    payload_digest: Option<String>,
 }
 
 /// The decisions of the shard's files in file and offset order, handed out
@@ -451,10 +460,12 @@ impl<'a> DecisionCursor<'a> {
         let own = files_predicate("d.warc_file", job.files, job.options.shard);
         let sql = if removed {
             format!(
-                "SELECT d.warc_file, d.warc_offset, d.doc_id, d.url, d.crawl_date, d.is_kept, d.reason, \
-                 d.similarity, d.duplicate_of, k.url AS kept_url, k.crawl_date AS kept_date, \
-                 k.warc_file AS kept_file, k.warc_offset AS kept_offset, k.record_id AS kept_record_id \
-                 FROM decisions d LEFT JOIN documents k ON k.doc_id = d.duplicate_of \
+                "SELECT d.warc_file, d.warc_offset, d.warc_length, d.doc_id, d.url, d.crawl_date, d.is_kept, \
+                 d.reason, d.similarity, d.duplicate_of, t.payload_digest, k.url AS kept_url, \
+                 k.crawl_date AS kept_date, k.warc_file AS kept_file, k.warc_offset AS kept_offset, \
+                 k.record_id AS kept_record_id, k.payload_digest AS kept_payload_digest \
+                 FROM decisions d LEFT JOIN documents t ON t.doc_id = d.doc_id \
+                 LEFT JOIN documents k ON k.doc_id = d.duplicate_of \
                  WHERE NOT d.is_kept AND {own} ORDER BY d.warc_file, d.warc_offset"
             )
         } else {
@@ -498,6 +509,11 @@ fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
         let column = crate::tables::column::<arrow::array::StringArray>(batch, name)?;
         Ok(column.is_valid(i).then(|| column.value(i).to_string()))
     };
+    // Columns only the removed documents' query has.
+    let text_if_queried = |name: &str| match batch.column_by_name(name) {
+        Some(_) => optional_text(name),
+        None => Ok(None),
+    };
     let similarity = decisions::similarity(batch)?;
     let kept_copy = match batch.column_by_name("kept_url") {
         Some(urls) if urls.is_valid(i) => {
@@ -508,6 +524,7 @@ fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
                 warc_file: optional_text("kept_file")?.unwrap_or_default(),
                 warc_offset: offsets.value(i),
                 record_id: optional_text("kept_record_id")?,
+                payload_digest: optional_text("kept_payload_digest")?,
             })
         }
         _ => None,
@@ -527,6 +544,7 @@ fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
         kept: decisions::is_kept(batch)?.value(i),
         reason: decisions::reason(batch)?.value(i).to_string(),
         similarity: similarity.is_valid(i).then(|| similarity.value(i)),
+        payload_digest: text_if_queried("payload_digest")?,
         kept_copy,
     })
 }

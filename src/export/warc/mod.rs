@@ -21,9 +21,12 @@
 //! block is not as long as its header says) and unreadable bytes are left
 //! out and counted.
 //!
-//! Removed export (`--removed`): no input is read; each removed document
-//! becomes a `revisit` record naming its kept copy under
-//! [`super::legacy::NEAR_DUPLICATE_PROFILE`] ([`revisits::revisits`]).
+//! Removed export (`--removed`): each removed document becomes a record
+//! naming its kept copy ([`revisits::revisits`]): a standard
+//! `identical-payload-digest` revisit, with the removed capture's HTTP
+//! header read again from the input, where its payload is byte for byte
+//! the kept copy's; a `metadata` note, which replay tools do not resolve
+//! to another page, for every other removed document.
 //!
 //! Memory: one input file's decisions and record headers, and one record's
 //! block (capped as ingest caps it) during the scan.
@@ -53,7 +56,7 @@ use crate::ingest::source::Source;
 use corpus::corpus_file;
 use plan::{plan, Fate};
 use record_bytes::{copy_exactly, copy_with_record_end, RecordBytes};
-use revisits::revisits;
+use revisits::{revisits, InputReading};
 use scan::Record;
 use sink::{write_member, Counting, Index, RecordSink, WarcFile};
 
@@ -134,8 +137,14 @@ fn write_records(job: &Job, ctx: &Setup, sink: &mut dyn RecordSink, summary: &mu
         let decisions = cursor.take(&file.name)?;
         let start = sink.position();
         let written = match &file.source {
-            None if removed => revisits(&decisions, &ctx.fallback_date, sink, summary),
             None => Err(anyhow::anyhow!("the input file was not located")),
+            Some(source) if removed => {
+                let reading = InputReading {
+                    max_block: ctx.max_block,
+                    per_record_warc: ctx.per_record_warc.contains(&file.name),
+                };
+                revisits(source, &decisions, &reading, &ctx.fallback_date, sink, summary)
+            }
             Some(source) if corpus_files::is_corpus_file(&source.name_path()) => {
                 corpus_file(file, source, &decisions, &ctx.fallback_date, sink, summary)
             }
