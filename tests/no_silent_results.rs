@@ -22,7 +22,16 @@ fn sample() -> PathBuf {
 /// A finished run of the sample (one cheap method) in `scratch/out`.
 fn finished_run(scratch: &Path) -> PathBuf {
     let out = scratch.join("out");
-    run_ok(&["--quiet", "run", "--methods", "a0", "--input", sample().to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    run_ok(&[
+        "--quiet",
+        "run",
+        "--methods",
+        "a0",
+        "--input",
+        sample().to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     out
 }
 
@@ -89,11 +98,13 @@ fn a_crawl_file_cut_short_is_read_up_to_the_cut_and_exits_3() {
     let o = pipeline().args(args).output().unwrap();
     assert_eq!(o.status.code(), Some(3), "{}", stderr(&o));
     let log = stderr(&o);
-    let told = log.lines().find(|l| l.contains("cut.warc.gz") && l.contains("damaged")).unwrap_or_else(|| panic!("{log}"));
+    let told =
+        log.lines().find(|l| l.contains("cut.warc.gz") && l.contains("damaged")).unwrap_or_else(|| panic!("{log}"));
     let offset = told.split("at offset ").nth(1).and_then(|t| t.split(|c: char| !c.is_ascii_digit()).next());
     let offset: u64 = offset.and_then(|o| o.parse().ok()).unwrap_or_else(|| panic!("{told}"));
     assert!(offset > 0 && offset < whole.len() as u64 / 2, "{told}");
-    let records: u64 = told.split("after ").nth(1).and_then(|t| t.split(' ').next()?.parse().ok()).unwrap_or_else(|| panic!("{told}"));
+    let records: u64 =
+        told.split("after ").nth(1).and_then(|t| t.split(' ').next()?.parse().ok()).unwrap_or_else(|| panic!("{told}"));
     // What was read is kept: every record before the cut became a row.
     let documents: usize = read_table(&out, "documents").iter().map(|b| b.num_rows()).sum();
     assert!(documents > 0 && documents as u64 <= records, "{documents} documents, {records} records read: {told}");

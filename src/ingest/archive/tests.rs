@@ -329,7 +329,8 @@ fn a_file_cut_short_says_where_and_after_how_many_records() {
     let (info, _) = scan_bytes("cut-header.warc", format!("{rec}WARC/1.0\r\nWARC-Type: resp").as_bytes(), 1 << 20);
     assert_eq!(info.cut, Some(Cut { offset: rec.len() as u64, records_before: 1 }));
     // A payload the crawler cut (WARC-Truncated) is a whole record of a whole file.
-    let crawler_cut = "WARC/1.0\r\nWARC-Type: response\r\nWARC-Truncated: length\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n";
+    let crawler_cut =
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Truncated: length\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n";
     assert_eq!(scan_bytes("crawler-cut.warc", crawler_cut.as_bytes(), 1 << 20).0.cut, None);
     // A corrupt member in the middle is `bad_gzip`, not a cut.
     let mut bad = b.clone();
