@@ -86,7 +86,8 @@ Formats (one file per task in --to: kept.<ext>, removed.<ext>, or kept-I-of-N.<e
                   offset, filename), sorted
 
 Exit codes: 0 written; 1 failed; 2 bad usage (missing table, an input file gone: give
---input); 3 written, but some input files could not be read (logged).";
+--input); 3 written, but some input files could not be read (logged); 4 a run (or a task
+of a sharded stage) is writing --out, and --wait was not given.";
 
 #[derive(clap::Args)]
 pub(crate) struct ExportArgs {
@@ -122,9 +123,20 @@ pub(crate) struct ExportArgs {
     pub(crate) input: Vec<String>,
     /// Memory of the query that streams the decisions, e.g. 2G, as `run
     /// --memory-limit` (default: 75% of the container's or machine's
-    /// memory); its sorts spill to --out's _spill folder beyond half of it.
+    /// memory); its sorts spill to --spill beyond half of it.
     #[arg(long, value_parser = crate::tables::sql::parse_memory_size)]
     pub(crate) memory_limit: Option<usize>,
+    /// Folder the sorts spill to (in `_spill/<pid>`, removed at the end),
+    /// and where files for an object-store --to are staged (default: the
+    /// system's temporary folder, $TMPDIR or /tmp). Never --out, which the
+    /// export only reads: it may be read-only.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) spill: Option<PathBuf>,
+    /// When a run (or a task of a sharded stage) is writing --out: wait for
+    /// it to end (default: refuse with exit code 4, naming it). An export
+    /// never reads the tables of a run in progress.
+    #[arg(long)]
+    pub(crate) wait: bool,
 }
 
 #[derive(clap::Args)]

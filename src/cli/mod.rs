@@ -12,10 +12,13 @@
 //! Exit codes: 0 success; 1 a stage failed (`status`: some stage is not up
 //! to date); 2 bad usage (unknown stage, missing input table or unfinished
 //! tasks of a sharded stage, bad config, a memory limit too small, a
-//! mistyped --out); 3 the run finished but some input files could not be
+//! mistyped --out, an input URL this build cannot read: `gs://`, a typo,
+//! `s3://` without feature `s3`); 3 the run finished but some input files could not be
 //! read or gave nothing but rejects (their paths are logged, and listed in
-//! `ingest_files`); 4 another run holds the output folder, the lock of a
-//! stage's task or the history, and `--wait` was not given; 130
+//! `ingest_files`, or were cut short: a damaged crawl file); 4 another run
+//! holds the output folder, the lock of a stage's task or the history, an
+//! export reads the folder a run would write, or a run writes the folder
+//! an export would read, and `--wait` was not given; 130
 //! interrupted (Ctrl-C, SIGTERM).
 
 mod args;
@@ -342,15 +345,28 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
     }
     crate::process::parallelism::configure(None)?;
     let (out, remote) = local_out(&args.out, args.cache.cache.clone(), Shard::WHOLE)?;
-    if let Some(r) = &remote {
-        // ingest_files tells the WARC formats which inputs are gzipped per record.
-        let n = r.pull(&["decisions", "documents", "boilerplate", "ingest_files"], "export", &[], Shard::WHOLE)?;
-        tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
-    }
     if !out.is_dir() {
         return Err(UsageError(format!("--out {}: no such output folder", args.out)).into());
     }
-    let _spill = crate::tables::sql::SpillFolder(out.clone());
+    // Held to the end: no run starts writing the tables meanwhile, and
+    // none is writing them now (the cache's, for an object-store --out).
+    let _lock = crate::runner::lock::acquire_export(&out, args.wait)?;
+    if let Some(r) = &remote {
+        loop {
+            r.wait_for_runs(args.wait)?;
+            // ingest_files tells the WARC formats which inputs are gzipped per record.
+            let n = r.pull(&["decisions", "documents", "boilerplate", "ingest_files"], "export", &[], Shard::WHOLE)?;
+            tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
+            // A run that started during the pull may have mixed its tables
+            // with the last run's: pulled again once it ends.
+            match r.wait_for_runs(false) {
+                Err(e) if args.wait && e.is::<crate::runner::lock::Busy>() => continue,
+                done => break done?,
+            }
+        }
+    }
+    let spill = args.spill.unwrap_or_else(std::env::temp_dir);
+    let _spill = crate::tables::sql::SpillFolder(spill.clone());
     let options = crate::export::ExportOptions {
         out,
         to: args.to,
@@ -360,6 +376,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
         shard: args.shard.unwrap_or(Shard::WHOLE),
         inputs: args.input,
         memory: crate::process::memory::run_limit(args.memory_limit).map(|l| l.sql()),
+        spill,
         progress: !quiet && std::io::stderr().is_terminal(),
     };
     let summary = crate::export::export(&options, &crate::process::parallelism::runtime()?)?;

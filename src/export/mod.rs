@@ -96,6 +96,11 @@ pub struct ExportOptions {
     pub inputs: Vec<String>,
     /// The memory of the SQL session that streams the decisions.
     pub memory: Option<crate::process::memory::SqlMemory>,
+    /// The folder the export's sorts spill to, and where the files of an
+    /// object-store `to` are staged (`--spill`, else the system's temporary
+    /// folder): never `out`, which an export only reads and which may be
+    /// read-only.
+    pub spill: PathBuf,
     /// Show a progress bar on stderr.
     pub progress: bool,
 }
@@ -324,7 +329,7 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
             .into());
         }
     }
-    let session = runtime.block_on(crate::tables::sql::session_with_memory_limit(out, options.memory))?;
+    let session = runtime.block_on(crate::tables::sql::session_spilling_to(out, options.memory, &options.spill))?;
     // Batches of a thousand rows: a sort of texts spills batch by batch,
     // and 8,192 texts make one batch larger than a small pool.
     let session = crate::tables::sql::one_stream(crate::tables::sql::with_batch_size(session, 1024)?)?;
@@ -335,7 +340,7 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
     if matches!(options.format, Format::Warc | Format::Cdxj) {
         locate(&mut files, &options.inputs)?;
     }
-    let destination = output::Destination::open(&options.to, out)?;
+    let destination = output::Destination::open(&options.to, &options.spill)?;
     let name = part_name(options.format, options.removed, options.shard);
     tracing::info!(
         files = files.len(),

@@ -1,9 +1,9 @@
 //! Where an export goes, written whole or not at all: a local folder, where
 //! each file is written under a hidden temporary name and renamed into
 //! place, or an object-store prefix (`s3://…`, `file://…`, as `--out`
-//! takes them), where each file is staged on the local disk of the run's
-//! output folder and uploaded in one PUT or one multipart upload, which
-//! the store completes only after its last part.
+//! takes them), where each file is staged on the local disk of the
+//! export's spill folder (`--spill`) and uploaded in one PUT or one
+//! multipart upload, which the store completes only after its last part.
 //!
 //! Temporary names follow [`crate::tables::write`]'s (`.<name>.tmp-<pid>` files,
 //! `.tmp-export-<pid>` folders), so an interruption's cleanup removes them.
@@ -25,7 +25,8 @@ pub(super) enum Destination {
 
 impl Destination {
     /// Opens `to`: creates a local folder, or parses a URL (a staging
-    /// folder is made under `scratch`, the run's local output folder).
+    /// folder is made under `scratch`, the export's spill folder: the
+    /// run's output folder may be read-only).
     pub(super) fn open(to: &str, scratch: &Path) -> Result<Destination> {
         if is_url(to) {
             let prefix = Location::parse(to).map_err(|e| crate::runner::MissingInput(format!("--to {to}: {e:#}")))?;

@@ -58,6 +58,10 @@ pub struct FileSummary {
     /// Documents that are not content ([`record::not_content`]); a subset
     /// of `documents`.
     pub not_content: u64,
+    /// Where the end of the file cut it short (a crawl file only): what was
+    /// read before is kept, the cut record is a `truncated` reject, and the
+    /// run tells (exit code 3).
+    pub cut: Option<archive::Cut>,
 }
 
 impl FileSummary {
@@ -76,6 +80,7 @@ impl FileSummary {
             flattened: 0,
             text_truncated: 0,
             not_content: 0,
+            cut: None,
         }
     }
 
@@ -150,6 +155,7 @@ pub fn ingest_file(
     summary.format = info.format;
     summary.compression = info.compression;
     summary.bytes = info.bytes;
+    summary.cut = info.cut;
     Ok(summary)
 }
 

@@ -24,6 +24,25 @@
 //! a stage run side by side; a whole run waits for all of them, and they
 //! for it). `--wait` queues on this lock, before any stage lock.
 //!
+//! `pipeline export` must never read the tables of a run in progress, and
+//! the shared run lock of a sharded stage's tasks cannot keep it out: a
+//! shared lock taken by an export would go with them. So an export holds
+//! another file, `DIR/_locks/export`, shared ([`acquire_export`]), and
+//! each side, once it holds its own file, checks that no one holds the
+//! other's: a run that finds an export reading waits for it (`--wait`) or
+//! stops with exit 4, and so does an export that finds a run or a task
+//! holding `_locks/run`. Whichever of two comes second sees the first, as
+//! each takes its own file before it looks. The look is an exclusive
+//! `flock` of the other file, let go at once, taken under a third file,
+//! `DIR/_locks/check`, held exclusively for that moment only, so that two
+//! looks at one file never see each other as holders (a run tries the run
+//! lock under it too, so that a look never passes for a run). Exports run side by
+//! side, with each other and with `query`, `explain` and `status`, which
+//! take no lock. An export in a folder it cannot write (a read-only disk,
+//! another user's run) uses the lock files that are there, read-only
+//! (`flock` needs no write access), and goes on without those that are
+//! not: no run of its user can write there either.
+//!
 //! An output folder in an object store has no flock: its tasks lock an
 //! object, `_locks/<task>.lock`, created by a conditional PUT (atomic in the
 //! store) and refreshed by a heartbeat every minute ([`acquire_in_store`]).
@@ -92,20 +111,24 @@ impl std::fmt::Display for Holder {
     }
 }
 
-/// Another run holds the lock of a task: exit code [`EXIT_BUSY`].
+/// Another run (or an export) holds the lock of a task: exit code
+/// [`EXIT_BUSY`].
 #[derive(Debug)]
 pub struct Busy {
     pub task: String,
     /// The lock file or object.
     pub lock: String,
     pub holder: Option<Holder>,
+    /// What holds it: `run` or `export`.
+    pub by: &'static str,
 }
 
 impl std::fmt::Display for Busy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let by = self.by;
         let who = match &self.holder {
-            Some(h) => format!("another run ({h})"),
-            None => "another run".to_string(),
+            Some(h) => format!("another {by} ({h})"),
+            None => format!("another {by}"),
         };
         write!(
             f,
@@ -172,12 +195,18 @@ pub fn acquire_run(out: &Path, shard: Shard, wait: bool) -> Result<RunLock> {
         .with_context(|| format!("cannot open lock file {}", path.display()))?;
     let exclusive = shard.is_whole();
     let task = format!("a run on {}", out.display());
-    if !flock(&file, exclusive, false)? {
+    // Under the check lock: an export's look at the run lock holds it for
+    // a moment, and must not pass for a run.
+    let taken = {
+        let _check = hold_check(&dir)?;
+        flock(&file, exclusive, false)?
+    };
+    if !taken {
         // Only an exclusive holder writes its name; what a gone one wrote is
         // no one's.
         let holder = read_holder(&path).filter(|h| !h.is_gone());
         if !wait {
-            return Err(Busy { task, lock: path.display().to_string(), holder }.into());
+            return Err(Busy { task, lock: path.display().to_string(), holder, by: "run" }.into());
         }
         let who = holder.map(|h| h.to_string()).unwrap_or_else(|| "another run".into());
         tracing::info!(lock = %path.display(), "{task} is running in {who}; waiting for it");
@@ -189,7 +218,149 @@ pub fn acquire_run(out: &Path, shard: Shard, wait: bool) -> Result<RunLock> {
         lock.file.set_len(0)?;
         lock.file.write_all(holder.as_bytes()).with_context(|| format!("cannot write lock file {}", path.display()))?;
     }
+    // Held, the run lock keeps exports out from now on; one already
+    // reading is waited for, with the run lock held, so that no other
+    // export slips in meanwhile.
+    let exports = dir.join(EXPORT_LOCK_FILE);
+    while others_hold(&dir, EXPORT_LOCK_FILE)? {
+        let export = format!("an export of {}", out.display());
+        let holder = read_holder(&exports).filter(|h| !h.is_gone());
+        if !wait {
+            return Err(Busy { task: export, lock: exports.display().to_string(), holder, by: "export" }.into());
+        }
+        tracing::info!(lock = %exports.display(), "{export} is reading it; waiting for it");
+        let file = open_lock_file(&exports)?.with_context(|| format!("cannot open lock file {}", exports.display()))?;
+        flock(&file, true, true)?;
+    }
     Ok(lock)
+}
+
+/// The lock file exports hold shared while they read an output folder
+/// ([`acquire_export`]); a run looks at it once it holds the run lock.
+pub const EXPORT_LOCK_FILE: &str = "export";
+
+/// The lock file held exclusively while a run or an export looks whether
+/// the other kind holds the folder (see the module doc).
+const CHECK_LOCK_FILE: &str = "check";
+
+/// An export's hold on an output folder ([`acquire_export`]); released
+/// when dropped. Empty where the export could not open a lock file of its
+/// own (a folder it cannot write).
+#[derive(Debug)]
+pub struct ExportLock {
+    _file: Option<File>,
+}
+
+/// Takes the output folder `out` for an export, which must not read the
+/// tables of a run in progress, whole or sharded (see the module doc):
+/// with `wait`, waits for the runs holding it to end; without, a run
+/// holding it is a [`Busy`] error naming it (the whole run, or a task of a
+/// sharded stage).
+pub fn acquire_export(out: &Path, wait: bool) -> Result<ExportLock> {
+    let dir = out.join(LOCK_DIR);
+    match std::fs::create_dir_all(&dir) {
+        Err(e) if !cannot_write(&e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+        _ => {}
+    }
+    let runs = dir.join(RUN_LOCK_FILE);
+    let export = dir.join(EXPORT_LOCK_FILE);
+    loop {
+        let file = open_lock_file(&export)?;
+        if let Some(file) = &file {
+            flock(file, false, true)?;
+        }
+        if !others_hold(&dir, RUN_LOCK_FILE)? {
+            match &file {
+                // Who reads, for the message of a run it keeps waiting: the
+                // last export to start (a file opened read-only takes none).
+                Some(named) => {
+                    let holder =
+                        serde_json::to_string(&Holder::this_process(&format!("an export of {}", out.display())))?;
+                    let mut writer: &File = named;
+                    let _ = named.set_len(0).and_then(|()| writer.write_all(holder.as_bytes()));
+                }
+                None => tracing::info!(
+                    lock = %export.display(),
+                    "cannot write the lock folder: reading without a lock of its own"
+                ),
+            }
+            return Ok(ExportLock { _file: file });
+        }
+        drop(file);
+        let task = format!("a run on {}", out.display());
+        if !wait {
+            let lock = runs.display().to_string();
+            return Err(Busy { task, lock, holder: running_holder(&dir), by: "run" }.into());
+        }
+        let who = running_holder(&dir).map_or("another run".into(), |h| format!("another run ({h})"));
+        tracing::info!(lock = %runs.display(), "{task} is running in {who}; waiting for it");
+        if let Some(file) = open_lock_file(&runs)? {
+            flock(&file, true, true)?;
+        }
+    }
+}
+
+/// True when a process other than this look holds the lock file `name` of
+/// the lock folder `dir`, shared or exclusive: an exclusive `flock` of it
+/// is refused (and let go at once when taken). Looked at under
+/// [`CHECK_LOCK_FILE`]; a file that is not there, and cannot be made, is
+/// held by no one.
+fn others_hold(dir: &Path, name: &str) -> Result<bool> {
+    let _check = hold_check(dir)?;
+    let Some(file) = open_lock_file(&dir.join(name))? else { return Ok(false) };
+    // Dropping `file` lets the look's lock go, and `_check` the check's.
+    Ok(!flock(&file, true, false)?)
+}
+
+/// Holds [`CHECK_LOCK_FILE`] of the lock folder `dir` until dropped (not
+/// at all where it cannot be opened: a folder no run can write).
+fn hold_check(dir: &Path) -> Result<Option<File>> {
+    let check = open_lock_file(&dir.join(CHECK_LOCK_FILE))?;
+    if let Some(check) = &check {
+        flock(check, true, true)?;
+    }
+    Ok(check)
+}
+
+/// Opens the lock file `path`, made if missing; in a folder this process
+/// cannot write (a read-only disk, another user's folder), the file as it
+/// is, read-only (`flock(2)` needs no more), or `None` when there is none.
+fn open_lock_file(path: &Path) -> Result<Option<File>> {
+    let open = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path);
+    match open {
+        Ok(file) => Ok(Some(file)),
+        Err(e) if cannot_write(&e) => match File::open(path) {
+            Ok(file) => Ok(Some(file)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot open lock file {}", path.display())),
+        },
+        Err(e) => Err(e).with_context(|| format!("cannot open lock file {}", path.display())),
+    }
+}
+
+/// True for the errors of writing where this process may not: a read-only
+/// disk, or a folder or file without write permission for it.
+fn cannot_write(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::EROFS | libc::EACCES | libc::EPERM))
+}
+
+/// Who runs in the output folder whose lock folder is `dir`, as far as
+/// the lock files say: the whole run's holder, else the first live holder
+/// of a stage's task lock (the tasks of a sharded stage hold the run lock
+/// shared and write no name into it).
+fn running_holder(dir: &Path) -> Option<Holder> {
+    let alive = |path: &Path| read_holder(path).filter(|h| !h.is_gone());
+    alive(&dir.join(RUN_LOCK_FILE)).or_else(|| {
+        let mut stage_locks: Vec<PathBuf> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "lock"))
+            .collect();
+        stage_locks.sort();
+        stage_locks.iter().find_map(|p| alive(p))
+    })
 }
 
 /// The lock of task `shard` of `stage`, relative to its output folder or
@@ -236,7 +407,7 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
         if !flock(&file, true, false)? {
             if !wait {
                 let lock = path.display().to_string();
-                return Err(Busy { task: task.to_string(), lock, holder: read_holder(path) }.into());
+                return Err(Busy { task: task.to_string(), lock, holder: read_holder(path), by: "run" }.into());
             }
             if !waited {
                 let holder = read_holder(path).map(|h| h.to_string()).unwrap_or_else(|| "another run".into());
@@ -318,19 +489,59 @@ pub fn acquire_in_store(location: crate::storage::location::Location, task: &str
             return Ok(StoreLock { location, stop, heartbeat: Some(heartbeat) });
         }
         let current: Option<Holder> = location.get().ok().and_then(|b| serde_json::from_slice(&b).ok());
-        let age = current.as_ref().map(|h| crate::process::logging::now_unix().saturating_sub(h.heartbeat_unix));
-        let stale = age.is_none_or(|a| a > STORE_LOCK_TIMEOUT_SECONDS) || current.as_ref().is_some_and(Holder::is_gone);
-        if stale {
+        if is_stale(current.as_ref()) {
             tracing::warn!(lock = %location.url, "taking over a stale lock ({})", current.map_or("unreadable".into(), |h| h.to_string()));
             location.delete()?;
             continue;
         }
         if !wait {
-            return Err(Busy { task: task.to_string(), lock: location.url.clone(), holder: current }.into());
+            return Err(Busy { task: task.to_string(), lock: location.url.clone(), holder: current, by: "run" }.into());
         }
         if !waited {
             let who = current.map_or("another run".into(), |h| h.to_string());
             tracing::info!(lock = %location.url, "{task} is running in {who}; waiting for it");
+            waited = true;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(5));
+    }
+}
+
+/// True when a lock object whose holder is `holder` (`None`: unreadable)
+/// holds nothing: its heartbeat is older than
+/// [`STORE_LOCK_TIMEOUT_SECONDS`], or its holder is a process of this host
+/// that is gone.
+fn is_stale(holder: Option<&Holder>) -> bool {
+    let age = holder.map(|h| crate::process::logging::now_unix().saturating_sub(h.heartbeat_unix));
+    age.is_none_or(|a| a > STORE_LOCK_TIMEOUT_SECONDS) || holder.is_some_and(Holder::is_gone)
+}
+
+/// For an export of an output folder in an object store: until no run
+/// holds a lock object under `locks` (the folder's `_locks/`: a whole
+/// run's, or a task's of a sharded stage; stale ones count as none), waits
+/// with `wait` (polled every 5 seconds), or is a [`Busy`] error naming it.
+/// A store has no shared locks, so nothing keeps a run from starting after
+/// this look: the export looks again once it has pulled the tables into
+/// its cache, which it then reads, whatever the store holds next.
+pub fn wait_for_store_runs(locks: &crate::storage::location::Location, task: &str, wait: bool) -> Result<()> {
+    let mut waited = false;
+    loop {
+        let mut held = None;
+        for meta in locks.list()? {
+            let Some(name) = crate::storage::location::relative_path(&locks.path, &meta.location) else { continue };
+            let lock = locks.child(&name);
+            let holder: Option<Holder> = lock.get().ok().and_then(|b| serde_json::from_slice(&b).ok());
+            if !is_stale(holder.as_ref()) {
+                held = Some((lock.url, holder));
+                break;
+            }
+        }
+        let Some((lock, holder)) = held else { return Ok(()) };
+        if !wait {
+            return Err(Busy { task: task.to_string(), lock, holder, by: "run" }.into());
+        }
+        if !waited {
+            let who = holder.map_or("another run".into(), |h| format!("another run ({h})"));
+            tracing::info!(lock = %lock, "{task} is running in {who}; waiting for it");
             waited = true;
         }
         std::thread::sleep(std::time::Duration::from_secs(5));
@@ -455,15 +666,63 @@ mod tests {
     }
 
     #[test]
+    fn exports_run_side_by_side_but_never_beside_a_run_whole_or_sharded() {
+        let dir = scratch("export");
+        let (whole, task0) = (Shard::WHOLE, "0/2".parse().unwrap());
+        let first = acquire_export(&dir, false).unwrap();
+        let second = acquire_export(&dir, false).unwrap();
+        for shard in [whole, task0] {
+            let refused = acquire_run(&dir, shard, false).unwrap_err();
+            let busy = refused.downcast_ref::<Busy>().expect("a Busy error");
+            assert_eq!((busy.by, busy.holder.as_ref().map(|h| h.pid)), ("export", Some(std::process::id())));
+        }
+        let waiter = {
+            let dir = dir.clone();
+            std::thread::spawn(move || acquire_run(&dir, Shard::WHOLE, true).map(drop))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!waiter.is_finished(), "a queued run waits while an export reads");
+        drop(first);
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!waiter.is_finished(), "and for the last of them");
+        drop(second);
+        waiter.join().unwrap().unwrap();
+
+        // A task of a sharded stage keeps exports out as a whole run does,
+        // named by its task's lock.
+        let task = acquire_run(&dir, task0, false).unwrap();
+        let stage = acquire(&stage_lock_path(&dir, "tokens", task0), "stage tokens task 0/2", false).unwrap();
+        let refused = acquire_export(&dir, false).unwrap_err();
+        let busy = refused.downcast_ref::<Busy>().expect("a Busy error");
+        assert_eq!((busy.by, busy.holder.as_ref().map(|h| h.task.as_str())), ("run", Some("stage tokens task 0/2")));
+        let waiter = {
+            let dir = dir.clone();
+            std::thread::spawn(move || acquire_export(&dir, true).map(drop))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(!waiter.is_finished(), "a waiting export waits while a task runs");
+        drop((stage, task));
+        waiter.join().unwrap().unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_lock_object_refuses_a_second_taker_until_released_or_stale() {
         let dir = scratch("store");
         let url = format!("file://{}", dir.display());
         let location = crate::storage::location::Location::parse(&url).unwrap().child("_locks/verify.lock");
+        let locks = crate::storage::location::Location::parse(&url).unwrap().child(LOCK_DIR);
+        wait_for_store_runs(&locks, "a run", false).expect("no run holds the store");
         let held = acquire_in_store(location.clone(), "stage verify", false).unwrap();
         let refused = acquire_in_store(location.clone(), "stage verify", false).unwrap_err();
         let busy = refused.downcast_ref::<Busy>().expect("a Busy error");
         assert_eq!(busy.holder.as_ref().map(|h| h.pid), Some(std::process::id()));
+        // An export finds the task running, and names it.
+        let refused = wait_for_store_runs(&locks, "a run", false).unwrap_err();
+        let busy = refused.downcast_ref::<Busy>().expect("a Busy error");
+        assert_eq!(busy.holder.as_ref().map(|h| h.task.as_str()), Some("stage verify"));
         drop(held);
+        wait_for_store_runs(&locks, "a run", false).expect("the task ended");
         assert!(location.head().unwrap().is_none(), "a released lock leaves no object");
         // A lock object whose heartbeat is too old is taken over.
         let old = Holder {

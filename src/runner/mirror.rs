@@ -145,6 +145,14 @@ impl RemoteOut {
         crate::runner::lock::acquire_in_store(location, &format!("a run on {}", self.url()), wait)
     }
 
+    /// For an export: waits (`wait`) until no run or task holds a lock
+    /// object of the store, or is a [`crate::runner::lock::Busy`] error
+    /// naming the one that does ([`crate::runner::lock::wait_for_store_runs`]).
+    pub fn wait_for_runs(&self, wait: bool) -> Result<()> {
+        let locks = self.root.child(crate::runner::lock::LOCK_DIR);
+        crate::runner::lock::wait_for_store_runs(&locks, &format!("a run on {}", self.url()), wait)
+    }
+
     /// Uploads one file of the cache folder (`report.html`) as it is.
     pub fn push_file(&self, name: &str) -> Result<()> {
         self.root.child(name).upload(&self.cache.join(name))

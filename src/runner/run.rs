@@ -275,10 +275,15 @@ fn select_stages<'a>(stage: &str, all: &'a [Box<dyn Stage>], history_names: &[&s
     }
 }
 
-/// An input path that is not there, or inputs without one file to read,
-/// is a mistake in the command (exit 2) before any stage runs: ingest would
-/// otherwise run on nothing and the next run would call it up to date.
+/// An input path that is not there, a URL this binary cannot read (`gs://`,
+/// a typo such as `s4://`, `s3://` without the `s3` feature), or inputs
+/// without one file to read, is a mistake in the command (exit 2) before
+/// any stage runs: ingest would otherwise run on nothing and the next run
+/// would call it up to date.
 fn check_inputs(inputs: &[String]) -> Result<()> {
+    for input in inputs.iter().filter(|i| crate::storage::location::is_url(i)) {
+        crate::storage::location::Location::parse(input).map_err(|e| UsageError(format!("--input {e:#}")))?;
+    }
     for input in inputs {
         let looks_like_glob = input.contains(['*', '?', '[']);
         if !crate::storage::location::is_url(input) && !looks_like_glob && !Path::new(input).exists() {

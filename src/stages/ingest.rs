@@ -102,6 +102,11 @@ impl Stage for Ingest {
                     if let Some(why) = nothing_read(s, rejected) {
                         report.input_errors.push(format!("{}: {why}", input.source.name()));
                     }
+                    if let Some(cut) = s.cut {
+                        let why = cut_short(cut);
+                        tracing::warn!(file = %input.source.name(), offset = cut.offset, records_read = cut.records_before, "{why}");
+                        report.input_errors.push(format!("{}: {why}", input.source.name()));
+                    }
                     list.format.append_value(&s.format);
                     list.compression.append_value(&s.compression);
                     for (name, column, v) in [
@@ -174,6 +179,20 @@ fn nothing_read(summary: &FileSummary, rejected: &BTreeMap<String, u64>) -> Opti
         summary.records,
         reasons.join(", ")
     ))
+}
+
+/// What a file the end of which cut a record short is told by: where, and
+/// what was kept. Such a file is damaged (a copy or a download that
+/// stopped part way), and a run that reads it ends with exit code 3, as
+/// for a file that is no crawl: the records past the cut are gone, and a
+/// `truncated` row in `rejects` is all that would say so.
+fn cut_short(cut: crate::ingest::archive::Cut) -> String {
+    format!(
+        "damaged: the file ends inside the record or gzip member at offset {}, after {} whole records, which \
+         are kept (the cut record is a `truncated` reject; what followed it is lost); was it copied or \
+         downloaded whole?",
+        cut.offset, cut.records_before
+    )
 }
 
 /// Reads one archive or corpus file into part `i` of each table: its

@@ -63,21 +63,41 @@ fn s3_store(url: &url::Url, text: &str) -> Result<Arc<dyn ObjectStore>> {
     ))
 }
 
-/// A build without feature `s3` has no S3 client: the URL is refused with
-/// how to get one.
-#[cfg(not(feature = "s3"))]
-fn s3_store(_url: &url::Url, text: &str) -> Result<Arc<dyn ObjectStore>> {
-    bail!("`{text}`: this pipeline was built without S3 support; build it with `cargo build --release --features s3`")
+/// Whether this binary has the S3 client (it was built with feature `s3`).
+pub const S3_BUILT: bool = cfg!(feature = "s3");
+
+/// Why a binary cannot read URLs of `scheme` (lowercase, as [`url::Url`]
+/// gives it), `None` when it can: it reads `file://`, and `s3://` when
+/// `s3_built`. The message names what would read it: the feature to build
+/// with, or the schemes this binary reads (a typo such as `s4://` gets the
+/// same answer as `gs://`). The build is a parameter so that a test built
+/// with every feature checks the answer of a build without `s3` too.
+pub fn unreadable_scheme(scheme: &str, s3_built: bool) -> Option<String> {
+    let readable = if s3_built { "s3:// and file://" } else { "file:// (and s3:// when built with feature `s3`)" };
+    match scheme {
+        "file" => None,
+        "s3" if s3_built => None,
+        "s3" => Some(
+            "this pipeline was built without S3 support; build it with `cargo build --release --features s3`".into(),
+        ),
+        other => Some(format!("unsupported URL scheme `{other}`: this pipeline reads {readable} URLs and local paths")),
+    }
 }
 
 impl Location {
-    /// Opens the store of `text` (`s3://bucket/prefix` or `file:///path`).
+    /// Opens the store of `text` (`s3://bucket/prefix` or `file:///path`);
+    /// a scheme this binary cannot read is an error that says why
+    /// ([`unreadable_scheme`]).
     pub fn parse(text: &str) -> Result<Location> {
         let url = url::Url::parse(text).with_context(|| format!("`{text}` is not a valid URL"))?;
+        if let Some(why) = unreadable_scheme(url.scheme(), S3_BUILT) {
+            bail!("`{text}`: {why}");
+        }
         let store: Arc<dyn ObjectStore> = match url.scheme() {
+            #[cfg(feature = "s3")]
             "s3" => s3_store(&url, text)?,
-            "file" => Arc::new(object_store::local::LocalFileSystem::new()),
-            other => bail!("`{text}`: unsupported URL scheme `{other}` (use s3:// or file://)"),
+            // `file`: the one other scheme `unreadable_scheme` lets through.
+            _ => Arc::new(object_store::local::LocalFileSystem::new()),
         };
         let path = ObjectPath::from_url_path(url.path()).with_context(|| format!("`{text}`: bad object path"))?;
         Ok(Location { store, path, url: text.trim_end_matches('/').to_string() })
@@ -353,5 +373,24 @@ mod tests {
         assert!(Location::parse("gs://bucket/run").unwrap_err().to_string().contains("unsupported URL scheme"));
         assert!(Location::parse("http://example.com/x").is_err());
         assert!(Location::parse("s3:///no-bucket").is_err());
+    }
+
+    #[test]
+    fn a_scheme_this_build_cannot_read_is_named_with_what_would_read_it() {
+        for s3_built in [false, true] {
+            assert_eq!(unreadable_scheme("file", s3_built), None);
+            for scheme in ["gs", "https", "s4"] {
+                let why = unreadable_scheme(scheme, s3_built).expect("refused");
+                assert!(why.contains(&format!("`{scheme}`")) && why.contains("file://"), "{why}");
+                assert!(why.contains("s3://"), "{why}");
+            }
+        }
+        assert_eq!(unreadable_scheme("s3", true), None);
+        let without = unreadable_scheme("s3", false).expect("refused without the feature");
+        assert!(without.contains("--features s3"), "{without}");
+        // The one this binary was built as.
+        assert_eq!(Location::parse("s3://bucket/crawl/").is_ok(), S3_BUILT);
+        let typo = Location::parse("s4://bucket/crawl/").unwrap_err().to_string();
+        assert!(typo.contains("`s4`") && typo.contains("s4://bucket/crawl/"), "{typo}");
     }
 }

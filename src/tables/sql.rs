@@ -210,14 +210,27 @@ pub async fn session_with_memory_limit(
     out: &Path,
     memory: Option<crate::process::memory::SqlMemory>,
 ) -> Result<SessionContext> {
-    session_on_threads(out, memory, crate::process::parallelism::threads()).await
+    session_on_threads(out, memory, crate::process::parallelism::threads(), out).await
 }
 
-/// [`session_with_memory_limit`] for a process of `threads` threads.
+/// [`session_with_memory_limit`] spilling under `spill` (into its
+/// `_spill/<pid>`) instead of under `out`: for `export`, which only reads
+/// a finished run, whose folder may be read-only.
+pub async fn session_spilling_to(
+    out: &Path,
+    memory: Option<crate::process::memory::SqlMemory>,
+    spill: &Path,
+) -> Result<SessionContext> {
+    session_on_threads(out, memory, crate::process::parallelism::threads(), spill).await
+}
+
+/// [`session_with_memory_limit`] for a process of `threads` threads,
+/// spilling under `spill_root`.
 async fn session_on_threads(
     out: &Path,
     memory: Option<crate::process::memory::SqlMemory>,
     threads: usize,
+    spill_root: &Path,
 ) -> Result<SessionContext> {
     let partitions = plan_partitions(threads, memory);
     let mut config = SessionConfig::new()
@@ -233,7 +246,7 @@ async fn session_on_threads(
         .set_bool("datafusion.optimizer.repartition_sorts", partitions > 1);
     let mut runtime = RuntimeEnvBuilder::new();
     if let Some(crate::process::memory::SqlMemory { pool_bytes: bytes, sort_merge_joins }) = memory {
-        let spill = spill_dir_of(out, std::process::id());
+        let spill = spill_dir_of(spill_root, std::process::id());
         let _creating = crate::process::interrupt::unpublished_write(&SPILLS)?;
         std::fs::create_dir_all(&spill).with_context(|| format!("cannot create spill folder {}", spill.display()))?;
         // A fair pool: each spillable operator (sort, aggregation,
@@ -648,7 +661,7 @@ mod tests {
         let join = "EXPLAIN SELECT a.key FROM t a JOIN t b ON a.key = b.key";
         let plan_of = |memory, threads| {
             rt.block_on(async {
-                let ctx = session_on_threads(&out, memory, threads).await.unwrap();
+                let ctx = session_on_threads(&out, memory, threads, &out).await.unwrap();
                 let batches = ctx.sql(join).await.unwrap().collect().await.unwrap();
                 arrow::util::pretty::pretty_format_batches(&batches).unwrap().to_string()
             })

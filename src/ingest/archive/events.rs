@@ -129,4 +129,21 @@ pub struct ArchiveInfo {
     pub bytes: u64,
     /// Number of bytes after decompression.
     pub uncompressed_bytes: u64,
+    /// Where the end of the file cut it short, if it did.
+    pub cut: Option<Cut>,
+}
+
+/// Where the end of a file cut it short, as a copy or a download that
+/// stopped part way does: the data ended inside a record (its header or
+/// its block, shorter than its `Content-Length`) or inside a gzip member.
+/// The reader keeps what it read, and the caller is told, since what the
+/// file held past the cut is gone without a trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    /// Where the cut record starts ([`RawRecord::offset`]'s convention), or
+    /// the compressed offset of the cut gzip member when only its end (the
+    /// trailer, or bytes after the last record) is missing.
+    pub offset: u64,
+    /// Records and malformed regions read before the cut, whole.
+    pub records_before: u64,
 }

@@ -288,11 +288,13 @@ pub(super) struct GzSource {
     /// The compressed end of the member that just ended, not yet claimed
     /// by the stream.
     pub(super) member_end: Option<u64>,
+    /// The compressed start of the member the end of the file cut short.
+    pub(super) cut_member: Option<u64>,
 }
 
 impl GzSource {
     pub(super) fn new(raw: RawReader) -> GzSource {
-        GzSource { state: GzState::Between(raw), members: 0, new_member: None, member_end: None }
+        GzSource { state: GzState::Between(raw), members: 0, new_member: None, member_end: None, cut_member: None }
     }
 
     pub(super) fn read(&mut self, out: &mut [u8]) -> io::Result<Produced> {
@@ -361,6 +363,7 @@ impl GzSource {
                         let mut raw = dec.into_inner();
                         if raw.peek(1)?.is_empty() {
                             // The gzip stream was cut short: the data simply ends.
+                            self.cut_member = Some(cstart);
                             self.state = GzState::Between(raw);
                             return Ok(Produced::Eof);
                         }

@@ -43,7 +43,7 @@ mod lines;
 mod parser;
 mod warc;
 
-pub use events::{ArchiveEvent, ArchiveFormat, ArchiveInfo, Extent, RawRecord};
+pub use events::{ArchiveEvent, ArchiveFormat, ArchiveInfo, Cut, Extent, RawRecord};
 pub use gzip::{member_size, StreamReader};
 pub use header::arc_date_to_iso;
 
@@ -143,12 +143,27 @@ fn scan_reader(
             compression: name.into(),
             bytes: file_len,
             uncompressed_bytes: 0,
+            cut: None,
         });
     }
     let gzip = head.starts_with(&GZIP_MAGIC);
     let source = if gzip { Source::Gzip(GzSource::new(raw)) } else { Source::Plain(raw) };
     let mut parser = Parser::new(Stream::new(source), usize::try_from(max_block_bytes).unwrap_or(usize::MAX));
-    parser.run(sink)?;
+    // Events counted, and the first the end of the data cut, for the cut's
+    // place in the file.
+    let (mut events, mut cut) = (0u64, None);
+    parser.run(&mut |event| {
+        if let (None, Some(offset)) = (cut, cut_at(&event)) {
+            cut = Some(Cut { offset, records_before: events });
+        }
+        events += 1;
+        sink(event);
+    })?;
+    // A gzip member cut after its last record's data: nothing is missing
+    // but the member's end, and the file is cut all the same.
+    if let (None, Source::Gzip(g)) = (cut, &parser.s.src) {
+        cut = g.cut_member.map(|offset| Cut { offset, records_before: events });
+    }
     let compression = match &parser.s.src {
         Source::Plain(_) => "none",
         Source::Gzip(g) if g.members > 1 => "gzip_per_record",
@@ -159,7 +174,19 @@ fn scan_reader(
         compression: compression.into(),
         bytes: parser.s.src.raw_pos(),
         uncompressed_bytes: parser.s.produced,
+        cut,
     })
+}
+
+/// Where `event` starts when the end of the data cut it: a record whose
+/// block is shorter than its declared length, or a header the data ended
+/// inside.
+fn cut_at(event: &ArchiveEvent) -> Option<u64> {
+    match event {
+        ArchiveEvent::Record(r) if r.truncated => Some(r.offset),
+        ArchiveEvent::Malformed { offset, reason, .. } if reason == "truncated" => Some(*offset),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -309,6 +309,37 @@ fn bad_gzip_member_is_skipped() {
 }
 
 #[test]
+fn a_file_cut_short_says_where_and_after_how_many_records() {
+    let a = gz(warc("resource", "a", "one").as_bytes());
+    let b = gz(warc("resource", "b", "two").as_bytes());
+    let whole = [a.clone(), b.clone()].concat();
+    assert_eq!(scan_bytes("whole.warc.gz", &whole, 1 << 20).0.cut, None);
+    // Cut in the last member's data (its record a truncated one), or in its
+    // trailer only (every record whole, the member still cut).
+    for (cut, records_before) in [(12, 1), (4, 2)] {
+        let (info, _) = scan_bytes("cut.warc.gz", &whole[..whole.len() - cut], 1 << 20);
+        assert_eq!(info.cut, Some(Cut { offset: a.len() as u64, records_before }), "cut {cut}");
+    }
+    // Uncompressed: a block shorter than its Content-Length, and a header
+    // the file ends inside.
+    let rec = warc("response", "a", "0123456789");
+    let two = format!("{rec}{rec}");
+    let (info, _) = scan_bytes("cut.warc", &two.as_bytes()[..two.len() - 9], 1 << 20);
+    assert_eq!(info.cut, Some(Cut { offset: rec.len() as u64, records_before: 1 }));
+    let (info, _) = scan_bytes("cut-header.warc", format!("{rec}WARC/1.0\r\nWARC-Type: resp").as_bytes(), 1 << 20);
+    assert_eq!(info.cut, Some(Cut { offset: rec.len() as u64, records_before: 1 }));
+    // A payload the crawler cut (WARC-Truncated) is a whole record of a whole file.
+    let crawler_cut =
+        "WARC/1.0\r\nWARC-Type: response\r\nWARC-Truncated: length\r\nContent-Length: 3\r\n\r\nabc\r\n\r\n";
+    assert_eq!(scan_bytes("crawler-cut.warc", crawler_cut.as_bytes(), 1 << 20).0.cut, None);
+    // A corrupt member in the middle is `bad_gzip`, not a cut.
+    let mut bad = b.clone();
+    let n = bad.len();
+    bad[n / 2..n - 8].iter_mut().for_each(|x| *x = 0xff);
+    assert_eq!(scan_bytes("bad.warc.gz", &[a.clone(), bad, a.clone()].concat(), 1 << 20).0.cut, None);
+}
+
+#[test]
 fn headers_with_lying_lengths_on_every_line_cost_linear_time_and_memory() {
     // Fuzzing: each record read the rest of the file as its block and
     // pushed it back, keeping the consumed bytes: a 1 MB file of such
