@@ -32,7 +32,6 @@ use neardup::methods::shingles::{shingle_fingerprints, MinHasher};
 use neardup::methods::slst::{SentenceString, Slst};
 use neardup::methods::spotsigs::{multiset_jaccard, SpotSigs};
 use neardup::methods::term_ids::TermIds;
-use neardup::methods::InMemory;
 use neardup::methods::{splitmix64, CorpusStats, DocView, PairMethod, TermStats};
 use neardup::text::{Normalizer, Tokenized};
 use neardup::verify::similarity::{similarity_at_least, string_similarity};
@@ -228,15 +227,12 @@ fn minhash_sketch(bencher: Bencher) {
 #[divan::bench(args = ["a0", "a1", "a2", "a3", "a10", "a4", "a5", "imatch", "a7", "a9", "a6", "a8"])]
 fn signature_method(bencher: Bencher, id: &str) {
     let mut docs = sample_views();
-    let methods = build_signers(
-        &[id.to_string()],
-        &MethodsConfig::default(),
-        &SAMPLE_STATS,
-        StateSource::Corpus(&InMemory(&docs)),
-    );
     // The stage looks the terms up once per chunk, outside the methods.
     let ids = TermIds::of(&docs, &SAMPLE_STATS.terms);
     ids.attach(&mut docs);
+    let config = MethodsConfig::default();
+    let sample = neardup::methods::descr::sample_in_memory(&config.descr, &SAMPLE_STATS, &docs);
+    let methods = build_signers(&[id.to_string()], &config, &SAMPLE_STATS, StateSource::Corpus(&sample));
     let method = methods.first().expect("every benchmarked id is a signature method");
     bencher.counter(ItemsCount::new(docs.len())).bench(|| {
         let mut out = Vec::new();

@@ -45,7 +45,7 @@
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-STAGES=(ingest blocks boilerplate tokens exact stats method_state signatures search_keys search_groups search_links search candidates verify_pairs verify place decide evaluate)
+STAGES=(ingest blocks boilerplate tokens exact stats descr_sample method_state signatures search_keys search_groups search_links search candidates verify_pairs verify place decide evaluate)
 SCALES=""
 BIN=""
 PROFILE="release"

@@ -20,7 +20,7 @@ import re
 import sys
 from pathlib import Path
 
-STAGES = ["ingest", "blocks", "boilerplate", "tokens", "stats", "method_state", "signatures", "search_keys", "search_groups", "search_links", "search", "candidates", "verify_pairs", "verify", "place", "decide", "evaluate"]
+STAGES = ["ingest", "blocks", "boilerplate", "tokens", "stats", "descr_sample", "method_state", "signatures", "search_keys", "search_groups", "search_links", "search", "candidates", "verify_pairs", "verify", "place", "decide", "evaluate"]
 
 
 def peak_rss_mb(time_file):

@@ -287,6 +287,7 @@ mod tests {
             ("[methods]\ndescr_rounds = 0", "[methods] descr_rounds = 0 must be at least 1"),
             ("[methods]\ndescr_precision_floor = 2.0", "[methods] descr_precision_floor = 2 must be between 0 and 1"),
             ("[methods]\ndescr_min_bits = 0", "[methods] descr_min_bits = 0 must be at least 1"),
+            ("[methods]\ndescr_sample_documents = 0", "[methods] descr_sample_documents = 0 must be at least 1"),
             ("[methods]\nminhash_shingle_width = 0", "[methods] minhash_shingle_width = 0 must be at least 1"),
             ("[methods]\nminhash_functions = 0", "[methods] minhash_functions = 0 must be at least 1"),
             ("[methods]\nminhash_band_rows = 0", "[methods] minhash_band_rows = 0 must be at least 1"),

@@ -161,7 +161,7 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
             manifest(&remote, stage)["wall_seconds"].as_f64().unwrap()
         );
     }
-    for stage in ["method_state", "signatures"] {
+    for stage in ["descr_sample", "method_state", "signatures"] {
         assert_eq!(manifest(&remote, stage)["engine"], "embedded", "{stage} runs in the pipeline's process, as tasks");
     }
 

@@ -98,6 +98,7 @@ fn file_urls_with_tasks_on_separate_caches_give_the_local_tables() {
     for stage in [
         "exact",
         "stats",
+        "descr_sample",
         "method_state",
         "signatures",
         "search_keys",

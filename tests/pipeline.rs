@@ -292,6 +292,7 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
         "exact_groups",
         "df",
         "signatures",
+        "descr_sample",
         "method_state",
         "sketches",
         "shingles",

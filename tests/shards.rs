@@ -139,6 +139,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
         "ingest_files",
         "blocks",
         "tokens",
+        "descr_sample",
         "method_state",
         "signatures",
         "sketches",
@@ -186,7 +187,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     let (code, err) = run(&sharded, &["--stage", "candidates", "--shard", "0/2"]);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("ingest, blocks, tokens, method_state, signatures, search_keys, search_groups, search, verify"),
+        err.contains("ingest, blocks, tokens, descr_sample, method_state, signatures, search_keys, search_groups, search, verify"),
         "{err}"
     );
     let (code, _) = run(&sharded, &["--stage", "tokens", "--shard", "3/3"]);
@@ -215,4 +216,79 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     let _ = std::fs::remove_dir_all(&whole);
     let _ = std::fs::remove_dir_all(&sharded);
     let _ = std::fs::remove_dir_all(&history);
+}
+
+/// a9 on a sample (spec §4, "At web scale"): with `descr_sample_documents`
+/// below the crawl's size, the sample, the words chosen from it and every
+/// document's signature are the same whether `descr_sample` and
+/// `method_state` run whole or as 3 tasks; the sample is at most the
+/// setting, its size and rate are in the manifest, and documents outside
+/// it are signed too.
+#[test]
+fn a9_on_a_sample_is_the_same_for_any_task_split() {
+    use arrow::array::{StringArray, UInt64Array};
+    let dir = temp_dir("shards-a9-sample");
+    let config = dir.join("a9.toml");
+    std::fs::write(&config, "[methods]\nenabled = [\"a9\"]\ndescr_sample_documents = 60\ndescr_min_bits = 1\n")
+        .unwrap();
+    let stage = |out: &Path, stage: &str, shard: Option<String>| {
+        let mut cmd = pipeline();
+        cmd.args(["--quiet", "run", "--config", config.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+        cmd.args(["--stage", stage]).args(shard.iter().flat_map(|s| ["--shard", s.as_str()]));
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "stage {stage} {shard:?}: {}", String::from_utf8_lossy(&o.stderr));
+    };
+    let (whole, sharded) = (dir.join("whole"), dir.join("sharded"));
+    for stage_name in ["ingest", "blocks", "boilerplate", "tokens", "exact", "stats"] {
+        stage(&whole, stage_name, None);
+    }
+    let _ = std::fs::remove_dir_all(&sharded);
+    copy_dir(&whole, &sharded);
+    for stage_name in ["descr_sample", "method_state", "signatures"] {
+        stage(&whole, stage_name, None);
+        for index in (0..TASKS).rev() {
+            stage(&sharded, stage_name, Some(format!("{index}/{TASKS}")));
+        }
+    }
+    for table in ["descr_sample", "method_state", "signatures"] {
+        let (a, b) = (canonical_rows(&whole, table), canonical_rows(&sharded, table));
+        assert!(!a.is_empty() && a == b, "table {table} differs between the unsharded and the sharded run");
+    }
+    // The sample's size and rate, in the manifest of the task that chose a9.
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(whole.join("_manifests/method_state.json")).unwrap()).unwrap();
+    let counters = &manifest["report"]["counters"];
+    let size = counters["a9_sample_documents"].as_u64().unwrap();
+    let rate = counters["a9_sample_rate_ppb"].as_u64().unwrap();
+    assert!((30..=60).contains(&size) && rate > 0 && rate < 500_000_000, "{counters}");
+    // descr_sample holds the documents under the rate (about 60), the
+    // choice at most 60 of them; every document but the exact copies is
+    // signed from the words, in the sample or not.
+    let sampled: std::collections::BTreeSet<u64> = common::read_table(&whole, "descr_sample")
+        .iter()
+        .flat_map(|b| column::<UInt64Array>(b, "doc_id").values().to_vec())
+        .collect();
+    assert!(sampled.len() as u64 >= size, "{} rows, a sample of {size}", sampled.len());
+    let mut signed_outside = 0;
+    for b in common::read_table(&whole, "signatures") {
+        let (method, doc) = (column::<StringArray>(&b, "method"), column::<UInt64Array>(&b, "doc_id"));
+        signed_outside +=
+            (0..b.num_rows()).filter(|&i| method.value(i) == "a9" && !sampled.contains(&doc.value(i))).count();
+    }
+    assert!(signed_outside > 50, "{signed_outside} documents outside the sample signed");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Copies the folder `from` (tables and manifests) to `to`.
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
 }

@@ -214,11 +214,11 @@ pub(crate) enum HistoryAction {
 
 #[derive(clap::Args)]
 pub(crate) struct RunArgs {
-    /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, method_state, signatures, search_keys,
-    /// search_groups, search_links, search, candidates, verify_pairs, verify, place, decide, evaluate.
+    /// Stage to run: all, ingest, blocks, boilerplate, tokens, exact, stats, descr_sample, method_state, signatures,
+    /// search_keys, search_groups, search_links, search, candidates, verify_pairs, verify, place, decide, evaluate.
     #[arg(long, default_value = "all")]
     pub(crate) stage: String,
-    /// Run task I of N of a map stage (ingest, blocks, tokens, method_state,
+    /// Run task I of N of a map stage (ingest, blocks, tokens, descr_sample, method_state,
     /// signatures, search_keys, search_groups, search, verify), e.g. 0/4: it reads its
     /// share of the input and writes its own part files; the next stage
     /// starts once all N tasks are done.

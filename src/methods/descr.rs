@@ -45,8 +45,18 @@
 //! than `descr_min_bits` (the greedy of set multicover), and (b) loses a
 //! document when it would fall below `descr_min_bits`. With
 //! `descr_min_bits = 1` this is the plain set cover of the spec.
+//!
+//! At web scale (spec §4, turn 5) steps 2–3 run on a sample: the documents
+//! whose [`sample_hash`] falls under the rate `descr_sample_documents / N`,
+//! narrowed to at most `descr_sample_documents` ([`SampleRule`]), so that
+//! the cover's state is bounded by the sample, not the crawl. Step 1's
+//! candidates and df stay the whole crawl's. The tasks of stage
+//! `descr_sample` count their own documents ([`SampleCounter`]), and
+//! [`DescrWords::choose`] reads those counts; every document is then
+//! signed. A crawl no larger than the sample is its own sample, and its
+//! words are what they were before.
 
-use super::{term_frequencies, CorpusStats, DocPasses, DocView, Signature, SignatureMethod, StateRow};
+use super::{CorpusStats, DocView, Signature, SignatureMethod, StateRow};
 use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use foldhash::HashMap;
@@ -130,17 +140,194 @@ impl Histogram {
     }
 }
 
-/// Calls `f(candidate, document index, tf/tf_max)` for every candidate term
-/// of every document, documents in order.
-fn for_each_ratio(docs: &[DocView<'_>], first: u32, index: &HashMap<&str, usize>, mut f: impl FnMut(usize, u32, f64)) {
+/// Calls `f(candidate, document index, tf/tf_max)` for every candidate word
+/// of every sampled document, documents in order; `first` is the index of
+/// the first. A position past the pool (a sample counted against another
+/// `df`) is skipped, never indexed.
+fn for_each_ratio(docs: &[SampledDoc], first: u32, pool_len: usize, mut f: impl FnMut(usize, u32, f64)) {
     for (d, doc) in (first..).zip(docs) {
-        let tf = term_frequencies(doc.terms);
-        let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
-        for (term, n) in tf {
-            if let Some(&c) = index.get(term) {
-                f(c, d, n as f64 / tf_max);
+        let tf_max = doc.tf_max.max(1) as f64;
+        for &(c, n) in &doc.words {
+            if (c as usize) < pool_len {
+                f(c as usize, d, n as f64 / tf_max);
             }
         }
+    }
+}
+
+/// Step 1: the candidate words with their df, in candidate order (highest
+/// df first, ties: term ascending). A function of the whole crawl's `df`
+/// and the settings alone, so every task computes the same positions: the
+/// `descr_sample` table names candidates by them.
+fn candidate_pool<'a>(cfg: &DescrSettings, stats: &'a CorpusStats) -> Vec<(&'a str, u64)> {
+    let max_df = stats.n_docs as f64 * cfg.max_df_fraction;
+    let mut pool: Vec<(&str, u64)> = stats
+        .terms
+        .iter()
+        .filter(|(_, _, st)| st.df >= 2 && st.df as f64 <= max_df)
+        .map(|(_, t, st)| (t, st.df))
+        .collect();
+    pool.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    pool.truncate(cfg.candidates);
+    pool
+}
+
+/// The seed of [`sample_hash`]: its own, so that the sample has nothing to
+/// do with the split of tasks by `doc_id % N` (doc ids are hashes too).
+const SAMPLE_SEED: u64 = 0xa9a9_5a3b_1e5d_0c47;
+
+/// The hash that decides whether a document is in a9's sample: splitmix64
+/// of its id under [`SAMPLE_SEED`]. A function of the id alone (any engine,
+/// any task split computes the same), and a bijection of `u64`, so two
+/// documents never tie.
+pub fn sample_hash(doc_id: u64) -> u64 {
+    let mut state = doc_id ^ SAMPLE_SEED;
+    super::splitmix64(&mut state)
+}
+
+/// Which documents steps 2–3 (thresholds, greedy cover) run on (spec §4,
+/// "At web scale"): those whose [`sample_hash`] is below a bound, so each
+/// task decides for its own documents without the others. Every document
+/// when the crawl is no larger than the sample, which is then the crawl
+/// itself and the choice is what it was before sampling.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleRule {
+    /// In the sample: `sample_hash(doc_id) < below`; None: every document.
+    below: Option<u64>,
+}
+
+impl SampleRule {
+    /// Every document (a crawl no larger than the sample).
+    pub const EVERY: SampleRule = SampleRule { below: None };
+
+    /// The rate `sample_documents / n_docs` (every document when the crawl
+    /// has no more than `sample_documents`): about `sample_documents`
+    /// documents, which [`SampleRule::at_most`] then trims to at most that.
+    pub fn for_corpus(n_docs: u64, sample_documents: u64) -> Self {
+        if n_docs <= sample_documents {
+            return SampleRule::EVERY;
+        }
+        // sample_documents < n_docs, so the bound is below 2^64.
+        let below = (u128::from(sample_documents) << 64) / u128::from(n_docs);
+        SampleRule { below: Some(below as u64) }
+    }
+
+    /// True when `doc_id` is in the sample.
+    pub fn includes(&self, doc_id: u64) -> bool {
+        self.below.is_none_or(|below| sample_hash(doc_id) < below)
+    }
+
+    /// This rule narrowed to the `max_documents` smallest hashes when the
+    /// documents it includes (`hashes`: their [`sample_hash`]es, in any
+    /// order) are more: a rate gives about, not at most, its share. The
+    /// narrowed rule is a bound on the hash too, the same whatever the
+    /// order or the task that counted them. Returns the rule and its size.
+    pub fn at_most(self, mut hashes: Vec<u64>, max_documents: usize) -> (SampleRule, usize) {
+        if hashes.len() <= max_documents {
+            return (self, hashes.len());
+        }
+        let Some(last) = max_documents.checked_sub(1) else {
+            return (SampleRule { below: Some(0) }, 0);
+        };
+        let (_, &mut kth, _) = hashes.select_nth_unstable(last);
+        // More hashes than max_documents, all distinct: the k-th smallest
+        // is below the largest, so kth + 1 does not overflow.
+        (SampleRule { below: Some(kth.saturating_add(1)) }, max_documents)
+    }
+
+    /// The share of all document ids the rule includes (1 for every
+    /// document): the sample's rate, for the manifest.
+    pub fn rate(&self) -> f64 {
+        self.below.map_or(1.0, |below| below as f64 / 2f64.powi(64))
+    }
+
+    /// [`SampleRule::rate`] in parts per billion: a manifest's counters
+    /// are integers.
+    pub fn rate_ppb(&self) -> u64 {
+        (self.rate() * 1e9).round() as u64
+    }
+}
+
+/// One sampled document as steps 2–3 read it: its candidate words' counts
+/// (a row of the `descr_sample` table).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampledDoc {
+    pub doc_id: u64,
+    /// The highest count of any of its terms, candidate or not: `tf_max`.
+    pub tf_max: u32,
+    /// Its candidate words as (position in the candidate pool, count), by
+    /// position.
+    pub words: Vec<(u32, u32)>,
+}
+
+/// The counting of step 2's input, done by every task of stage
+/// `descr_sample` for its own documents: the candidate pool (step 1, from
+/// the whole crawl's `df`) by term id, and the sample rule.
+pub struct SampleCounter {
+    /// Per term id of the dictionary: its position in the pool, or
+    /// `u32::MAX` for a term that is no candidate.
+    position: Vec<u32>,
+    rule: SampleRule,
+}
+
+impl SampleCounter {
+    /// The pool of `stats` under `cfg`, and `rule`.
+    pub fn new(cfg: &DescrSettings, stats: &CorpusStats, rule: SampleRule) -> Self {
+        let mut position = vec![u32::MAX; stats.terms.len()];
+        for (c, &(term, _)) in candidate_pool(cfg, stats).iter().enumerate() {
+            if let Some(id) = stats.terms.id(term) {
+                position[id as usize] = c as u32;
+            }
+        }
+        SampleCounter { position, rule }
+    }
+
+    /// The counts of `doc` when the rule includes it. Reads its
+    /// [`DocView::term_counts`] (looked up in the same dictionary).
+    pub fn count(&self, doc: &DocView<'_>) -> Option<SampledDoc> {
+        if !self.rule.includes(doc.doc_id) {
+            return None;
+        }
+        let tf_max = doc.term_counts.iter().map(|c| c.tf).max().unwrap_or(0);
+        let mut words: Vec<(u32, u32)> = doc
+            .term_counts
+            .iter()
+            .filter_map(|c| self.position.get(c.id as usize).filter(|&&p| p != u32::MAX).map(|&p| (p, c.tf)))
+            .collect();
+        words.sort_unstable();
+        Some(SampledDoc { doc_id: doc.doc_id, tf_max, words })
+    }
+}
+
+/// The sample of documents already in memory, their term counts looked up
+/// in `stats`' dictionary ([`DocView::term_counts`]): counted under the rule
+/// of a crawl of `stats.n_docs` documents and narrowed to at most
+/// `descr_sample_documents`, as stages `descr_sample` and `method_state`
+/// make it from the tables. For benchmarks and tests, which hold their
+/// documents.
+pub fn sample_in_memory(cfg: &DescrSettings, stats: &CorpusStats, docs: &[DocView<'_>]) -> Vec<SampledDoc> {
+    let rule = SampleRule::for_corpus(stats.n_docs, cfg.sample_documents as u64);
+    let counter = SampleCounter::new(cfg, stats, rule);
+    let counted: Vec<SampledDoc> = docs.iter().filter_map(|d| counter.count(d)).collect();
+    let (rule, _) = rule.at_most(counted.iter().map(|d| sample_hash(d.doc_id)).collect(), cfg.sample_documents);
+    counted.into_iter().filter(|d| rule.includes(d.doc_id)).collect()
+}
+
+/// The sample's documents as steps 2–3 read them: chunk by chunk, pass
+/// after pass (the `descr_sample` table read back, or documents counted in
+/// memory). The order need not be the same from pass to pass: the choice
+/// depends on which documents a word covers, not on their order.
+pub trait SamplePasses {
+    /// Calls `f` with every sampled document, a chunk at a time. A pass
+    /// that cannot read stops early; its reader keeps the error for the
+    /// stage.
+    fn each_chunk(&self, f: &mut dyn FnMut(&[SampledDoc]));
+}
+
+/// A sample already in memory, as one chunk.
+impl SamplePasses for Vec<SampledDoc> {
+    fn each_chunk(&self, f: &mut dyn FnMut(&[SampledDoc])) {
+        f(self)
     }
 }
 
@@ -266,33 +453,25 @@ pub struct DescrWords {
 }
 
 impl DescrWords {
-    /// Chooses the words and thresholds (module doc) from `stats` (N, df)
-    /// and two passes over `docs` (the relative frequencies); `docs` should
-    /// be the corpus `stats` was computed from.
-    pub fn build(cfg: &DescrSettings, stats: &CorpusStats, docs: &dyn DocPasses) -> Self {
+    /// Chooses the words and thresholds (module doc): the candidates from
+    /// `stats` (the whole crawl's N and df), their thresholds and the greedy
+    /// cover from two passes over `sample` (the sampled documents' counts,
+    /// made by [`SampleCounter`] against the same `stats`). The state is
+    /// bounded by the sample: per candidate, the sampled documents it covers.
+    pub fn choose(cfg: &DescrSettings, stats: &CorpusStats, sample: &dyn SamplePasses) -> Self {
         let grid = grid(cfg.grid_step);
-        let max_df = stats.n_docs as f64 * cfg.max_df_fraction;
-        let mut pool: Vec<(&str, u64)> = stats
-            .terms
-            .iter()
-            .filter(|(_, _, st)| st.df >= 2 && st.df as f64 <= max_df)
-            .map(|(_, t, st)| (t, st.df))
-            .collect();
-        pool.sort_unstable_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
-        pool.truncate(cfg.candidates);
-        let index: HashMap<&str, usize> = pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
-
+        let pool = candidate_pool(cfg, stats);
         let mut hists = vec![Histogram::new(grid.len()); pool.len()];
         let mut n_docs = 0u32;
-        docs.each_chunk(&mut |chunk| {
-            for_each_ratio(chunk, n_docs, &index, |c, _, r| hists[c].add(r, &grid, cfg.band));
+        sample.each_chunk(&mut |chunk| {
+            for_each_ratio(chunk, n_docs, pool.len(), |c, _, r| hists[c].add(r, &grid, cfg.band));
             n_docs += chunk.len() as u32;
         });
         let thresholds: Vec<Option<Threshold>> = hists.iter().map(|h| h.best(&grid)).collect();
         let mut covers: Vec<Vec<u32>> = vec![Vec::new(); pool.len()];
         let mut first = 0u32;
-        docs.each_chunk(&mut |chunk| {
-            for_each_ratio(chunk, first, &index, |c, d, r| {
+        sample.each_chunk(&mut |chunk| {
+            for_each_ratio(chunk, first, pool.len(), |c, d, r| {
                 if thresholds[c].is_some_and(|th| is_above(r, th.theta)) {
                     covers[c].push(d);
                 }
@@ -312,7 +491,7 @@ impl DescrWords {
         DescrWords::of(thresholds, stats, cfg)
     }
 
-    /// The words and thresholds of an earlier [`DescrWords::build`], from
+    /// The words and thresholds of an earlier [`DescrWords::choose`], from
     /// its [`SignatureMethod::state`] rows (a9's rows of `method_state`);
     /// `cfg` gives the minimum number of set bits, which is not in the state,
     /// and `stats` the term ids (every descriptive word is one of its terms).
@@ -389,6 +568,12 @@ pub struct DescrSettings {
     /// or two common words are shared by many unrelated pages).
     #[serde(rename = "descr_min_bits")]
     pub min_bits: usize,
+    /// The thresholds and the greedy cover are chosen on a uniform sample
+    /// of at most this many documents (spec §4, "At web scale"): the
+    /// cover's state is per sampled document, so bounded whatever the
+    /// crawl. A crawl no larger is its own sample, chosen from as before.
+    #[serde(rename = "descr_sample_documents")]
+    pub sample_documents: usize,
 }
 
 impl Default for DescrSettings {
@@ -402,6 +587,7 @@ impl Default for DescrSettings {
             rounds: 3,
             precision_floor: 0.5,
             min_bits: 2,
+            sample_documents: 1_000_000,
         }
     }
 }
@@ -421,13 +607,71 @@ impl FamilySettings for DescrSettings {
         p.at_least(S, "descr_rounds", self.rounds, 1);
         p.within(S, "descr_precision_floor", self.precision_floor, 0.0, 1.0);
         p.at_least(S, "descr_min_bits", self.min_bits, 1);
+        p.at_least(S, "descr_sample_documents", self.sample_documents, 1);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::methods::InMemory;
+    use crate::methods::term_frequencies;
+
+    /// The choice as stages `descr_sample` and `method_state` make it:
+    /// the documents' terms looked up, counted under the sample rule of
+    /// `stats`, narrowed, then chosen from.
+    fn build(cfg: &DescrSettings, stats: &CorpusStats, docs: &[DocView<'_>]) -> DescrWords {
+        let docs = crate::methods::term_ids::with_ids(docs, &stats.terms);
+        DescrWords::choose(cfg, stats, &sample_in_memory(cfg, stats, &docs))
+    }
+
+    /// A sample handed out `.1` documents at a time.
+    struct ChunkedSample(Vec<SampledDoc>, usize);
+
+    impl SamplePasses for ChunkedSample {
+        fn each_chunk(&self, f: &mut dyn FnMut(&[SampledDoc])) {
+            self.0.chunks(self.1).for_each(f);
+        }
+    }
+
+    /// The one-process choice before the sample (spec §4 steps 1–3 over
+    /// every document, strings hashed per document): the reference that a
+    /// crawl no larger than the sample must still get.
+    fn reference_build(cfg: &DescrSettings, stats: &CorpusStats, docs: &[DocView<'_>]) -> DescrWords {
+        let grid = grid(cfg.grid_step);
+        let pool = candidate_pool(cfg, stats);
+        let index: HashMap<&str, usize> = pool.iter().enumerate().map(|(i, &(t, _))| (t, i)).collect();
+        let ratios = |doc: &DocView<'_>| -> Vec<(usize, f64)> {
+            let tf = term_frequencies(doc.terms);
+            let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
+            tf.into_iter().filter_map(|(t, n)| index.get(t).map(|&c| (c, n as f64 / tf_max))).collect()
+        };
+        let mut hists = vec![Histogram::new(grid.len()); pool.len()];
+        for doc in docs {
+            for (c, r) in ratios(doc) {
+                hists[c].add(r, &grid, cfg.band);
+            }
+        }
+        let thresholds: Vec<Option<Threshold>> = hists.iter().map(|h| h.best(&grid)).collect();
+        let mut covers: Vec<Vec<u32>> = vec![Vec::new(); pool.len()];
+        for (d, doc) in docs.iter().enumerate() {
+            for (c, r) in ratios(doc) {
+                if thresholds[c].is_some_and(|th| is_above(r, th.theta)) {
+                    covers[c].push(d as u32);
+                }
+            }
+        }
+        let cands: Vec<Candidate<'_>> = pool
+            .iter()
+            .zip(thresholds)
+            .zip(covers)
+            .filter_map(|((&(term, _), th), docs)| th.map(|threshold| Candidate { term, threshold, docs }))
+            .collect();
+        let thresholds = select(&cands, docs.len(), cfg)
+            .into_iter()
+            .map(|i| (cands[i].term.to_string(), cands[i].threshold.theta))
+            .collect();
+        DescrWords::of(thresholds, stats, cfg)
+    }
 
     fn hist(ratios: &[f64]) -> Option<Threshold> {
         let g = grid(0.05);
@@ -555,7 +799,7 @@ mod tests {
         // Round 2 changes nothing. Result {alpha, bravo}, 7 documents signed.
         let (docs, stats) = corpus();
         let v = views(&docs);
-        let m = DescrWords::build(&cfg(1, 5000), &stats, &InMemory(&v));
+        let m = build(&cfg(1, 5000), &stats, &v);
         let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
         assert_eq!(words, ["alpha", "bravo"]);
         let a = Some(xxh3_64(b"alpha"));
@@ -568,13 +812,15 @@ mod tests {
         assert_eq!(sigs(&back, &stats.terms, &v), [a, a, a, a, a, b, b, None, None, None]);
 
         // Read in chunks of any size, pass after pass, the same choice.
+        let sample = sample_in_memory(&cfg(1, 5000), &stats, &crate::methods::term_ids::with_ids(&v, &stats.terms));
+        assert_eq!(sample.len(), 10, "ten documents, a sample of a million: every one");
         for size in [1, 3, 7] {
-            let chunked = DescrWords::build(&cfg(1, 5000), &stats, &crate::methods::Chunked(&v, size));
+            let chunked = DescrWords::choose(&cfg(1, 5000), &stats, &ChunkedSample(sample.clone(), size));
             assert_eq!(chunked.state(), m.state(), "{size}");
         }
 
         // At most one word: the greedy's first choice.
-        let m = DescrWords::build(&cfg(1, 1), &stats, &InMemory(&v));
+        let m = build(&cfg(1, 1), &stats, &v);
         assert_eq!(m.state(), vec![StateRow { slot: 0, term: "alpha".into(), value: 0.5 }]);
         assert_eq!(sigs(&m, &stats.terms, &v), [a, a, a, a, a, None, None, None, None, None]);
 
@@ -585,7 +831,7 @@ mod tests {
         // lost: dropped. alpha and delta each hold docs 0,1 at two bits and
         // nothing unchosen replaces them (bravo is out, charlie below the
         // floor): kept. Docs 2-4 have one bit (alpha): no signature.
-        let m = DescrWords::build(&cfg(2, 5000), &stats, &InMemory(&v));
+        let m = build(&cfg(2, 5000), &stats, &v);
         let words: Vec<String> = m.state().into_iter().map(|r| r.term).collect();
         assert_eq!(words, ["alpha", "delta"]);
         let ad = Some(xxh3_64(b"alpha delta"));
@@ -716,5 +962,138 @@ mod tests {
         // No word at all: never a signature.
         let t: Vec<&str> = vec!["other"];
         assert_eq!(sigs(&m, &stats.terms, &views(std::slice::from_ref(&t))), [None]);
+    }
+
+    #[test]
+    fn the_sample_is_decided_by_the_id_alone_whatever_the_task_split() {
+        // Pinned: a changed hash would change every sampled crawl's words.
+        assert_eq!((sample_hash(0), sample_hash(1)), (14304918569663382176, 11175176998812038510));
+        let ids: Vec<u64> = (0..10_000u64).map(|i| xxh3_64(&i.to_le_bytes())).collect();
+        let rule = SampleRule::for_corpus(10_000, 1_000);
+        assert_eq!(rule.rate_ppb(), 100_000_000);
+        let under_rate: Vec<u64> = ids.iter().copied().filter(|&id| rule.includes(id)).collect();
+        // About a tenth (binomial sd 30), more than the thousand allowed or not.
+        assert!((880..1120).contains(&under_rate.len()), "{}", under_rate.len());
+        let (sample, size) = rule.at_most(under_rate.iter().map(|&id| sample_hash(id)).collect(), 1_000);
+        assert_eq!(size, under_rate.len().min(1_000));
+        assert_eq!(ids.iter().filter(|&&id| sample.includes(id)).count(), size);
+        // Each task of N counts its own documents; the hashes reach the
+        // choice in any order (tasks in reverse here): the same sample.
+        for count in 1..=5u32 {
+            let mut hashes = Vec::new();
+            for index in (0..count).rev() {
+                let task = crate::tables::shard::Shard { index, count };
+                let own = ids.iter().filter(|&&id| task.owns_doc(id) && rule.includes(id));
+                hashes.extend(own.map(|&id| sample_hash(id)));
+            }
+            assert_eq!(rule.at_most(hashes, 1_000), (sample, size), "{count} tasks");
+        }
+        // Narrowed to at most k: exactly the k smallest hashes.
+        let (ten, size) = rule.at_most(under_rate.iter().map(|&id| sample_hash(id)).collect(), 10);
+        assert_eq!((size, ids.iter().filter(|&&id| ten.includes(id)).count()), (10, 10));
+        assert!(ten.rate() < sample.rate());
+        // A crawl no larger than the sample is the sample.
+        assert_eq!(SampleRule::for_corpus(1_000, 1_000), SampleRule::EVERY);
+        assert!(ids.iter().all(|&id| SampleRule::EVERY.includes(id)));
+        assert_eq!(SampleRule::EVERY.rate_ppb(), 1_000_000_000);
+    }
+
+    /// `n` documents of a made-up crawl: 50 topics of 6 words each, every
+    /// document a mix of its topic's words, a few others' and common
+    /// words, so that words have varied frequencies and covers overlap.
+    /// Each document's id is a hash, as in a run.
+    fn generated(n: u64) -> (Vec<(u64, Vec<String>)>, CorpusStats) {
+        let mut rng = 7u64;
+        let mut draw = |below: u64| crate::methods::splitmix64(&mut rng) % below;
+        let docs: Vec<(u64, Vec<String>)> = (0..n)
+            .map(|i| {
+                let topic = i % 50;
+                let len = 8 + draw(30);
+                let terms = (0..len)
+                    .map(|_| match draw(10) {
+                        0..=4 => format!("topic{topic}w{}", draw(6)),
+                        5..=6 => format!("topic{}w{}", draw(50), draw(6)),
+                        _ => format!("common{}", draw(8)),
+                    })
+                    .collect();
+                (xxh3_64(&i.to_le_bytes()), terms)
+            })
+            .collect();
+        let mut terms: HashMap<String, crate::methods::TermStats> = HashMap::default();
+        for (_, d) in &docs {
+            let d: Vec<&str> = d.iter().map(String::as_str).collect();
+            for (t, count) in term_frequencies(&d) {
+                let st = terms.entry(t.to_string()).or_default();
+                st.df += 1;
+                st.cf += count as u64;
+            }
+        }
+        (docs, CorpusStats { n_docs: n, dl_avg: 0.0, terms: terms.into_iter().collect() })
+    }
+
+    fn generated_views<'a>(docs: &'a [(u64, Vec<&'a str>)]) -> Vec<DocView<'a>> {
+        docs.iter().map(|(id, t)| DocView { doc_id: *id, terms: t, words: t, ..Default::default() }).collect()
+    }
+
+    fn borrowed(docs: &[(u64, Vec<String>)]) -> Vec<(u64, Vec<&str>)> {
+        docs.iter().map(|(id, t)| (*id, t.iter().map(String::as_str).collect())).collect()
+    }
+
+    #[test]
+    fn below_the_sample_size_the_choice_is_the_one_process_reference() {
+        let (docs, stats) = generated(400);
+        let docs = borrowed(&docs);
+        let v = generated_views(&docs);
+        for (min_bits, max_words, rounds) in [(1, 5000, 3), (2, 5000, 3), (2, 12, 2), (3, 5000, 1)] {
+            let c = DescrSettings { max_df_fraction: 0.3, min_bits, max_words, rounds, ..DescrSettings::default() };
+            let reference = reference_build(&c, &stats, &v).state();
+            assert!(reference.len() > 10, "{min_bits} bits: {} words", reference.len());
+            assert_eq!(build(&c, &stats, &v).state(), reference, "{min_bits} bits, {max_words} words");
+            // A sample of exactly the crawl's size is still the whole crawl.
+            let at = DescrSettings { sample_documents: 400, ..c.clone() };
+            assert_eq!(build(&at, &stats, &v).state(), reference);
+            // The sample's documents in any order: the same choice (the
+            // table is read back in no particular order).
+            let mut sample = sample_in_memory(&c, &stats, &crate::methods::term_ids::with_ids(&v, &stats.terms));
+            sample.reverse();
+            sample.rotate_left(137);
+            assert_eq!(DescrWords::choose(&c, &stats, &sample).state(), reference);
+        }
+    }
+
+    #[test]
+    fn a_small_sample_chooses_from_its_documents_and_every_document_is_signed() {
+        let (docs, stats) = generated(400);
+        let docs = borrowed(&docs);
+        let v = crate::methods::term_ids::with_ids(&generated_views(&docs), &stats.terms);
+        let c = DescrSettings { max_df_fraction: 0.3, min_bits: 1, sample_documents: 60, ..DescrSettings::default() };
+        let sample = sample_in_memory(&c, &stats, &v);
+        assert!((40..=60).contains(&sample.len()), "{} sampled", sample.len());
+        let sampled: std::collections::HashSet<u64> = sample.iter().map(|d| d.doc_id).collect();
+        let m = DescrWords::choose(&c, &stats, &sample);
+        // The words are those of the sampled documents alone, candidates
+        // and df still the whole crawl's...
+        let alone: Vec<DocView<'_>> = v.iter().filter(|d| sampled.contains(&d.doc_id)).copied().collect();
+        assert_eq!(m.state(), reference_build(&c, &stats, &alone).state());
+        // ... not the whole crawl's choice ...
+        let whole = reference_build(&DescrSettings { sample_documents: 400, ..c.clone() }, &stats, &v);
+        assert_ne!(m.state(), whole.state());
+        // ... and each sets its bit in a sampled document.
+        for row in m.state() {
+            let sets_bit = |d: &&DocView<'_>| {
+                let tf = term_frequencies(d.terms);
+                let tf_max = tf.values().copied().max().unwrap_or(1) as f64;
+                tf.get(row.term.as_str()).is_some_and(|&n| is_above(n as f64 / tf_max, row.value))
+            };
+            assert!(alone.iter().any(|d| sets_bit(&d)), "{} sets no sampled document's bit", row.term);
+        }
+        // Every document is signed with them, in the sample or not.
+        let signed = |d: &&DocView<'_>| {
+            let mut out = Vec::new();
+            m.sign(d, &mut out);
+            !out.is_empty()
+        };
+        let outside = v.iter().filter(|d| !sampled.contains(&d.doc_id));
+        assert!(outside.filter(signed).count() > 100, "documents outside the sample are signed too");
     }
 }

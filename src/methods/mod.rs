@@ -11,6 +11,7 @@
 //! and what each one writes and reads, is [`registry`]'s to say.
 
 use anyhow::Result;
+#[cfg(test)]
 use foldhash::{HashMap, HashMapExt};
 pub use terms::{TermCount, TermDict, TermStats};
 
@@ -35,8 +36,8 @@ pub mod whole;
 
 /// Which token lists a method reads of a document (see [`DocView`]). The
 /// lists are most of a document's memory (`words` about twice `terms`), and
-/// the stages that read the whole corpus pass after pass (`stats` for a9,
-/// `search`) need one of them only.
+/// the stages that read the whole corpus (`descr_sample` for a9,
+/// `search_keys`) need one of them only.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenParts {
     /// `terms` and `sentence_ends`.
@@ -155,9 +156,8 @@ pub struct ScoredPair {
 
 /// The corpus's documents as a method's state or a pair search reads them:
 /// chunk by chunk, pass after pass, in the same order each time, so that
-/// no pass needs the whole corpus's token lists in memory (a9 makes two
-/// passes; SpotSigs and SL+ST one, writing their encoded form of each
-/// document to disk).
+/// no pass needs the whole corpus's token lists in memory (SpotSigs and
+/// SL+ST make one, writing their encoded form of each document to disk).
 pub trait DocPasses {
     /// Calls `f` with every document, a chunk at a time. A pass that cannot
     /// read its documents stops early; its reader keeps the error for the
@@ -260,8 +260,9 @@ impl EdgeBound {
 }
 
 /// The number of occurrences of each distinct term of a document, by
-/// string: what a9 chooses its words from in `method_state`. Signing reads the
-/// same counts by term id ([`DocView::term_counts`]).
+/// string: the tests' references count with it. The stages read the same
+/// counts by term id ([`DocView::term_counts`]).
+#[cfg(test)]
 pub fn term_frequencies<'a>(terms: &[&'a str]) -> HashMap<&'a str, u32> {
     let mut tf: HashMap<&str, u32> = HashMap::with_capacity(terms.len());
     for t in terms {

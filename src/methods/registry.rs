@@ -22,8 +22,8 @@
 use super::settings::{CandidatesConfig, MethodsConfig};
 use super::traits::RecordMethod;
 use super::{
-    a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocPasses, DocView,
-    PairMethod, Signature, SignatureMethod, StateRow, TokenParts,
+    a11, a12, descr, imatch, sentences, shingles, slst, spotsigs, topwords, whole, CorpusStats, DocView, PairMethod,
+    Signature, SignatureMethod, StateRow, TokenParts,
 };
 use crate::settings::Problems;
 use crate::tables::shard::Shard;
@@ -254,19 +254,21 @@ impl SqlJob {
 /// Where a method whose state needs the documents takes it from.
 #[derive(Clone, Copy)]
 pub enum StateInput<'a> {
-    /// Chosen now from these documents (the `method_state` stage).
-    Corpus(&'a dyn DocPasses),
+    /// Chosen now from these documents' counts (the `method_state` stage,
+    /// from the sample of stage `descr_sample`).
+    Corpus(&'a dyn descr::SamplePasses),
     /// The method's rows of `method_state`, saved by stage `method_state`, so that every
     /// task of a sharded `signatures` stage signs with the state chosen once
     /// from the whole corpus.
     Saved(&'a [StateRow]),
 }
 
-/// Where the signers of one build take their state from: the documents, or
-/// every method's saved rows of `method_state` by method id.
+/// Where the signers of one build take their state from: the sampled
+/// documents' counts, or every method's saved rows of `method_state` by
+/// method id.
 #[derive(Clone, Copy)]
 pub enum StateSource<'a> {
-    Corpus(&'a dyn DocPasses),
+    Corpus(&'a dyn descr::SamplePasses),
     Saved(&'a BTreeMap<String, Vec<StateRow>>),
 }
 
@@ -347,7 +349,7 @@ pub static METHODS: &[MethodSpec] = &[
         reads: DocReads::TERM_IDS,
         signer: Some(|c, s, state| {
             Box::new(match state {
-                StateInput::Corpus(docs) => descr::DescrWords::build(&c.descr, s, docs),
+                StateInput::Corpus(sample) => descr::DescrWords::choose(&c.descr, s, sample),
                 StateInput::Saved(rows) => descr::DescrWords::from_state(&c.descr, s, rows),
             })
         }),
@@ -575,7 +577,7 @@ pub fn build_signers(
         .filter_map(|m| {
             let build = m.signer?;
             let input = match state {
-                StateSource::Corpus(docs) => StateInput::Corpus(docs),
+                StateSource::Corpus(sample) => StateInput::Corpus(sample),
                 StateSource::Saved(saved) => StateInput::Saved(saved.get(m.id).map_or(&[], Vec::as_slice)),
             };
             Some(build(cfg, stats, input))
@@ -645,12 +647,8 @@ mod tests {
             .chain(&["a9", "imatch", "slst", "a11", "spotsigs", "a12", "nonsense"])
             .map(|s| s.to_string())
             .collect();
-        let methods = build_signers(
-            &ids,
-            &MethodsConfig::default(),
-            &CorpusStats::default(),
-            StateSource::Corpus(&crate::methods::InMemory(&[])),
-        );
+        let methods =
+            build_signers(&ids, &MethodsConfig::default(), &CorpusStats::default(), StateSource::Corpus(&Vec::new()));
         let built: Vec<&str> = methods.iter().map(|m| m.id()).collect();
         assert_eq!(built, ["a10", "a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7", "a9", "imatch"]);
     }
@@ -714,7 +712,7 @@ mod tests {
             let Some(build) = m.signer else { continue };
             let state = match m.state_reads_documents {
                 true => StateInput::Saved(&every_term),
-                false => StateInput::Corpus(&crate::methods::InMemory(&full)),
+                false => StateInput::Corpus(&Vec::new()),
             };
             let signer = build(&config, &stats, state);
             let mut signed_any = false;
@@ -759,10 +757,7 @@ mod tests {
             assert!(!m.name.is_empty() && m.name != m.id, "{} has no name", m.id);
             // A signer reports the id it is listed under.
             if let Some(build) = m.signer {
-                assert_eq!(
-                    build(&config, &CorpusStats::default(), StateInput::Corpus(&crate::methods::InMemory(&[]))).id(),
-                    m.id
-                );
+                assert_eq!(build(&config, &CorpusStats::default(), StateInput::Corpus(&Vec::new())).id(), m.id);
             }
             if let Some(build) = m.search {
                 assert_eq!(build(&config).id(), m.id);

@@ -1,26 +1,30 @@
-//! Stage `method_state`: `tokens`, `exact_copies`, `df`, `corpus_stats` →
+//! Stage `method_state`: `descr_sample`, `df`, `corpus_stats` →
 //! `method_state`.
 //!
 //! The state of the global methods, chosen once from the whole corpus and
 //! read back by every task of `signatures`: the lexicons of imatch and a7
 //! (from `df`; every `signatures` task rebuilds them from it, and their rows
-//! here explain a run), and a9's descriptive words, which need two more
-//! passes over every document's terms, a chunk of
-//! [`CHUNK_DOCS`](crate::methods::inputs::tokens::CHUNK_DOCS) at a time.
+//! here explain a run), and a9's descriptive words, chosen from the
+//! sample's counts that the tasks of stage `descr_sample` wrote (spec §4,
+//! "At web scale"): two passes over `descr_sample`, at most
+//! `descr_sample_documents` documents whatever the crawl, never over
+//! `tokens`. The sample's size and rate go to the manifest
+//! (`a9_sample_documents`, `a9_sample_rate_ppb`).
 //!
-//! Why a stage of its own, run as tasks: it reads `tokens` and the whole
-//! term dictionary, which the pipeline process must not do when the SQL
-//! stages run on a cluster (`--engine ballista://…`, where that process
-//! only drives them). Each method's state is independent of the others',
-//! so task I of N (`--shard I/N`) builds the enabled methods at the
-//! positions `j % N = I` of the registry's order; every task reads all the
-//! documents. The table is the same for any N (its rows are each method's).
+//! Why a stage of its own, run as tasks: it reads the whole term
+//! dictionary, which the pipeline process must not do when the SQL stages
+//! run on a cluster (`--engine ballista://…`, where that process only
+//! drives them). Each method's state is independent of the others', so
+//! task I of N (`--shard I/N`) builds the enabled methods at the positions
+//! `j % N = I` of the registry's order. The table is the same for any N
+//! (its rows are each method's).
 
 use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::inputs::tokens::{TokenParts, TokenPasses};
+use crate::methods::descr::SampleRule;
+use crate::methods::inputs::descr_sample::SampleReader;
 use crate::methods::registry::{self, StateSource};
 use crate::runner::{RunContext, Stage, StageReport};
 use crate::tables::columns::method_state;
@@ -35,7 +39,7 @@ impl Stage for MethodState {
         "method_state"
     }
     fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "exact_copies", "df", "corpus_stats"]
+        vec!["descr_sample", "df", "corpus_stats"]
     }
     fn outputs(&self, _: &Config) -> Vec<&'static str> {
         vec![method_state::TABLE]
@@ -56,12 +60,21 @@ impl Stage for MethodState {
             let terms = registry::doc_reads(&config.enabled).term_ids;
             let stats =
                 ctx.runtime.block_on(crate::methods::inputs::corpus_stats::load_corpus_stats(&session, terms))?;
-            // a9 reads only the terms, pass after pass, a chunk at a time;
-            // the other methods never ask for a pass.
-            let passes = TokenPasses::new(&ctx.runtime, session, TokenParts::Terms, Shard::WHOLE);
+            // a9 reads its sample, pass after pass, a batch at a time; the
+            // other methods never ask for a pass.
             let started = std::time::Instant::now();
-            let built = registry::build_signers(&own, config, &stats, StateSource::Corpus(&passes));
-            passes.finish()?;
+            let built = if own.iter().any(|m| m == "a9") {
+                let sample_documents = config.descr.sample_documents;
+                let written = SampleRule::for_corpus(stats.n_docs, sample_documents as u64);
+                let (sample, size) = SampleReader::open(&ctx.runtime, session, written, sample_documents)?;
+                report.counters.insert("a9_sample_documents".into(), size as u64);
+                report.counters.insert("a9_sample_rate_ppb".into(), sample.rule().rate_ppb());
+                let built = registry::build_signers(&own, config, &stats, StateSource::Corpus(&sample));
+                sample.finish()?;
+                built
+            } else {
+                registry::build_signers(&own, config, &stats, StateSource::Corpus(&Vec::new()))
+            };
             report.counters.insert("method_state_build_ms".into(), started.elapsed().as_millis() as u64);
             for method in &built {
                 for row in method.state() {

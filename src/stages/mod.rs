@@ -4,6 +4,7 @@ pub mod blocks;
 pub mod boilerplate;
 pub mod candidates;
 pub mod decide;
+pub mod descr_sample;
 pub mod evaluate;
 pub mod exact;
 pub mod history_match;
@@ -33,6 +34,7 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(tokens::Tokens),
         Box::new(exact::Exact),
         Box::new(stats::Stats),
+        Box::new(descr_sample::DescrSample),
         Box::new(method_state::MethodState),
         Box::new(signatures::Signatures),
         Box::new(search_keys::SearchKeys),

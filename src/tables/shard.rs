@@ -1,6 +1,6 @@
 //! Sharding of the map stages, MapReduce style.
 //!
-//! `ingest`, `blocks`, `tokens`, `method_state`, `signatures`,
+//! `ingest`, `blocks`, `tokens`, `descr_sample`, `method_state`, `signatures`,
 //! `search_keys`, `search_groups`, `search` and `verify` do the same work
 //! for every file, method, document, key or component of candidate edges
 //! independently of the
@@ -10,10 +10,11 @@
 //!
 //! - ingest: a share of the input files, balanced by size (every task lists
 //!   the same files and computes the same assignment);
-//! - blocks, tokens, signatures, search_keys: the documents with
+//! - blocks, tokens, descr_sample, signatures, search_keys: the documents with
 //!   `doc_id % N = I` (doc ids are xxh3 hashes, so the shares are even);
 //! - method_state: the global methods whose position in the registry's
-//!   order has `j % N = I`, each built from all the documents;
+//!   order has `j % N = I`, each built from `df` (a9 from its sample,
+//!   `descr_sample`);
 //! - search_groups: the SpotSigs and SL+ST keys with `sig % N = I` (hashes
 //!   too), each key's whole group;
 //! - search: the candidate pairs whose first document has `doc_a % N = I`;

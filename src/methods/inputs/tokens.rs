@@ -304,16 +304,16 @@ impl TokenChunks {
 }
 
 /// Documents per chunk for a stage that reads `tokens` a chunk at a time
-/// (`signatures`, and every pass of [`TokenPasses`]): what such a stage
+/// (`signatures`, `descr_sample`, and every pass of [`TokenPasses`]): what such a stage
 /// holds of the token lists, whatever the corpus size.
 pub const CHUNK_DOCS: usize = 4_096;
 
 /// The token lists (`parts`) of a shard's documents read again from
 /// `tokens` for each pass ([`DocPasses`]), in chunks of [`CHUNK_DOCS`]
-/// documents in doc_id order: a stage that needs the whole corpus (a9's
-/// state in `method_state`) or writes a form of every document (the pair searches'
-/// keys) holds one chunk of token lists at a time. Called from outside the
-/// runtime: each chunk is read with `runtime.block_on`.
+/// documents in doc_id order: a stage that writes a form of every
+/// document (the pair searches' keys) holds one chunk of token lists at a
+/// time. Called from outside the runtime: each chunk is read with
+/// `runtime.block_on`.
 pub struct TokenPasses<'a> {
     runtime: &'a tokio::runtime::Runtime,
     session: datafusion::prelude::SessionContext,
