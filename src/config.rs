@@ -327,6 +327,9 @@ mod tests {
             ("[candidates]\nmax_group_size = 0", "[candidates] max_group_size = 0 must be at least 1"),
             ("[candidates]\nmax_edges_per_document = 0", "[candidates] max_edges_per_document = 0 must be at least 1"),
             ("[verify]\nthreshold = 1.01", "[verify] threshold = 1.01 must be between 0 and 1"),
+            ("[verify]\nscreen = 1.0", "[verify] screen = 1 must be at least 0 and below 1"),
+            ("[verify]\nscreen = -0.1", "[verify] screen = -0.1 must be at least 0 and below 1"),
+            ("[verify]\nscreen = nan", "[verify] screen = NaN must be at least 0 and below 1"),
             (
                 "[evaluate]\ngold_positive_min_label = 0",
                 "[evaluate] gold_positive_min_label = 0 must be above gold_negative_max_label = 0",

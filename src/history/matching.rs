@@ -20,7 +20,7 @@ use crate::tables::columns::{
 };
 use crate::tables::sql::substitute;
 use crate::tables::write::{TableOutput, TableWriter};
-use crate::verify::compare::{compare, Doc};
+use crate::verify::compare::{compare, Comparison, Doc, OutcomeCounts};
 use crate::verify::inputs::load_verification_texts;
 use crate::verify::settings::VerificationText;
 
@@ -100,7 +100,10 @@ impl History {
     /// and writes `out/repeats`: the pairs that verify, with the methods
     /// that proposed them. Only the matched earlier documents' texts are
     /// read; crawls kept with another verification text kind than
-    /// `[verify] text` are skipped with a warning. Returns its rows.
+    /// `[verify] text` are skipped with a warning. Returns its rows and the
+    /// comparisons by outcome (the rejected ones, by the screen too, are
+    /// counted there only: `repeats` holds the pairs that verify). A pair
+    /// a11 proposed is never screened (spec §9).
     pub fn verify_night(
         &self,
         out: &Path,
@@ -109,7 +112,7 @@ impl History {
         config: &Config,
         memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
-    ) -> Result<u64> {
+    ) -> Result<(u64, OutcomeCounts)> {
         let rule = config.verify.rule();
         let kind = rule.text;
         let comparable = sql_list(
@@ -188,13 +191,20 @@ impl History {
             anyhow::Ok((pairs, night, earlier))
         })?;
         let pairs: Vec<_> = pairs.into_iter().collect();
-        let verified: Vec<Option<f64>> = pairs
+        let compared: Vec<Option<Comparison>> = pairs
             .par_iter()
-            .map(|((doc, other, crawl), _)| match (night.get(doc), earlier.get(&(*other, crawl.clone()))) {
-                (Some(a), Some(b)) => compare(a, b, rule).0,
-                _ => None,
+            .map(|((doc, other, crawl), methods)| {
+                let own = methods.iter().any(|m| registry::includes_comparison(m));
+                let rule = if own { rule.without_screen() } else { rule };
+                match (night.get(doc), earlier.get(&(*other, crawl.clone()))) {
+                    (Some(a), Some(b)) => Some(compare(a, b, rule)),
+                    _ => None,
+                }
             })
             .collect();
+        let mut outcomes = OutcomeCounts::default();
+        compared.iter().flatten().for_each(|c| outcomes.add(c.outcome));
+        let verified = compared.into_iter().map(|c| c.and_then(|c| c.similarity));
         let mut table = TableOutput::<repeats::Rows>::create(out)?;
         for (((doc, other, earlier_crawl), mut methods), similarity) in pairs.into_iter().zip(verified) {
             let Some(similarity) = similarity else { continue };
@@ -214,7 +224,7 @@ impl History {
                 b.methods.append(true);
             })?;
         }
-        table.commit()
+        Ok((table.commit()?, outcomes))
     }
 
     /// The SQL of an earlier page's canonical URL in `crawl_clusters.sql`,

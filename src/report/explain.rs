@@ -60,6 +60,10 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     anyhow::ensure!(!text.is_empty(), "no document with {filter} in {}", out.display());
     // The methods named in the comparisons, told by name at the end.
     let mut named: Vec<String> = Vec::new();
+    // The rule the run's verify compared by, from its manifest.
+    let rule = crate::runner::finished_manifest(out, "verify")
+        .and_then(|m| serde_json::from_value::<crate::verify::settings::VerifyConfig>(m.config["verify"].clone()).ok())
+        .map(|verify| verify.rule());
     for id in ids {
         text.push_str(&earlier_repeats(&session, out, id, &mut named).await?);
         text.push_str(&exact_copy(&session, out, id).await?);
@@ -96,7 +100,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         let placement = if crate::tables::write::table_exists(out, "placement_comparisons") {
             format!(
                 " UNION ALL SELECT p.doc_id, p.representative, da.url, db.url, array_to_string(p.methods, ','), \
-                 p.similarity, p.similarity IS NOT NULL \
+                 p.similarity, p.similarity IS NOT NULL, p.outcome, p.value \
                  FROM placement_comparisons p JOIN documents da ON da.doc_id = p.doc_id \
                  JOIN documents db ON db.doc_id = p.representative \
                  WHERE p.doc_id = {id} OR p.representative = {id}"
@@ -107,9 +111,11 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
         let pairs = session
             .sql(&format!(
                 "SELECT * FROM (\
-                 SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ',') AS method_list, similarity, verified \
+                 SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ',') AS method_list, similarity, verified, \
+                 CAST(NULL AS VARCHAR) AS outcome, similarity AS value \
                  FROM duplicates WHERE doc_a = {id} OR doc_b = {id} \
-                 UNION ALL SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ','), CAST(NULL AS DOUBLE), FALSE \
+                 UNION ALL SELECT doc_a, doc_b, url_a, url_b, array_to_string(methods, ','), CAST(NULL AS DOUBLE), FALSE, \
+                 outcome, value \
                  FROM failed_pairs WHERE doc_a = {id} OR doc_b = {id}{placement}) \
                  ORDER BY verified DESC, similarity DESC, doc_a, doc_b"
             ))
@@ -120,17 +126,43 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
             let (a, ua, ub) = (duplicates::doc_a(b)?, duplicates::url_a(b)?, duplicates::url_b(b)?);
             let m = crate::tables::column::<StringArray>(b, "method_list")?;
             let (s, v) = (duplicates::similarity(b)?, duplicates::verified(b)?);
+            let outcome = crate::tables::column::<StringArray>(b, "outcome")?;
+            let value = crate::tables::column::<arrow::array::Float64Array>(b, "value")?;
             for i in 0..b.num_rows() {
                 let other = if a.value(i) == id { ub.value(i) } else { ua.value(i) };
-                let s = if s.is_null(i) { "below threshold".to_string() } else { format!("{:.4}", s.value(i)) };
+                let why = if s.is_null(i) {
+                    rejection(outcome.value(i), value.value(i), rule)
+                } else {
+                    format!("similarity {:.4}", s.value(i))
+                };
                 let verdict = if v.value(i) { "verified" } else { "rejected" };
-                writeln!(text, "  {verdict} comparison with {other}: similarity {s}, reached through {}", m.value(i))?;
+                writeln!(text, "  {verdict} comparison with {other}: {why}, reached through {}", m.value(i))?;
                 named.extend(m.value(i).split(',').map(str::to_string));
             }
         }
     }
     text.push_str(&method_legend(named));
     Ok(text)
+}
+
+/// Why a comparison was rejected, from its `outcome` and `value`
+/// (`failed_pairs`, `placement_comparisons`) and the run's rule when its
+/// manifest gives it: "rejected by the screen: 8-gram resemblance 0.07 <
+/// 0.2", "similarity below 0.8: at most 0.62 (LCS stopped early)".
+fn rejection(outcome: &str, value: f64, rule: Option<crate::verify::settings::PairRule>) -> String {
+    use crate::verify::compare::Outcome;
+    if outcome == Outcome::Screen.name() {
+        let screen = rule.map_or(String::new(), |r| format!(" < {}", (r.screen * 1000.0).round() / 1000.0));
+        return format!("rejected by the screen: 8-gram resemblance {value:.2}{screen}");
+    }
+    let below = rule.map_or("similarity below the threshold".to_string(), |r| format!("similarity below {}", r.threshold));
+    let how = match outcome {
+        o if o == Outcome::LengthBound.name() => format!("at most {value:.2} by the lengths"),
+        o if o == Outcome::CharBound.name() => format!("at most {value:.2} by the characters shared"),
+        o if o == Outcome::LcsStoppedEarly.name() => format!("at most {value:.2} (LCS stopped early)"),
+        _ => format!("{value:.2} (LCS)"),
+    };
+    format!("{below}: {how}")
 }
 
 /// A line for an exact copy (table `exact_copies`): the first of its exact

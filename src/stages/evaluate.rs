@@ -60,7 +60,7 @@ use crate::tables::column;
 use crate::tables::columns::{gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
-use crate::verify::compare::{compare, Doc};
+use crate::verify::compare::{compare, Doc, Outcome, OutcomeCounts};
 use crate::verify::inputs::{load_verification_texts_of, CandidateMethods};
 
 /// The evaluate stage.
@@ -308,16 +308,23 @@ async fn judge(
         .map(|(id, text)| (id, Doc::new(id, String::new(), text)))
         .collect();
     let empty = Doc::new(0, String::new(), String::new());
-    let pairs: Vec<JudgedPair> = chosen
+    // Each judged pair with the outcome of the comparison made here, if
+    // `verify` had not compared it.
+    let judged: Vec<(JudgedPair, Option<Outcome>)> = chosen
         .par_iter()
-        .map(|&(a, b, methods, verdict)| {
-            let verified = verdict.unwrap_or_else(|| {
+        .map(|&(a, b, methods, verdict)| match verdict {
+            Some(verified) => (JudgedPair { methods, verified }, None),
+            None => {
                 let (doc_a, doc_b) = (texts.get(&a).unwrap_or(&empty), texts.get(&b).unwrap_or(&empty));
-                compare(doc_a, doc_b, rule).0.is_some()
-            });
-            JudgedPair { methods, verified }
+                let c = compare(doc_a, doc_b, rule);
+                (JudgedPair { methods, verified: c.similarity.is_some() }, Some(c.outcome))
+            }
         })
         .collect();
+    let mut outcomes = OutcomeCounts::default();
+    judged.iter().filter_map(|j| j.1).for_each(|o| outcomes.add(o));
+    outcomes.insert_into(&mut report.counters);
+    let pairs: Vec<JudgedPair> = judged.into_iter().map(|j| j.0).collect();
     report.counters.insert("found_pairs".into(), found_pairs);
     report.counters.insert("judged_pairs".into(), pairs.len() as u64);
     report.counters.insert("judged_pairs_verified_here".into(), chosen.iter().filter(|p| p.3.is_none()).count() as u64);

@@ -103,9 +103,12 @@ impl Stage for HistoryVerify {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
         let earlier = history.crawls_before(&night.crawl)?;
-        let rows = history.verify_night(&ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let (rows, outcomes) =
+            history.verify_night(&ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("repeats".into(), rows);
+        // The rejected repeats (the screen's too) are counted here only.
+        outcomes.insert_into(&mut report.counters);
         Ok(report)
     }
 }

@@ -17,6 +17,10 @@
 //! runs again until it lacks none (at most `verify.max_placement_rounds`
 //! rounds). That is the global step of verification: its cost is a pass
 //! over the edges per round, plus the few comparisons the rounds make.
+//! Those are [`crate::verify::compare::compare`]'s, screen included (no
+//! round compares a pair a method proposed, so none is a11's): every one,
+//! verified or rejected, is a row of `placement_comparisons` with its
+//! outcome and value, and counted by outcome in the manifest.
 //!
 //! Exact copies (`exact_copies`, stage `exact`) were in no candidate edge:
 //! each joins its first's cluster ([`with_copies`]) with similarity 1 to a
@@ -97,6 +101,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             row.representative.append_value(edges.ids[c.wanted.representative as usize]);
             row.methods.append_value(methods.names(c.wanted.methods).map(Some));
             row.similarity.append_option(c.similarity);
+            row.outcome.append_value(c.outcome.name());
+            row.value.append_value(c.value);
             row.round.append_value(c.round);
         })?;
     }
@@ -249,7 +255,7 @@ async fn compare_wanted(
     ids: &[u64],
     rule: crate::verify::settings::PairRule,
     out: &std::path::Path,
-) -> Result<Vec<(Option<f64>, crate::verify::compare::Outcome)>> {
+) -> Result<Vec<crate::verify::compare::Comparison>> {
     let mut needed: Vec<u64> =
         wanted.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]).collect();
     needed.sort_unstable();

@@ -23,16 +23,19 @@
 //!    verdicts, making the few comparisons it lacks in rounds.
 //!
 //! Each comparison is [`crate::verify::compare::compare`]'s: cheap bounds
-//! first, then at most one LCS with an early exit (exact, or the Perl
-//! module's value with `verify.algorithm = "string-similarity"`). The
+//! and the screen (`verify.screen`) first, then at most one LCS with an
+//! early exit (exact, or the Perl module's value with `verify.algorithm =
+//! "string-similarity"`). A failed pair's row in `failed_pairs` says which
+//! of these rejected it, and at what value. The
 //! methods that include their comparison (a11) found the pairs that pass
-//! it: all their pairs are compared, whatever the bounds, and counted per
-//! method as `<method>_comparisons` and `<method>_found_pairs`.
+//! it: all their pairs are compared, whatever the bounds, never screened,
+//! and counted per method as `<method>_comparisons` and `<method>_found_pairs`.
 //!
 //! A task reads its pairs (its share of `verify_pairs`), writes the texts of
 //! their documents to a file on local disk ([`crate::storage::spilled_docs`]),
-//! and compares its later documents in batches of bounded bytes, each
-//! batch's texts read once.
+//! and compares its later documents in batches of bounded bytes (each
+//! text counted with the screen's 8-gram set it may build), each batch's
+//! texts read once.
 
 use anyhow::Result;
 use futures::StreamExt;
@@ -47,7 +50,7 @@ use crate::tables::column;
 use crate::tables::columns::{documents, duplicates, failed_pairs};
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
-use crate::verify::compare::{Doc, OutcomeCounts};
+use crate::verify::compare::{held_bytes, Doc, Outcome, OutcomeCounts};
 use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_docs, CandidateMethods};
 use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
 
@@ -84,10 +87,13 @@ struct TaskPair {
     methods: u64,
 }
 
-/// The most bytes of text one batch of later documents reads (their own
-/// and their partners'): pages of megabytes are not rare, and memory must
-/// not grow with them.
-const BATCH_BYTES: u64 = 64 << 20;
+/// The most bytes one batch of later documents holds (their own and their
+/// partners' texts, and with the screen on their 8-gram sets, counted by
+/// [`held_bytes`]): pages of megabytes are not rare, and memory must not
+/// grow with them. 64 MB of text before the screen; its sets take 4 bytes
+/// per character, so the bound doubled and a batch holds about 26 MB of
+/// text with them.
+const BATCH_BYTES: u64 = 128 << 20;
 
 /// The most documents one batch reads.
 const BATCH_DOCS: usize = 4096;
@@ -126,7 +132,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let progress = crate::process::progress::counter(ctx.progress, groups.len() as u64, "verify", "docs");
     let mut compared: Vec<Compared> = Vec::new();
     let mut counts = Counts::default();
-    for batch in batches(&groups, &pairs, |id| u64::from(texts.size(id).unwrap_or(0))) {
+    let bytes = |id| held_bytes(u64::from(texts.size(id).unwrap_or(0)), rule.pair);
+    for batch in batches(&groups, &pairs, bytes) {
         let needed = batch.iter().flat_map(|&(start, end)| pairs[start..end].iter().flat_map(|p| [p.later, p.earlier]));
         let docs = spilled_docs(&texts, needed)?;
         let verdicts: Vec<Vec<PartnerVerdict>> = batch
@@ -170,6 +177,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 row.url_a.append_value(url_a);
                 row.url_b.append_value(url_b);
                 row.methods.append_value(names.iter().map(Some));
+                row.outcome.append_value(c.outcome.name());
+                row.value.append_value(c.value);
             })?,
         }
     }
@@ -200,12 +209,15 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
 }
 
 /// One comparison made, as a row: the pair (doc_a < doc_b), the methods
-/// that proposed it, the similarity (None below the threshold).
+/// that proposed it, the similarity (None below the threshold), and for a
+/// failed one how it ended and the value it ended at.
 struct Compared {
     a: u64,
     b: u64,
     methods: u64,
     similarity: Option<f64>,
+    outcome: Outcome,
+    value: f64,
 }
 
 /// The task's counts for the manifest.
@@ -226,10 +238,11 @@ impl Counts {
         let mut capped = false;
         for (p, verdict) in group.iter().zip(verdicts) {
             match *verdict {
-                PartnerVerdict::Compared(similarity, outcome) => {
-                    self.outcomes.add(outcome);
+                PartnerVerdict::Compared(c) => {
+                    self.outcomes.add(c.outcome);
                     let (a, b) = (p.later.min(p.earlier), p.later.max(p.earlier));
-                    compared.push(Compared { a, b, methods: p.methods, similarity });
+                    let (similarity, outcome, value) = (c.similarity, c.outcome, c.value);
+                    compared.push(Compared { a, b, methods: p.methods, similarity, outcome, value });
                 }
                 PartnerVerdict::Cut => (self.cut, capped) = (self.cut + 1, true),
                 PartnerVerdict::OverBudget => (self.over_budget, capped) = (self.over_budget + 1, true),

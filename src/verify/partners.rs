@@ -8,12 +8,12 @@
 //! strongest proposals first), and its failing LCS comparisons cover at
 //! most `failed_budget` times its own length in characters. a11's own
 //! pairs (a method that includes its comparison) are its result: they are
-//! always compared and spend nothing.
+//! always compared and spend nothing, and never screened (spec §9).
 
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use crate::verify::compare::{compare_by_lcs, lcs_chars, settled_without_lcs, Doc, Outcome};
+use crate::verify::compare::{compare_by_lcs, lcs_chars, prescreen, Comparison, Doc, Prescreen};
 use crate::verify::settings::PairRule;
 
 /// How a document's comparisons are bounded: the verification rule and
@@ -46,9 +46,9 @@ impl Rule {
 /// How the comparison of a document with one partner ended.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PartnerVerdict {
-    /// Compared: the similarity (None below the threshold) and how the
-    /// comparison ended.
-    Compared(Option<f64>, Outcome),
+    /// Compared: its similarity (None below the threshold), how the
+    /// comparison ended and the value it ended at.
+    Compared(Comparison),
     /// Not compared: beyond `max_comparisons` stronger partners.
     Cut,
     /// Not compared: its LCS would have gone beyond what the document's
@@ -103,8 +103,9 @@ pub fn compare_partners(doc: &Doc, partners: &[(Arc<Doc>, u64)], rule: Rule) -> 
 /// characters its failing LCS comparisons may still cover; see
 /// [`compare_partners`]); a comparison beyond it is
 /// [`PartnerVerdict::OverBudget`]. Those marked in `own` (a11's pairs: its
-/// result, which evaluate counts on) are always compared and spend
-/// nothing.
+/// result, which evaluate counts on) are always compared, spend nothing
+/// and are never screened. A pair the screen rejects spends nothing
+/// either: no LCS was made.
 ///
 /// The comparisons of one document run in parallel, so that a document
 /// with many long partners still uses every core, in rounds that give the
@@ -112,11 +113,21 @@ pub fn compare_partners(doc: &Doc, partners: &[(Arc<Doc>, u64)], rule: Rule) -> 
 /// next comparisons that all fit even if every one of them fails; after
 /// it, the budget is what the ones that failed left.
 fn compare_all(doc: &Doc, others: &[&Doc], own: &[bool], rule: PairRule, budget: &mut usize) -> Vec<PartnerVerdict> {
-    let mut results: Vec<Option<PartnerVerdict>> = others
-        .par_iter()
-        .map(|other| settled_without_lcs(doc, other, rule).map(|(s, o)| PartnerVerdict::Compared(s, o)))
+    let rule_of = |k: usize| if own[k] { rule.without_screen() } else { rule };
+    let prescreens: Vec<Prescreen> =
+        others.par_iter().enumerate().map(|(k, other)| prescreen(doc, other, rule_of(k))).collect();
+    let mut results: Vec<Option<PartnerVerdict>> = prescreens
+        .iter()
+        .map(|p| match *p {
+            Prescreen::Settled(comparison) => Some(PartnerVerdict::Compared(comparison)),
+            Prescreen::Open { .. } => None,
+        })
         .collect();
     let open: Vec<usize> = (0..others.len()).filter(|&k| results[k].is_none()).collect();
+    let resemblance = |k: usize| match prescreens[k] {
+        Prescreen::Open { resemblance } => resemblance,
+        Prescreen::Settled(_) => None,
+    };
     let cost = |k: usize| if own[k] { 0 } else { lcs_chars(doc, others[k]) };
     let mut next = 0;
     while next < open.len() {
@@ -131,13 +142,15 @@ fn compare_all(doc: &Doc, others: &[&Doc], own: &[bool], rule: PairRule, budget:
             next += 1;
             continue;
         }
-        let round: Vec<(Option<f64>, Outcome)> =
-            open[next..end].par_iter().map(|&k| compare_by_lcs(doc, others[k], rule)).collect();
-        for (&k, (similarity, outcome)) in open[next..end].iter().zip(round) {
-            if similarity.is_none() {
+        let round: Vec<Comparison> = open[next..end]
+            .par_iter()
+            .map(|&k| compare_by_lcs(doc, others[k], rule_of(k), resemblance(k)))
+            .collect();
+        for (&k, comparison) in open[next..end].iter().zip(round) {
+            if comparison.similarity.is_none() {
                 *budget -= cost(k);
             }
-            results[k] = Some(PartnerVerdict::Compared(similarity, outcome));
+            results[k] = Some(PartnerVerdict::Compared(comparison));
         }
         next = end;
     }
@@ -147,6 +160,7 @@ fn compare_all(doc: &Doc, others: &[&Doc], own: &[bool], rule: PairRule, budget:
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::compare::Outcome;
     use crate::verify::settings::{SimilarityAlgorithm, VerificationText};
 
     fn doc(id: u64, text: &str) -> Arc<Doc> {
@@ -154,7 +168,12 @@ mod tests {
     }
 
     fn rule(comparing: u64, max_comparisons: usize, failed_budget: f64) -> Rule {
-        let pair = PairRule { threshold: 0.8, algorithm: SimilarityAlgorithm::Exact, text: VerificationText::Visible };
+        let pair = PairRule {
+            threshold: 0.8,
+            algorithm: SimilarityAlgorithm::Exact,
+            text: VerificationText::Visible,
+            screen: 0.2,
+        };
         Rule { pair, comparing, max_comparisons, failed_budget }
     }
 
@@ -162,10 +181,42 @@ mod tests {
         verdicts
             .iter()
             .map(|v| match v {
-                PartnerVerdict::Compared(s, _) => Some(*s),
+                PartnerVerdict::Compared(c) => Some(c.similarity),
                 _ => None,
             })
             .collect()
+    }
+
+    /// A verdict compared, with this similarity and outcome (its value
+    /// aside).
+    fn compared(similarity: Option<f64>, outcome: Outcome) -> impl Fn(&PartnerVerdict) -> bool {
+        move |v| matches!(v, PartnerVerdict::Compared(c) if c.similarity == similarity && c.outcome == outcome)
+    }
+
+    fn failed(v: &PartnerVerdict) -> bool {
+        matches!(v, PartnerVerdict::Compared(c) if c.similarity.is_none())
+    }
+
+    /// The screen rejects a pair whose texts share their characters but
+    /// not their 8-grams, spending nothing of the budget; the same pair
+    /// proposed by a11 (its own result) is compared by LCS.
+    #[test]
+    fn a11_s_pairs_are_never_screened() {
+        let mut state = 3u64;
+        let text: String =
+            (0..400).map(|_| char::from(b'a' + (crate::methods::splitmix64(&mut state) % 26) as u8)).collect();
+        let reversed: String = text.chars().rev().collect();
+        let document = doc(1, &text);
+        let partners = vec![(doc(2, &reversed), 1), (doc(3, &reversed), 2)];
+        let verdicts = compare_partners(&document, &partners, rule(2, 64, 1.0));
+        let PartnerVerdict::Compared(screened) = verdicts[0] else { panic!("{verdicts:?}") };
+        assert_eq!(screened.outcome, Outcome::Screen);
+        assert!(screened.value < 0.05, "{screened:?}");
+        assert!(compared(None, Outcome::LcsStoppedEarly)(&verdicts[1]), "{verdicts:?}");
+        // Without the screen the first is an LCS too, and the budget of
+        // one length (800 characters would pass it) leaves it uncompared.
+        let unscreened = Rule { pair: rule(2, 64, 1.0).pair.without_screen(), ..rule(2, 64, 1.0) };
+        assert_eq!(compare_partners(&document, &partners, unscreened)[0], PartnerVerdict::OverBudget);
     }
 
     /// The budget of failing comparisons: a document's failing LCS
@@ -181,9 +232,7 @@ mod tests {
             let texts = ["bbbbbaaaaa", "bbbaaaaabb", "aaaaabbbba"];
             order.iter().map(|&j| (doc(j as u64, texts[j]), masks[j])).collect()
         };
-        let (fail, pass) =
-            (PartnerVerdict::Compared(None, Outcome::Lcs), PartnerVerdict::Compared(Some(0.9), Outcome::Lcs));
-        let stopped = PartnerVerdict::Compared(None, Outcome::LcsStoppedEarly);
+        let pass = compared(Some(0.9), Outcome::Lcs);
         // Each comparison covers 20 characters, the budget is 10 times the
         // length: at 6, all three; at 4, the two that fail spend it all and
         // the one that would pass is over budget.
@@ -193,25 +242,25 @@ mod tests {
         assert_eq!(cut[2], PartnerVerdict::OverBudget);
         // First (the strongest), the one that passes spends nothing.
         let strong = compare_partners(&document, &partners([2, 0, 1], [1; 3]), rule(0, 64, 4.0));
-        assert_eq!(strong[0], pass);
-        assert!(strong[1..].iter().all(|v| matches!(v, PartnerVerdict::Compared(None, _))), "{strong:?}");
+        assert!(pass(&strong[0]));
+        assert!(strong[1..].iter().all(failed), "{strong:?}");
         // a11's pairs (bit 2) are compared whatever the budget.
         let own = compare_partners(&document, &partners([0, 1, 2], [2, 1, 1]), rule(2, 64, 0.1));
-        assert!(matches!(own[0], PartnerVerdict::Compared(None, _)), "{own:?}");
+        assert!(failed(&own[0]), "{own:?}");
         assert_eq!(&own[1..], [PartnerVerdict::OverBudget; 2]);
         // The bound on comparisons cuts the weakest, not a11's pairs.
         let bounded = compare_partners(&document, &partners([2, 0, 1], [1, 2, 1]), rule(2, 1, 0.0));
         // (2 then 0 by bit 0, 1 by bit 1: a11's.)
-        assert_eq!(bounded[0], pass);
+        assert!(pass(&bounded[0]));
         assert_eq!(bounded[1], PartnerVerdict::Cut);
-        assert!(matches!(bounded[2], PartnerVerdict::Compared(None, _)), "{bounded:?}");
-        assert!([fail, stopped].contains(&all[0]));
+        assert!(failed(&bounded[2]), "{bounded:?}");
+        assert!(compared(None, Outcome::Lcs)(&all[0]) || compared(None, Outcome::LcsStoppedEarly)(&all[0]));
         // Settled by the cheap bounds (no shared character): no cost.
         let far: Vec<(Arc<Doc>, u64)> =
             vec![(doc(1, "cccccccccc"), 1), (doc(2, "dddddddddd"), 1), (doc(3, "aaaaabbbba"), 1)];
         let settled = compare_partners(&document, &far, rule(0, 64, 2.0));
-        assert_eq!(settled[0], PartnerVerdict::Compared(None, Outcome::CharBound));
-        assert_eq!(settled[2], pass);
+        assert!(compared(None, Outcome::CharBound)(&settled[0]), "{settled:?}");
+        assert!(pass(&settled[2]));
     }
 
     /// The rounds of [`compare_all`] give what comparing one after the
@@ -230,24 +279,27 @@ mod tests {
                 threshold: 0.5 + next(40) as f64 / 100.0,
                 algorithm: SimilarityAlgorithm::Exact,
                 text: VerificationText::Visible,
+                screen: 0.2,
             };
             let docs: Vec<Arc<Doc>> = texts.iter().enumerate().map(|(i, t)| doc(i as u64, t)).collect();
             let start = next(8 * docs[0].chars() as u64 + 1) as usize;
             let mut left = start;
             let expected: Vec<PartnerVerdict> = (1..=n)
                 .map(|j| {
-                    if let Some((s, o)) = settled_without_lcs(&docs[0], &docs[j], pair) {
-                        return PartnerVerdict::Compared(s, o);
-                    }
+                    let pair = if own[j - 1] { pair.without_screen() } else { pair };
+                    let resemblance = match prescreen(&docs[0], &docs[j], pair) {
+                        Prescreen::Settled(c) => return PartnerVerdict::Compared(c),
+                        Prescreen::Open { resemblance } => resemblance,
+                    };
                     let cost = if own[j - 1] { 0 } else { lcs_chars(&docs[0], &docs[j]) };
                     if cost > left {
                         return PartnerVerdict::OverBudget;
                     }
-                    let (s, o) = compare_by_lcs(&docs[0], &docs[j], pair);
-                    if s.is_none() {
+                    let c = compare_by_lcs(&docs[0], &docs[j], pair, resemblance);
+                    if c.similarity.is_none() {
                         left -= cost;
                     }
-                    PartnerVerdict::Compared(s, o)
+                    PartnerVerdict::Compared(c)
                 })
                 .collect();
             let others: Vec<&Doc> = docs[1..].iter().map(|d| d.as_ref()).collect();

@@ -23,7 +23,7 @@
 use anyhow::Result;
 use std::collections::{BTreeMap, HashMap};
 
-use crate::verify::compare::Outcome;
+use crate::verify::compare::{Comparison, Outcome};
 use crate::verify::partners::strength_order;
 
 /// One candidate pair as the pass reads it: the keep indices (0 = first
@@ -161,11 +161,13 @@ fn place_one(partners: &[Edge], placement: &mut Placement, made: &HashMap<(u32, 
 }
 
 /// A comparison a round made: what was wanted, its similarity (None below
-/// the threshold), how it ended, and the round (1 = the first).
+/// the threshold), how it ended and the value it ended at, and the round
+/// (1 = the first).
 pub struct RoundComparison {
     pub wanted: Wanted,
     pub similarity: Option<f64>,
     pub outcome: Outcome,
+    pub value: f64,
     pub round: u32,
 }
 
@@ -194,7 +196,7 @@ impl Rounds {
     }
 
     /// Records a round: the comparisons a pass lacked and their verdicts.
-    pub fn record(&mut self, wanted: &[Wanted], verdicts: Vec<(Option<f64>, Outcome)>) -> Result<()> {
+    pub fn record(&mut self, wanted: &[Wanted], verdicts: Vec<Comparison>) -> Result<()> {
         anyhow::ensure!(
             verdicts.len() == wanted.len(),
             "a round compared {} of {} pairs",
@@ -202,9 +204,10 @@ impl Rounds {
             wanted.len()
         );
         self.round += 1;
-        for (&wanted, (similarity, outcome)) in wanted.iter().zip(verdicts) {
-            self.known.insert((wanted.doc, wanted.representative), similarity);
-            self.made.push(RoundComparison { wanted, similarity, outcome, round: self.round });
+        for (&wanted, c) in wanted.iter().zip(verdicts) {
+            self.known.insert((wanted.doc, wanted.representative), c.similarity);
+            let (similarity, outcome, value) = (c.similarity, c.outcome, c.value);
+            self.made.push(RoundComparison { wanted, similarity, outcome, value, round: self.round });
         }
         Ok(())
     }
@@ -234,7 +237,14 @@ mod tests {
             if placement.missing.is_empty() {
                 return (placement, rounds);
             }
-            let verdicts = placement.missing.iter().map(|w| (sim(w.doc, w.representative), Outcome::Lcs)).collect();
+            let verdicts = placement
+                .missing
+                .iter()
+                .map(|w| {
+                    let similarity = sim(w.doc, w.representative);
+                    Comparison { similarity, outcome: Outcome::Lcs, value: similarity.unwrap_or(0.0) }
+                })
+                .collect();
             rounds.record(&placement.missing, verdicts).unwrap();
         }
     }

@@ -36,6 +36,14 @@ pub struct VerifyConfig {
     /// The rounds end by themselves (the comparisons made only grow); on
     /// the crawls measured they took 1 to 4.
     pub max_placement_rounds: u32,
+    /// The screen before the LCS (spec §9, "A screen before the LCS"): a
+    /// pair whose two verification texts' sets of character 8-grams
+    /// resemble each other less than this (|A∩B|/|A∪B|) is rejected
+    /// without an LCS. Given at a `threshold` of 0.8 and scaled with it
+    /// ([`screen_at`]); 0 turns it off (every pair exact, as before it).
+    /// Why: on templated crawls most proposed pairs are siblings far below
+    /// the threshold, and each cost a whole LCS.
+    pub screen: f64,
 }
 
 /// The text of a document that verification compares (spec §9's
@@ -69,19 +77,64 @@ pub struct PairRule {
     pub algorithm: SimilarityAlgorithm,
     /// Which text of the two documents it is computed over.
     pub text: VerificationText,
+    /// The 8-gram resemblance a pair must reach to be compared by LCS
+    /// ([`crate::verify::compare`]'s screen), already scaled to
+    /// `threshold`; 0: no screen.
+    pub screen: f64,
+}
+
+impl PairRule {
+    /// The same rule without the screen: for the pairs that are never
+    /// screened (a11's own, which are its result).
+    pub fn without_screen(self) -> PairRule {
+        PairRule { screen: 0.0, ..self }
+    }
+}
+
+/// The threshold at which `[verify] screen` is given (spec §9's default:
+/// 0.2 at 0.8).
+pub const SCREEN_GIVEN_AT: f64 = 0.8;
+
+/// The threshold at and below which the screen is off: at a similarity of
+/// 0.5 two texts share half their characters, and siblings with half their
+/// words replaced (8-gram resemblance 0.05–0.15) are what such a threshold
+/// is asked to find.
+pub const SCREEN_OFF_AT: f64 = 0.5;
+
+/// The resemblance a pair must reach at `threshold` for a `[verify] screen`
+/// of `screen`: `screen · (threshold − 0.5) / (0.8 − 0.5)`, 0 at a
+/// threshold of 0.5 or less. Why linear in the threshold: the edits a
+/// pair may have shrink linearly as the threshold rises, and the 8-grams
+/// they destroy with them; at 0.5 the measured near-duplicates and
+/// siblings overlap, so no screen can tell them apart.
+pub fn screen_at(screen: f64, threshold: f64) -> f64 {
+    if threshold <= SCREEN_OFF_AT {
+        0.0
+    } else {
+        screen * (threshold - SCREEN_OFF_AT) / (SCREEN_GIVEN_AT - SCREEN_OFF_AT)
+    }
 }
 
 impl VerifyConfig {
     /// The rule of `[verify]`'s `threshold`, `algorithm` and `text`.
     pub fn rule(&self) -> PairRule {
-        PairRule { threshold: self.threshold, algorithm: self.algorithm, text: self.text }
+        PairRule {
+            threshold: self.threshold,
+            algorithm: self.algorithm,
+            text: self.text,
+            screen: screen_at(self.screen, self.threshold),
+        }
     }
 
-    /// The threshold is a similarity, in [0, 1].
+    /// The threshold is a similarity, in [0, 1]; the screen a resemblance
+    /// in [0, 1) (1 would reject every pair whose texts differ).
     pub fn check(&self, p: &mut Problems) {
         p.within("verify", "threshold", self.threshold, 0.0, 1.0);
         p.at_least("verify", "max_comparisons_per_document", self.max_comparisons_per_document, 1);
         p.at_least("verify", "failed_comparison_budget", self.failed_comparison_budget, 0.0);
+        p.require((0.0..1.0).contains(&self.screen), || {
+            format!("[verify] screen = {} must be at least 0 and below 1", self.screen)
+        });
     }
 }
 
@@ -110,6 +163,7 @@ impl Default for VerifyConfig {
             max_comparisons_per_document: 64,
             failed_comparison_budget: 32.0,
             max_placement_rounds: 32,
+            screen: 0.2,
         }
     }
 }

@@ -42,14 +42,17 @@ impl SimilarityAlgorithm {
     /// `limit`, else `None` (the contract of [`similarity_at_least`] for
     /// both).
     pub fn similarity_at_least(self, a: &str, b: &str, limit: f64) -> Option<f64> {
-        self.verdict(a, b, limit).similarity()
+        self.verdict(a, b, limit, None).similarity()
     }
 
     /// How the comparison of `a` and `b` by this algorithm at `limit` ended:
     /// the entry point verification calls, which counts the early stops.
-    pub fn verdict(self, a: &str, b: &str, limit: f64) -> Verdict {
+    /// `first_edits` is an estimate of the edits the pair needs, where one
+    /// is known (from the screen's resemblance): the exact algorithm starts
+    /// its band there ([`verdict_from`]); the Perl module's has no band.
+    pub fn verdict(self, a: &str, b: &str, limit: f64, first_edits: Option<usize>) -> Verdict {
         match self {
-            SimilarityAlgorithm::Exact => verdict(a, b, limit),
+            SimilarityAlgorithm::Exact => verdict_from(a, b, limit, first_edits),
             SimilarityAlgorithm::StringSimilarity => string_similarity::verdict(a, b, limit),
         }
     }
@@ -60,11 +63,16 @@ impl SimilarityAlgorithm {
 pub enum Verdict {
     /// The similarity, at least the limit.
     Similar(f64),
-    /// Computed to the end, below the limit.
-    Below,
-    /// Stopped before the end: a bound showed the limit out of reach (the
-    /// value is below it).
-    StoppedEarly,
+    /// Computed to the end, below the limit: the similarity of the best
+    /// alignment within the edits the limit allows (the exact value when
+    /// that alignment is the best of all, which a value this close to the
+    /// limit usually is; never above the exact value).
+    Below(f64),
+    /// Stopped before the end: a bound showed the limit out of reach. The
+    /// bound it stopped at: the most an alignment within the edits the
+    /// limit allows could still reach (the exact value is below the limit,
+    /// and below this bound unless its alignment needs more edits).
+    StoppedEarly(f64),
 }
 
 impl Verdict {
@@ -72,7 +80,7 @@ impl Verdict {
     pub fn similarity(self) -> Option<f64> {
         match self {
             Verdict::Similar(s) => Some(s),
-            Verdict::Below | Verdict::StoppedEarly => None,
+            Verdict::Below(_) | Verdict::StoppedEarly(_) => None,
         }
     }
 
@@ -81,7 +89,7 @@ impl Verdict {
         if value >= limit {
             Verdict::Similar(value)
         } else {
-            Verdict::Below
+            Verdict::Below(value)
         }
     }
 }
@@ -114,6 +122,23 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
 /// limit from a computation stopped early by the length bound or the
 /// bound checked during the scan.
 pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
+    verdict_from(a, b, limit, None)
+}
+
+/// [`verdict`], the band starting at `first_edits` edits (when given) and
+/// doubled until it proves the result exact (Ukkonen's doubling), up to
+/// the band the limit allows.
+///
+/// Why: the band the limit allows is about 0.4 of the shorter text at
+/// 0.8, and a pair at 0.98 needs a tenth of it; a band of E edits costs
+/// `|short|·E/64` words, so a pair costs by its own edits. Why the result
+/// is the same bit for bit: the LCS a band of E edits gives is exact when
+/// the pair needs at most E edits, and below what E edits allow when it
+/// needs more ([`lcs_bit_parallel`]); so a result that fits in E edits is
+/// the exact LCS, and one that does not widens the band, the last being
+/// the limit's, computed as without a start. A wrong estimate costs at
+/// most the doublings: the bands before the last add up to less than it.
+pub fn verdict_from(a: &str, b: &str, limit: f64, first_edits: Option<usize>) -> Verdict {
     if a == b {
         return Verdict::of_value(1.0, limit);
     }
@@ -125,7 +150,7 @@ pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
     let reaches = |lcs_upper_bound: usize| ratio(lcs_upper_bound) >= limit;
     let (short, long) = if a.len() <= b.len() { (&a, &b) } else { (&b, &a) };
     if !reaches(short.len()) {
-        return Verdict::StoppedEarly;
+        return Verdict::StoppedEarly(ratio(short.len()));
     }
     let prefix = short.iter().zip(long.iter()).take_while(|(x, y)| x == y).count();
     let (short_rest, long_rest) = (&short[prefix..], &long[prefix..]);
@@ -139,10 +164,23 @@ pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
     let guess = ((limit * total as f64) / 2.0).floor() as usize;
     let needed =
         (guess.saturating_sub(1).min(short.len())..=short.len()).find(|&lcs| reaches(lcs)).unwrap_or(short.len());
-    let max_edits = (short_mid.len() + long_mid.len()).saturating_sub(2 * needed.saturating_sub(fixed));
+    let middles = short_mid.len() + long_mid.len();
+    let max_edits = middles.saturating_sub(2 * needed.saturating_sub(fixed));
+    // Every alignment has at least the length difference in edits.
+    let mut edits = first_edits.map_or(max_edits, |e| e.max(long_mid.len() - short_mid.len()).max(1).min(max_edits));
+    while edits < max_edits {
+        // The LCS of the middles that E edits leave, rounded up.
+        let band_needed = (middles - edits).div_ceil(2);
+        if let Ok(mid) = lcs_bit_parallel(short_mid, long_mid, edits, band_needed) {
+            if middles - 2 * mid <= edits {
+                return Verdict::of_value(ratio(fixed + mid), limit);
+            }
+        }
+        edits = edits.saturating_mul(2).min(max_edits);
+    }
     match lcs_bit_parallel(short_mid, long_mid, max_edits, needed.saturating_sub(fixed)) {
-        Some(mid) => Verdict::of_value(ratio(fixed + mid), limit),
-        None => Verdict::StoppedEarly,
+        Ok(mid) => Verdict::of_value(ratio(fixed + mid), limit),
+        Err(bound) => Verdict::StoppedEarly(ratio(fixed + bound)),
     }
 }
 
@@ -153,8 +191,8 @@ const CHECK_EVERY: usize = 64;
 /// The LCS length of `short` and `long` (`short.len() <= long.len()`) if
 /// it is at least `needed`, or a value below `needed` otherwise (then
 /// `max_edits`, the insertions plus deletions an LCS of `needed` leaves, is
-/// exceeded); `None` as soon as an upper bound of the LCS falls below
-/// `needed`.
+/// exceeded); `Err` with the bound as soon as an upper bound of the LCS
+/// within the band falls below `needed`.
 ///
 /// The bit vector runs along `long` and the rows along `short`: a row costs
 /// the band's width either way, so the shorter string as rows is the
@@ -189,10 +227,10 @@ const CHECK_EVERY: usize = 64;
 /// stays in the narrowed band; words that leave the band on the right are
 /// set back to their initial values, so that every value stays at most the
 /// true LCS prefix when they come back into it.
-fn lcs_bit_parallel(short: &[char], long: &[char], max_edits: usize, needed: usize) -> Option<usize> {
+fn lcs_bit_parallel(short: &[char], long: &[char], max_edits: usize, needed: usize) -> Result<usize, usize> {
     let n = long.len();
     if short.is_empty() {
-        return Some(0);
+        return Ok(0);
     }
     let words = n.div_ceil(64);
     let peq = MatchMasks::new(long, words);
@@ -216,8 +254,9 @@ fn lcs_bit_parallel(short: &[char], long: &[char], max_edits: usize, needed: usi
             // not the whole of `long` against them (a bound several times
             // tighter on pages that fail late).
             let rest = short.len() - row;
-            if live.value_at(&v, n - rest) + rest < needed {
-                return None;
+            let bound = live.value_at(&v, n - rest) + rest;
+            if bound < needed {
+                return Err(bound);
             }
             live.check(&v, row, touched_end);
         }
@@ -235,7 +274,7 @@ fn lcs_bit_parallel(short: &[char], long: &[char], max_edits: usize, needed: usi
             advance_row(&mut v[first..end], &pm[first..end]);
         }
     }
-    Some(lcs_of_prefix(&v, n))
+    Ok(lcs_of_prefix(&v, n))
 }
 
 /// The columns a banded scan still needs, from its last check: the cells

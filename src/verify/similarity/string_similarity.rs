@@ -65,9 +65,14 @@ pub fn similarity_at_least(a: &str, b: &str, limit: f64) -> Option<f64> {
 pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
     let x: Vec<char> = a.chars().collect();
     let y: Vec<char> = b.chars().collect();
-    match EditCount::new(&x, &y, limit).similarity() {
+    let count = EditCount::new(&x, &y, limit);
+    // A stop means more edits than the budget were counted: the module's
+    // value is at most this.
+    let total = (x.len() + y.len()) as f64;
+    let at_most = ((total - count.max_edits as f64 - 1.0) / total).max(0.0);
+    match count.similarity() {
         Some(value) => Verdict::of_value(value, limit),
-        None => Verdict::StoppedEarly,
+        None => Verdict::StoppedEarly(at_most),
     }
 }
 
