@@ -516,7 +516,7 @@ impl KeptCopyLookup {
     fn of(out: &Path) -> Result<KeptCopyLookup> {
         if !crate::tables::write::table_exists(out, crate::tables::columns::crawl_clusters::TABLE) {
             return Ok(KeptCopyLookup {
-                columns: "k.url AS kept_url, k.crawl_date AS kept_date, CAST(NULL AS VARCHAR) AS kept_crawl",
+                columns: "k.url AS kept_url, k.crawl_date AS kept_date, arrow_cast(NULL, 'Utf8') AS kept_crawl",
                 joins: "LEFT JOIN documents k ON k.doc_id = d.duplicate_of",
             });
         }

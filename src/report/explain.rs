@@ -227,7 +227,7 @@ async fn decision(session: &datafusion::prelude::SessionContext, out: &Path, id:
              LEFT JOIN crawl_clusters h ON h.doc_id = d.duplicate_of AND h.crawl = d.duplicate_of_crawl",
         )
     } else {
-        ("CAST(NULL AS VARCHAR)", "k.url", "LEFT JOIN documents k ON k.doc_id = d.duplicate_of")
+        ("arrow_cast(NULL, 'Utf8')", "k.url", "LEFT JOIN documents k ON k.doc_id = d.duplicate_of")
     };
     let sql = format!(
         "SELECT d.is_kept, d.reason, d.duplicate_of, d.similarity, {kept_crawl} AS kept_crawl, \
