@@ -11,7 +11,9 @@
 -- member in the order `${keep_order}` ([dedup] keep, which always ends
 -- with crawl, doc_id) is kept; the others are duplicates, but for
 -- [history] mark = "new-only" (${new_only}), where only the night's pages
--- (crawl ${night}) are ever marked.
+-- (crawl ${night}) are ever marked, and "within-night" (${within_night}),
+-- where none is. Each member's capture date is listed, so an export can
+-- name an earlier crawl's kept copy by its crawl, URL and date.
 -- The night's columns are those verify ranks by (the columns of
 -- keep_columns.sql).
 WITH attributes AS (
@@ -41,9 +43,10 @@ SELECT k.doc_id AS cluster_id,
        r.doc_id,
        r.crawl,
        r.url,
+       r.crawl_date,
        CAST(s.members AS BIGINT UNSIGNED) AS cluster_size,
        r.nth = 1 AS is_kept,
-       r.nth > 1 AND (NOT ${new_only} OR r.crawl = ${night}) AS is_duplicate
+       r.nth > 1 AND NOT ${within_night} AND (NOT ${new_only} OR r.crawl = ${night}) AS is_duplicate
 FROM ranked r
 JOIN ranked k ON k.group_no = r.group_no AND k.nth = 1
 JOIN sizes s ON s.group_no = r.group_no

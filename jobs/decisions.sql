@@ -10,7 +10,8 @@
 -- removed member is an exact duplicate when its verification text has the
 -- same digest as the kept copy's (tokens.text_digest), else a
 -- near-duplicate. Documents that are not content (documents.not_content)
--- were never clustered.
+-- were never clustered. With --history, decisions_history.sql applies the
+-- clusters across crawls to these rows (duplicate_of_crawl is set there).
 WITH members AS (
     SELECT c.doc_id, c.cluster_id, c.cluster_size, c.is_representative,
            c.similarity_to_representative, t.text_digest
@@ -27,6 +28,7 @@ SELECT d.doc_id, d.url, d.warc_file, d.warc_offset, d.warc_length,
        d.crawl_date, d.http_status,
        COALESCE(p.is_representative, TRUE) AS is_kept,
        CASE WHEN NOT p.is_representative THEN p.cluster_id END AS duplicate_of,
+       CAST(NULL AS VARCHAR) AS duplicate_of_crawl,
        CASE WHEN NOT p.is_representative THEN p.similarity_to_representative END AS similarity,
        p.cluster_id, p.cluster_size,
        CASE WHEN d.not_content IS NOT NULL THEN 'not_content'

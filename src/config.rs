@@ -151,7 +151,8 @@ pub struct HistoryConfig {
     /// Moved to `[dedup] keep_order_by`; an old file's value is taken there.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub keep_order_by: Option<String>,
-    /// Which members of such a cluster may be marked as duplicates.
+    /// Which members of such a cluster are marked as duplicates, and so
+    /// whether the night's `decisions` remove its repeats of earlier crawls.
     pub mark: MarkRule,
     /// Whether a night page that repeats an earlier page is indexed again:
     /// false keeps one indexed member per set of repeats, so copies of the
@@ -166,7 +167,11 @@ impl Default for HistoryConfig {
     }
 }
 
-/// Which members of a cluster spanning crawls are marked as duplicates.
+/// Which members of a cluster spanning crawls are marked as duplicates
+/// (`crawl_clusters.is_duplicate`). A night's page that is marked is
+/// removed in the night's `decisions` (stage `decide` follows the history's
+/// stages), so the night's export holds what is new; `WithinNight` keeps
+/// the decisions of the night alone.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum MarkRule {
@@ -175,6 +180,10 @@ pub enum MarkRule {
     /// Only the night's own pages: the history is never edited, so an
     /// earlier page stays even when a night's page is kept.
     NewOnly,
+    /// None: each night is deduplicated against itself only. The history
+    /// is matched and `crawl_clusters` says which copy the keep rule would
+    /// keep, but no member is marked and `decisions` ignore the history.
+    WithinNight,
 }
 
 #[cfg(test)]
@@ -402,6 +411,20 @@ mod tests {
         let err = Config::from_file(&file).unwrap_err().to_string();
         assert!(err.contains("[history] keep moved to [dedup] keep"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// `[history] mark` has a value for nights deduplicated only against
+    /// themselves; a misspelt one names the three.
+    #[test]
+    fn history_mark_names() {
+        for (name, rule) in
+            [("any", MarkRule::Any), ("new-only", MarkRule::NewOnly), ("within-night", MarkRule::WithinNight)]
+        {
+            let c: Config = toml::from_str(&format!("[history]\nmark = \"{name}\"\n")).unwrap();
+            assert_eq!(c.history.mark, rule);
+        }
+        let err = toml::from_str::<Config>("[history]\nmark = \"night-only\"\n").unwrap_err().to_string();
+        assert!(err.contains("within-night") && err.contains("new-only"), "{err}");
     }
 
     #[test]

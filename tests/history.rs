@@ -409,12 +409,12 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// The sample crawl split in three nights by date (its records are in date
-/// order; a request stays with its response): `dir/all/` holds
-/// `night1.warc.gz` .. `night3.warc.gz`, and `dir/nightN/` only its own
+/// The sample crawl split in `count` nights by date (its records are in
+/// date order; a request stays with its response): `dir/all/` holds
+/// `night1.warc.gz` .. `nightN.warc.gz`, and `dir/nightN/` only its own
 /// file under the same name, so a page has the same doc id (file name and
-/// record id) in the run over all three and in its night's run.
-fn split_sample_in_three_nights(dir: &Path) {
+/// record id) in the run over all nights and in its night's run.
+fn split_sample_in_nights(dir: &Path, count: usize) {
     use std::io::{Read, Write};
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/sample-crawl.warc.gz");
     let mut data = Vec::new();
@@ -432,11 +432,11 @@ fn split_sample_in_three_nights(dir: &Path) {
     }
     let is_request = |r: &[u8]| r.windows(18).any(|w| w == b"WARC-Type: request");
     let (info, rest) = records.split_first().unwrap();
-    let mut nights: Vec<Vec<&[u8]>> = vec![Vec::new(); 3];
+    let mut nights: Vec<Vec<&[u8]>> = vec![Vec::new(); count];
     for (i, record) in rest.iter().enumerate() {
         // A request goes with the record after it.
         let at = if is_request(record) { i + 1 } else { i };
-        nights[(at * 3 / rest.len()).min(2)].push(record);
+        nights[(at * count / rest.len()).min(count - 1)].push(record);
     }
     std::fs::create_dir_all(dir.join("all")).unwrap();
     for (n, night) in nights.iter().enumerate() {
@@ -474,7 +474,7 @@ fn rows_by_name(out: &Path, table: &str) -> Vec<BTreeMap<String, String>> {
 #[test]
 fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
     let dir = temp_dir("three-nights");
-    split_sample_in_three_nights(&dir);
+    split_sample_in_nights(&dir, 3);
     let history = dir.join("history");
     let history_s = history.to_str().unwrap();
     let all = dir.join("out-all");
@@ -834,5 +834,155 @@ fn exact_repeats_of_earlier_nights_are_found_by_the_stored_digest() {
     let old = dir.join("out-night2-old");
     assert_eq!(exact(&old), (0..3).map(url).collect());
     assert_eq!(canonical_rows(&old, "repeats"), canonical_rows(&out, "repeats"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `pipeline` with `args`, which must succeed; its stdout.
+fn stdout_of(args: &[&str]) -> String {
+    let o = pipeline().args(args).output().unwrap();
+    assert!(o.status.success(), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// The JSON lines of an export file, each as an object.
+fn export_lines(path: &Path) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(path).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect()
+}
+
+#[test]
+fn a_night_s_decisions_and_export_leave_out_its_repeats_of_pages_kept_in_an_earlier_crawl() {
+    let dir = temp_dir("two-nights");
+    split_sample_in_nights(&dir, 2);
+    let history = dir.join("history");
+    let history_s = history.to_str().unwrap();
+    let night = |n: usize, out: &Path, extra: &[&str]| -> String {
+        let (input, crawl) = (dir.join(format!("night{n}")), format!("night{n}"));
+        let args = ["run", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        let history_args = ["--history", history_s, "--crawl-id", crawl.as_str()];
+        stdout_of(&[&args[..], &history_args[..], extra].concat())
+    };
+    let (out1, out2) = (dir.join("out-night1"), dir.join("out-night2"));
+    night(1, &out1, &[]);
+    let line = night(2, &out2, &[]);
+    let out2_s = out2.to_str().unwrap();
+
+    // The pages of night 2 in a cluster whose kept copy is a page of
+    // night 1, and night 1's pages by id.
+    let clusters = rows_by_name(&out2, "crawl_clusters");
+    let kept_earlier: BTreeMap<String, (String, String)> = clusters
+        .iter()
+        .filter(|r| r["crawl"] == "night2" && r["cluster_crawl"] == "night1")
+        .map(|r| (r["doc_id"].clone(), (r["cluster_id"].clone(), r["cluster_crawl"].clone())))
+        .collect();
+    assert!(kept_earlier.len() >= 5, "the split leaves repeats of night 1 in night 2: {kept_earlier:?}");
+    let earlier: BTreeMap<String, BTreeMap<String, String>> =
+        rows_by_name(&history.join("history_documents"), "crawl=night1")
+            .into_iter()
+            .map(|r| (r["doc_id"].clone(), r))
+            .collect();
+    let similarity: BTreeMap<(String, String), String> = rows_by_name(&out2, "repeats")
+        .into_iter()
+        .map(|r| ((r["doc_id"].clone(), r["earlier_doc_id"].clone()), r["similarity"].clone()))
+        .collect();
+
+    // Night 2's decisions remove each as a repeat of that page, named with
+    // its crawl, and with the verified similarity where the pair was
+    // compared; every other page keeps the night's own decision.
+    let decisions = rows_by_name(&out2, "decisions");
+    let mut repeats = 0;
+    for d in &decisions {
+        match kept_earlier.get(&d["doc_id"]) {
+            Some((kept, crawl)) => {
+                assert_eq!(
+                    (d["is_kept"].as_str(), d["reason"].as_str(), &d["duplicate_of"], &d["duplicate_of_crawl"]),
+                    ("false", "repeat", kept, crawl),
+                    "{d:?}"
+                );
+                let first = if d["exact_copy_of"] == "NULL" { &d["doc_id"] } else { &d["exact_copy_of"] };
+                let verified = similarity.get(&(first.clone(), kept.clone())).map_or("NULL", String::as_str);
+                assert_eq!(d["similarity"], verified, "{d:?}");
+                repeats += 1;
+            }
+            None => assert!(d["reason"] != "repeat" && d["duplicate_of_crawl"] == "NULL", "{d:?}"),
+        }
+    }
+    assert!(decisions.iter().filter(|d| d["similarity"] != "NULL" && d["reason"] == "repeat").count() * 2 >= repeats);
+
+    // The summary line counts them.
+    let count = |reason: &str| decisions.iter().filter(|d| d["reason"] == reason).count();
+    let kept = decisions.iter().filter(|d| d["is_kept"] == "true").count();
+    let expected = format!(
+        "{} documents: {kept} kept, {repeats} repeat earlier crawls, {} removed ({} exact and {} near-duplicates) from {} clusters",
+        decisions.len(),
+        count("exact_duplicate") + count("near_duplicate"),
+        count("exact_duplicate"),
+        count("near_duplicate"),
+        count("kept")
+    );
+    assert!(line.starts_with(&expected), "{line}\nwant {expected}");
+
+    // The night's export holds what is new: none of them.
+    let to = dir.join("export");
+    let to_s = to.to_str().unwrap();
+    let printed = stdout_of(&["export", "--out", out2_s, "--to", to_s, "--format", "jsonl"]);
+    let exported: BTreeSet<String> =
+        export_lines(&to.join("kept.jsonl")).iter().map(|r| r["doc_id"].as_str().unwrap().to_string()).collect();
+    assert_eq!(exported.len(), kept, "{printed}");
+    let present: Vec<_> = kept_earlier.keys().filter(|d| exported.contains(*d)).collect();
+    assert!(present.is_empty(), "repeats of night 1 in night 2's export: {present:?}");
+    // The removed export names each one's kept copy by crawl, URL and date.
+    stdout_of(&["export", "--out", out2_s, "--to", to_s, "--format", "jsonl", "--removed"]);
+    let removed = export_lines(&to.join("removed.jsonl"));
+    let named: Vec<&serde_json::Value> = removed.iter().filter(|r| r["reason"] == "repeat").collect();
+    assert_eq!(named.len(), repeats);
+    for r in named {
+        let page = &earlier[r["duplicate_of"].as_str().unwrap()];
+        assert_eq!(r["duplicate_of_crawl"], "night1", "{r}");
+        assert_eq!(r["duplicate_of_url"].as_str(), Some(page["url"].as_str()), "{r}");
+        assert_eq!(r["duplicate_of_date"].as_str(), Some(page["crawl_date"].as_str()), "{r}");
+    }
+    // ... and so does the removed WARC: none is left without a kept copy.
+    let printed = stdout_of(&["export", "--out", out2_s, "--to", to_s, "--format", "warc", "--removed"]);
+    assert!(!printed.contains("removed_without_kept_copy"), "{printed}");
+
+    // `explain` agrees with the decision.
+    let (doc, (kept_id, _)) = kept_earlier.iter().next().unwrap();
+    let explained = stdout_of(&["explain", "--out", out2_s, doc]);
+    let want = format!(
+        "  decision: removed (repeat), its kept copy {} (document {kept_id}) of crawl night1",
+        earlier[kept_id]["url"]
+    );
+    assert!(explained.lines().any(|l| l.starts_with(&want)), "{explained}\nwant {want}");
+
+    // `[history] mark = "within-night"` deduplicates the night against
+    // itself only: `history match` decides again, as a run without the
+    // history does.
+    let config = dir.join("within-night.toml");
+    std::fs::write(&config, "[history]\nmark = \"within-night\"\n").unwrap();
+    let config_s = config.to_str().unwrap();
+    let matched = stdout_of(&[
+        "history",
+        "--history",
+        history_s,
+        "match",
+        "--out",
+        out2_s,
+        "--crawl-id",
+        "night2",
+        "--config",
+        config_s,
+    ]);
+    assert!(matched.contains(", 0 documents removed from the night's decisions as repeats"), "{matched}");
+    let alone = dir.join("out-night2-alone");
+    run_ok(&["run", "-q", "--input", dir.join("night2").to_str().unwrap(), "--out", alone.to_str().unwrap()]);
+    assert_eq!(canonical_rows(&out2, "decisions"), canonical_rows(&alone, "decisions"));
+    assert!(rows_by_name(&out2, "crawl_clusters").iter().all(|r| r["is_duplicate"] == "false"));
+    // ... and the default again removes the repeats.
+    let matched = stdout_of(&["history", "--history", history_s, "match", "--out", out2_s, "--crawl-id", "night2"]);
+    assert!(
+        matched.contains(&format!(", {repeats} documents removed from the night's decisions as repeats")),
+        "{matched}"
+    );
+    assert_eq!(rows_by_name(&out2, "decisions"), decisions);
     let _ = std::fs::remove_dir_all(&dir);
 }

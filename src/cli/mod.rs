@@ -116,6 +116,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     let pipeline = crate::runner::run::Pipeline {
         stages: stages::all(),
         history_stages: stages::history_match::stages(),
+        after_history: &stages::history_match::FOLLOWING,
         write_report: crate::report::write_report,
         report_file: crate::report::REPORT_FILE,
     };
@@ -290,18 +291,24 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
                     crawl: night.crawl_id.clone(),
                 }),
             };
+            // Then the stages that follow them (decide: the night's
+            // decisions remove its repeats).
             let matching = stages::history_match::stages();
             let all: Vec<Box<dyn crate::runner::Stage>> =
                 stages::all().into_iter().chain(stages::history_match::stages()).collect();
+            let following = all.iter().filter(|s| stages::history_match::FOLLOWING.contains(&s.name()));
             let mut rows = std::collections::BTreeMap::new();
-            for stage in &matching {
+            for stage in matching.iter().chain(following) {
                 run_stage(stage.as_ref(), &all, &ctx, false)?;
                 let manifest = crate::runner::manifest_path(&ctx.out, stage.name(), Shard::WHOLE);
                 rows.extend(crate::runner::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default());
             }
             let count = |table: &str| rows.get(table).copied().unwrap_or(0);
+            let decide = crate::runner::read_manifest(&ctx.out, stages::decide::NAME);
+            let removed = decide.and_then(|m| m.report.counters.get(stages::decide::REPEAT).copied()).unwrap_or(0);
             println!(
-                "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls",
+                "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls, \
+                 {removed} documents removed from the night's decisions as repeats",
                 night.crawl_id,
                 count("history_candidates"),
                 count("repeats"),

@@ -437,6 +437,11 @@ struct Decision {
 struct KeptCopy {
     url: String,
     crawl_date: Option<String>,
+    /// The earlier crawl of the history that holds it (`--history`: a
+    /// night's repeat of a page kept in an earlier crawl); `None` for one
+    /// of the run's own documents. Such a copy has no file, offset or
+    /// record id in this run: the history keeps its URL and date only.
+    crawl: Option<String>,
     /// The file and offset of its record, which name a record converted
     /// to WARC/1.1 (see [`legacy::record_id`]).
     warc_file: String,
@@ -464,14 +469,15 @@ impl<'a> DecisionCursor<'a> {
     fn open(job: &'a Job, removed: bool) -> Result<DecisionCursor<'a>> {
         let own = files_predicate("d.warc_file", job.files, job.options.shard);
         let sql = if removed {
+            let kept = KeptCopyLookup::of(job.out)?;
             format!(
                 "SELECT d.warc_file, d.warc_offset, d.warc_length, d.doc_id, d.url, d.crawl_date, d.is_kept, \
-                 d.reason, d.similarity, d.duplicate_of, t.payload_digest, k.url AS kept_url, \
-                 k.crawl_date AS kept_date, k.warc_file AS kept_file, k.warc_offset AS kept_offset, \
-                 k.record_id AS kept_record_id, k.payload_digest AS kept_payload_digest \
-                 FROM decisions d LEFT JOIN documents t ON t.doc_id = d.doc_id \
-                 LEFT JOIN documents k ON k.doc_id = d.duplicate_of \
-                 WHERE NOT d.is_kept AND {own} ORDER BY d.warc_file, d.warc_offset"
+                 d.reason, d.similarity, d.duplicate_of, t.payload_digest, {}, k.warc_file AS kept_file, \
+                 k.warc_offset AS kept_offset, k.record_id AS kept_record_id, \
+                 k.payload_digest AS kept_payload_digest \
+                 FROM decisions d LEFT JOIN documents t ON t.doc_id = d.doc_id {} \
+                 WHERE NOT d.is_kept AND {own} ORDER BY d.warc_file, d.warc_offset",
+                kept.columns, kept.joins
             )
         } else {
             format!(
@@ -508,6 +514,41 @@ impl<'a> DecisionCursor<'a> {
     }
 }
 
+/// The SQL that finds a removed document's kept copy (`decisions d`):
+/// the run's own document (`documents k`), or with `--history` the page of
+/// an earlier crawl that `decisions.duplicate_of_crawl` names, found in
+/// `crawl_clusters h`, which lists it with its crawl, URL and date (from
+/// the history's `history_documents`). A run without the history's tables
+/// reads `documents` only, as runs before them did.
+struct KeptCopyLookup {
+    /// `kept_url`, `kept_date` and `kept_crawl`.
+    columns: &'static str,
+    /// The joins they read (`documents k` always).
+    joins: &'static str,
+}
+
+impl KeptCopyLookup {
+    fn of(out: &Path) -> Result<KeptCopyLookup> {
+        if !crate::tables::write::table_exists(out, crate::tables::columns::crawl_clusters::TABLE) {
+            return Ok(KeptCopyLookup {
+                columns: "k.url AS kept_url, k.crawl_date AS kept_date, arrow_cast(NULL, 'Utf8') AS kept_crawl",
+                joins: "LEFT JOIN documents k ON k.doc_id = d.duplicate_of",
+            });
+        }
+        for table in [decisions::TABLE, crate::tables::columns::crawl_clusters::TABLE] {
+            crate::tables::write::check_table_schema(out, table)?;
+        }
+        Ok(KeptCopyLookup {
+            columns: "COALESCE(k.url, h.url) AS kept_url, COALESCE(k.crawl_date, h.crawl_date) AS kept_date, \
+                      d.duplicate_of_crawl AS kept_crawl",
+            // A doc id names a document within one crawl only: an earlier
+            // crawl's id may be one of the night's too.
+            joins: "LEFT JOIN documents k ON k.doc_id = d.duplicate_of AND d.duplicate_of_crawl IS NULL \
+                    LEFT JOIN crawl_clusters h ON h.doc_id = d.duplicate_of AND h.crawl = d.duplicate_of_crawl",
+        })
+    }
+}
+
 /// Row `i` of a decisions query (see [`DecisionCursor::open`]).
 fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
     let optional_text = |name: &str| -> Result<Option<String>> {
@@ -526,6 +567,7 @@ fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
             Some(KeptCopy {
                 url: optional_text("kept_url")?.unwrap_or_default(),
                 crawl_date: optional_text("kept_date")?,
+                crawl: optional_text("kept_crawl")?,
                 warc_file: optional_text("kept_file")?.unwrap_or_default(),
                 warc_offset: offsets.value(i),
                 record_id: optional_text("kept_record_id")?,

@@ -79,10 +79,12 @@ pub(super) fn export(job: &Job, destination: &Destination, name: &str, summary: 
     };
     let own = files_predicate("d.warc_file", job.files, job.options.shard);
     let kept = if job.options.removed { "NOT d.is_kept" } else { "d.is_kept" };
+    let lookup = super::KeptCopyLookup::of(job.out)?;
     let sql = format!(
         "SELECT d.doc_id, d.url, d.crawl_date, d.cluster_id, d.cluster_size, d.reason, d.duplicate_of, \
-         d.similarity, t.text FROM decisions d JOIN documents t ON t.doc_id = d.doc_id \
-         WHERE {kept} AND {own} ORDER BY d.warc_file, d.warc_offset"
+         {}, d.similarity, t.text FROM decisions d JOIN documents t ON t.doc_id = d.doc_id {} \
+         WHERE {kept} AND {own} ORDER BY d.warc_file, d.warc_offset",
+        lookup.columns, lookup.joins
     );
     let mut batches = job.stream(&sql)?;
     let (mut rows, mut stripped) = (0u64, 0u64);
@@ -118,6 +120,10 @@ fn export_batch(batch: &RecordBatch, boilerplate: &Boilerplate) -> Result<(Recor
     let (clusters, sizes) = (decisions::cluster_id(batch)?, decisions::cluster_size(batch)?);
     let (reasons, of, similarity) =
         (decisions::reason(batch)?, decisions::duplicate_of(batch)?, decisions::similarity(batch)?);
+    let text_of = |name: &str| crate::tables::column::<arrow::array::StringArray>(batch, name);
+    let (kept_crawl, kept_url, kept_date) = (text_of("kept_crawl")?, text_of("kept_url")?, text_of("kept_date")?);
+    let optional =
+        |column: &arrow::array::StringArray, i: usize| column.is_valid(i).then(|| column.value(i).to_string());
     let mut rows = export_documents::Rows::default();
     let mut left_out = 0;
     for (i, (text, removed)) in stripped.into_iter().enumerate() {
@@ -129,6 +135,9 @@ fn export_batch(batch: &RecordBatch, boilerplate: &Boilerplate) -> Result<(Recor
         rows.duplicates.append_value(if sizes.is_valid(i) { sizes.value(i).saturating_sub(1) } else { 0 });
         rows.reason.append_value(reasons.value(i));
         rows.duplicate_of.append_option(of.is_valid(i).then(|| of.value(i)));
+        rows.duplicate_of_crawl.append_option(optional(kept_crawl, i));
+        rows.duplicate_of_url.append_option(optional(kept_url, i));
+        rows.duplicate_of_date.append_option(optional(kept_date, i));
         rows.similarity.append_option(similarity.is_valid(i).then(|| similarity.value(i)));
         rows.text.append_value(&text);
     }
@@ -151,6 +160,9 @@ mod tests {
             arrow::datatypes::Field::new("cluster_size", arrow::datatypes::DataType::UInt64, true),
             arrow::datatypes::Field::new("reason", arrow::datatypes::DataType::Utf8, false),
             arrow::datatypes::Field::new("duplicate_of", arrow::datatypes::DataType::UInt64, true),
+            arrow::datatypes::Field::new("kept_url", arrow::datatypes::DataType::Utf8, true),
+            arrow::datatypes::Field::new("kept_date", arrow::datatypes::DataType::Utf8, true),
+            arrow::datatypes::Field::new("kept_crawl", arrow::datatypes::DataType::Utf8, true),
             arrow::datatypes::Field::new("similarity", arrow::datatypes::DataType::Float64, true),
             arrow::datatypes::Field::new("text", arrow::datatypes::DataType::Utf8, false),
         ]));
@@ -163,9 +175,12 @@ mod tests {
                 std::sync::Arc::new(StringArray::from(vec![Some("2024-01-01T00:00:00Z"), None])),
                 std::sync::Arc::new(UInt64Array::from(vec![Some(1), None])),
                 std::sync::Arc::new(UInt64Array::from(vec![Some(3), None])),
-                std::sync::Arc::new(StringArray::from(vec!["kept", "unique"])),
-                std::sync::Arc::new(UInt64Array::from(vec![None::<u64>, None])),
-                std::sync::Arc::new(Float64Array::from(vec![None::<f64>, None])),
+                std::sync::Arc::new(StringArray::from(vec!["kept", "repeat"])),
+                std::sync::Arc::new(UInt64Array::from(vec![None::<u64>, Some(7)])),
+                std::sync::Arc::new(StringArray::from(vec![None, Some("https://example.org/b")])),
+                std::sync::Arc::new(StringArray::from(vec![None, Some("2026-12-01T00:00:00Z")])),
+                std::sync::Arc::new(StringArray::from(vec![None, Some("2026-12-01")])),
+                std::sync::Arc::new(Float64Array::from(vec![None::<f64>, Some(0.9)])),
                 std::sync::Arc::new(StringArray::from(vec!["Home | Docs\nRelease NOTES 1.2", "Home | Docs\n\nBody"])),
             ],
         )
@@ -177,5 +192,14 @@ mod tests {
         let duplicates = export_documents::duplicates(&rows).unwrap();
         assert_eq!((duplicates.value(0), duplicates.value(1)), (2, 0));
         assert!(export_documents::crawl_date(&rows).unwrap().is_null(1));
+        // A repeat names its kept copy in an earlier crawl: crawl, URL, date.
+        let crawls = export_documents::duplicate_of_crawl(&rows).unwrap();
+        let (urls, dates) =
+            (export_documents::duplicate_of_url(&rows).unwrap(), export_documents::duplicate_of_date(&rows).unwrap());
+        assert!(crawls.is_null(0) && urls.is_null(0) && dates.is_null(0));
+        assert_eq!(
+            (crawls.value(1), urls.value(1), dates.value(1)),
+            ("2026-12-01", "https://example.org/b", "2026-12-01T00:00:00Z")
+        );
     }
 }

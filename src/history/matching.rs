@@ -335,6 +335,7 @@ impl History {
                 ("night", format!("'{crawl}'")),
                 ("member_crawls", sql_list(member_crawls.iter().copied())),
                 ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
+                ("within_night", (config.history.mark == MarkRule::WithinNight).to_string()),
             ];
             params.push(("history_canonical_url", self.canonical_url_sql(&member_crawls, config)?));
             params.extend(config.dedup.sql_params());

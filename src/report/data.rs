@@ -176,6 +176,11 @@ const OUTCOME: &[(&str, &str, &str)] = &[
     ("kept", "decisions", "SELECT COUNT(*) FROM decisions WHERE is_kept"),
     ("removed as exact duplicates", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'exact_duplicate'"),
     ("removed as near-duplicates", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'near_duplicate'"),
+    (
+        "removed as repeats of pages kept in earlier crawls (--history)",
+        "decisions",
+        "SELECT COUNT(*) FROM decisions WHERE reason = 'repeat'",
+    ),
     ("clusters (one copy kept each)", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'kept'"),
     (
         "not content (kept, never deduplicated)",

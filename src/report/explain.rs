@@ -8,7 +8,7 @@ use arrow::array::{Array, StringArray};
 use std::fmt::Write;
 use std::path::Path;
 
-use crate::tables::columns::{boilerplate, clusters, crawl_clusters, documents, duplicates, repeats};
+use crate::tables::columns::{boilerplate, clusters, crawl_clusters, decisions, documents, duplicates, repeats};
 
 /// Text for `pipeline explain`: the document, its cluster and
 /// representative, and every pair that involves it with the methods that
@@ -85,7 +85,9 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                 let sim = clusters::similarity_to_representative(b)?;
                 let url = crate::tables::column::<StringArray>(b, "representative_url")?.value(0);
                 if is_rep {
-                    writeln!(text, "  representative (kept) of cluster {rep} with {size} documents")?;
+                    // Kept or not is the decision's, below: with --history
+                    // a representative may repeat a page of an earlier crawl.
+                    writeln!(text, "  representative of cluster {rep} with {size} documents")?;
                 } else {
                     let s = if sim.is_null(0) { "?".to_string() } else { format!("{:.4}", sim.value(0)) };
                     writeln!(
@@ -95,6 +97,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
                 }
             }
         }
+        text.push_str(&decision(&session, out, id).await?);
         // Placement's own comparisons (a representative reached through a
         // partner), in runs that have them.
         let placement = if crate::tables::write::table_exists(out, "placement_comparisons") {
@@ -236,6 +239,56 @@ async fn earlier_repeats(
     }
     if crate::tables::write::table_exists(out, crawl_clusters::TABLE) {
         text.push_str(&surviving_copy(session, id).await?);
+    }
+    Ok(text)
+}
+
+/// The run's decision on the document (`decisions`), as the export follows
+/// it: kept, or removed with its kept copy, which with `--history` may be a
+/// page of an earlier crawl (named by `crawl_clusters`). Nothing when the
+/// run has no decisions.
+async fn decision(session: &datafusion::prelude::SessionContext, out: &Path, id: u64) -> Result<String> {
+    if !crate::tables::write::table_exists(out, decisions::TABLE) {
+        return Ok(String::new());
+    }
+    let (kept_crawl, kept_url, joins) = if crate::tables::write::table_exists(out, crawl_clusters::TABLE) {
+        (
+            "d.duplicate_of_crawl",
+            "COALESCE(k.url, h.url)",
+            "LEFT JOIN documents k ON k.doc_id = d.duplicate_of AND d.duplicate_of_crawl IS NULL \
+             LEFT JOIN crawl_clusters h ON h.doc_id = d.duplicate_of AND h.crawl = d.duplicate_of_crawl",
+        )
+    } else {
+        ("arrow_cast(NULL, 'Utf8')", "k.url", "LEFT JOIN documents k ON k.doc_id = d.duplicate_of")
+    };
+    let sql = format!(
+        "SELECT d.is_kept, d.reason, d.duplicate_of, d.similarity, {kept_crawl} AS kept_crawl, \
+         {kept_url} AS kept_url FROM decisions d {joins} WHERE d.doc_id = {id}"
+    );
+    let mut text = String::new();
+    for b in session.sql(&sql).await.context("reading decisions")?.collect().await? {
+        let (kept, reason, of) = (decisions::is_kept(&b)?, decisions::reason(&b)?, decisions::duplicate_of(&b)?);
+        let similarity = decisions::similarity(&b)?;
+        let (crawl, url) = (
+            crate::tables::column::<StringArray>(&b, "kept_crawl")?,
+            crate::tables::column::<StringArray>(&b, "kept_url")?,
+        );
+        for i in 0..b.num_rows() {
+            if kept.value(i) {
+                writeln!(text, "  decision: kept ({})", reason.value(i))?;
+                continue;
+            }
+            let s =
+                if similarity.is_null(i) { "not compared".to_string() } else { format!("{:.4}", similarity.value(i)) };
+            let of_crawl = if crawl.is_null(i) { String::new() } else { format!(" of crawl {}", crawl.value(i)) };
+            writeln!(
+                text,
+                "  decision: removed ({}), its kept copy {} (document {}){of_crawl}, similarity {s}",
+                reason.value(i),
+                if url.is_null(i) { "?" } else { url.value(i) },
+                of.value(i)
+            )?;
+        }
     }
     Ok(text)
 }

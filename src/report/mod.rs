@@ -410,7 +410,8 @@ fn repeats_html(repeats: &Repeats) -> String {
         "<p class=\"note\">{} of the night's documents repeat a page of an earlier crawl of the history \
          (<code>repeats</code>: verified against the earlier page's kept text). Per crawl: the night's documents \
          that repeat its pages, its pages repeated, and, in the clusters across crawls \
-         (<code>crawl_clusters</code>), its members kept and marked as duplicates.</p>\n\
+         (<code>crawl_clusters</code>), its members kept and marked as duplicates. The night's pages marked \
+         are removed in its decisions (the outcome's repeats, unless <code>[history] mark = \"within-night\"</code>).</p>\n\
          <table>\n<tr><th>crawl</th><th>night documents repeating it</th><th>its pages repeated</th>\
          <th>mean similarity</th><th>kept</th><th>marked duplicate</th></tr>\n",
         grouped(repeats.documents)

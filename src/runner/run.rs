@@ -51,6 +51,10 @@ pub struct NightHistory {
 pub struct Pipeline {
     pub stages: Vec<Box<dyn Stage>>,
     pub history_stages: Vec<Box<dyn Stage>>,
+    /// The names of the stages of `stages` that, with `--history`, run
+    /// after `history_stages` (`decide`: the night's decisions follow its
+    /// repeats of earlier crawls).
+    pub after_history: &'static [&'static str],
     /// Writes the report into an output folder and returns its path.
     pub write_report: fn(&Path, &tokio::runtime::Runtime) -> Result<PathBuf>,
     /// The report's file name inside the output folder.
@@ -105,13 +109,20 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
         Some(limit) => tracing::info!(threads, "{limit}"),
         None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
     }
-    let Pipeline { stages: mut all, history_stages, write_report, report_file } = pipeline;
-    let history_names: Vec<&'static str> = history_stages.iter().map(|s| s.name()).collect();
-    let is_history_stage = |name: &str| history_names.contains(&name);
-    // The history's stages follow the pipeline's in a run with --history.
+    let Pipeline { stages: mut all, history_stages, after_history, write_report, report_file } = pipeline;
+    let mut history_names: Vec<&'static str> = history_stages.iter().map(|s| s.name()).collect();
+    // The history's stages follow the pipeline's in a run with --history,
+    // and the stages that read their tables follow them, in the history
+    // phase.
     if history.is_some() {
-        all.extend(history_stages);
+        let (following, mut before): (Vec<_>, Vec<_>) =
+            all.into_iter().partition(|s| after_history.contains(&s.name()));
+        before.extend(history_stages);
+        before.extend(following);
+        all = before;
+        history_names.extend(after_history);
     }
+    let is_history_stage = |name: &str| history_names.contains(&name);
     let selected = select_stages(&stage, &all, &history_names)?;
     let history = match &history {
         Some(night) => {
@@ -119,8 +130,8 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
             if stage != "all" && !is_history_stage(&stage) {
                 return Err(UsageError(
                     "--history matches and appends a whole run: use it with --stage all or one of the \
-                     history's stages (history_candidates, history_verify, history_clusters), or run \
-                     `pipeline history append` after running the stages one by one"
+                     history's stages (history_candidates, history_verify, history_clusters) or decide, \
+                     or run `pipeline history append` after running the stages one by one"
                         .into(),
                 )
                 .into());
@@ -213,8 +224,9 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
             }
         }
     }
-    // Matched against the earlier crawls before the report, which has a
-    // section on the night's repeats; appended after it, once matched.
+    // Matched against the earlier crawls, and the night decided with its
+    // repeats, before the report, which has a section on them; appended
+    // once matched.
     if let Some((location, crawl)) = &history {
         let _lock = location.lock(wait)?;
         let local = location.local()?;
@@ -317,21 +329,31 @@ fn outcome_line(
 ) -> Option<String> {
     outcomes.iter().find(|(stage, _)| *stage == "decide")?;
     let m = crate::runner::read_manifest_file(&crate::runner::manifest_path(&ctx.out, "decide", shard))?;
-    let n = |reason: &str| m.report.counters.get(reason).copied().unwrap_or(0);
-    let (kept, unique, exact, near, not_content) =
-        (n("kept"), n("unique"), n("exact_duplicate"), n("near_duplicate"), n("not_content"));
-    let documents = kept + unique + exact + near + not_content;
-    let mut line = format!(
-        "{documents} documents: {} kept, {} removed ({exact} exact and {near} near-duplicates) from {kept} clusters, \
-         {not_content} not content (kept, not deduplicated)",
-        kept + unique + not_content,
-        exact + near,
-    );
+    let mut line = decisions_line(&m.report.counters);
     match report {
         Some(path) => line.push_str(&format!("; report: {path}")),
         None => line.push_str(&format!("; decisions: {}", ctx.out.join("decisions").display())),
     }
     Some(line)
+}
+
+/// The decisions by reason in words. The night's repeats of earlier crawls
+/// are named when the decisions followed the history (their counter is
+/// there, zero or not): they are removed, but are not this night's
+/// duplicates of its own pages.
+fn decisions_line(counters: &std::collections::BTreeMap<String, u64>) -> String {
+    let n = |reason: &str| counters.get(reason).copied().unwrap_or(0);
+    let (kept, unique, exact, near, not_content) =
+        (n("kept"), n("unique"), n("exact_duplicate"), n("near_duplicate"), n("not_content"));
+    let repeats = counters.get("repeat").copied();
+    let documents = kept + unique + exact + near + not_content + repeats.unwrap_or(0);
+    let repeats = repeats.map(|r| format!("{r} repeat earlier crawls, ")).unwrap_or_default();
+    format!(
+        "{documents} documents: {} kept, {repeats}{} removed ({exact} exact and {near} near-duplicates) from {kept} \
+         clusters, {not_content} not content (kept, not deduplicated)",
+        kept + unique + not_content,
+        exact + near,
+    )
 }
 
 /// One log line per stage of the run: whether it ran or was up to date,
@@ -350,6 +372,32 @@ fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]
             cpu_seconds = (m.cpu_seconds * 100.0).round() / 100.0,
             rows = %rows,
             "summary"
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_line_names_the_repeats_when_the_decisions_followed_the_history() {
+        let counters = |pairs: &[(&str, u64)]| pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        let night = [("kept", 2), ("unique", 20), ("exact_duplicate", 3), ("near_duplicate", 1), ("not_content", 1)];
+        assert_eq!(
+            decisions_line(&counters(&night)),
+            "27 documents: 23 kept, 4 removed (3 exact and 1 near-duplicates) from 2 clusters, \
+             1 not content (kept, not deduplicated)"
+        );
+        let with_history: Vec<(&str, u64)> = night.iter().copied().chain([("repeat", 1754)]).collect();
+        assert_eq!(
+            decisions_line(&counters(&with_history)),
+            "1781 documents: 23 kept, 1754 repeat earlier crawls, 4 removed (3 exact and 1 near-duplicates) \
+             from 2 clusters, 1 not content (kept, not deduplicated)"
+        );
+        let none: Vec<(&str, u64)> = night.iter().copied().chain([("repeat", 0)]).collect();
+        assert!(
+            decisions_line(&counters(&none)).starts_with("27 documents: 23 kept, 0 repeat earlier crawls, 4 removed")
         );
     }
 }

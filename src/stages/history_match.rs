@@ -1,6 +1,7 @@
 //! The history's stages (`--history DIR --crawl-id ID`): a night matched
 //! against the earlier crawls of the history, after `evaluate` and before
-//! the night is appended ([`crate::history::matching`] has the steps).
+//! `decide` ([`FOLLOWING`]) and the night's append
+//! ([`crate::history::matching`] has the steps).
 //!
 //! - `history_candidates`: `signatures`, the methods' records and the
 //!   verification-text digests (`tokens`, less `exact_copies`) →
@@ -28,6 +29,12 @@ use crate::runner::{HistoryRun, RunContext, Stage, StageReport};
 pub fn stages() -> Vec<Box<dyn Stage>> {
     vec![Box::new(HistoryCandidates), Box::new(HistoryVerify), Box::new(HistoryClusters)]
 }
+
+/// The stages of [`crate::stages::all`] that follow the history's stages in
+/// a run with `--history` (and in `pipeline history match`): `decide`, so
+/// that a night's decisions remove its pages that repeat a page kept in an
+/// earlier crawl. No stage before them reads `decisions`.
+pub const FOLLOWING: [&str; 1] = [super::decide::NAME];
 
 /// The history and night crawl of the run; an error naming the stage when
 /// the run has none.

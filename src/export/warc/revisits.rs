@@ -58,10 +58,12 @@ pub(super) fn revisits(
         };
         // A WARC record (any version) keeps its id, whatever its shape; an
         // ARC record (no id) or a corpus line gets the id its conversion
-        // gets.
+        // gets. A kept copy of an earlier crawl is named by its URL and
+        // date only: the history keeps no record id.
         let kept_id = match &kept.record_id {
-            Some(id) if !corpus::is_corpus_file(std::path::Path::new(&kept.warc_file)) => id.clone(),
-            _ => legacy::record_id(&kept.warc_file, kept.warc_offset),
+            _ if kept.crawl.is_some() => None,
+            Some(id) if !corpus::is_corpus_file(std::path::Path::new(&kept.warc_file)) => Some(id.clone()),
+            _ => Some(legacy::record_id(&kept.warc_file, kept.warc_offset)),
         };
         let date = d.crawl_date.as_deref().and_then(legacy::w3c_utc).unwrap_or_else(|| fallback_date.to_string());
         // A kept copy without a valid date was written with the fallback
@@ -77,7 +79,7 @@ pub(super) fn revisits(
             payload_digest: d.payload_digest.as_deref(),
             kept_url: &kept.url,
             kept_date: &kept_date,
-            kept_id: Some(&kept_id),
+            kept_id: kept_id.as_deref(),
         };
         let url = legacy::clean_uri(&d.url);
         let (record, entry) = match identical_payload(d) {
