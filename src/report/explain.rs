@@ -129,7 +129,10 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
             let (a, ua, ub) = (duplicates::doc_a(b)?, duplicates::url_a(b)?, duplicates::url_b(b)?);
             let m = crate::tables::column::<StringArray>(b, "method_list")?;
             let (s, v) = (duplicates::similarity(b)?, duplicates::verified(b)?);
-            let outcome = crate::tables::column::<StringArray>(b, "outcome")?;
+            // Utf8 or Utf8View, as the union's types came out: read as Utf8.
+            let outcome = b.column_by_name("outcome").context("the comparisons have no outcome")?;
+            let outcome = arrow::compute::cast(outcome, &arrow::datatypes::DataType::Utf8)?;
+            let outcome = outcome.as_any().downcast_ref::<StringArray>().context("outcome is not text")?;
             let value = crate::tables::column::<arrow::array::Float64Array>(b, "value")?;
             for i in 0..b.num_rows() {
                 let other = if a.value(i) == id { ub.value(i) } else { ua.value(i) };
