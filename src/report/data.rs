@@ -552,6 +552,7 @@ mod tests {
                 strings(&vec!["en"; n]),
                 strings(&vec!["some text"; n]),
                 Arc::new(UInt64Array::from(vec![100; n])),
+                strings(&vec!["sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"; n]),
                 Arc::new(StringArray::from(vec![None::<&str>; n])),
                 Arc::new(StringArray::from(urls.clone())),
                 Arc::new(StringArray::from(vec![None::<&str>; n])),
