@@ -161,7 +161,8 @@ fn rejection(outcome: &str, value: f64, rule: Option<crate::verify::settings::Pa
         let screen = rule.map_or(String::new(), |r| format!(" < {}", (r.screen * 1000.0).round() / 1000.0));
         return format!("rejected by the screen: 8-gram resemblance {value:.2}{screen}");
     }
-    let below = rule.map_or("similarity below the threshold".to_string(), |r| format!("similarity below {}", r.threshold));
+    let below =
+        rule.map_or("similarity below the threshold".to_string(), |r| format!("similarity below {}", r.threshold));
     let how = match outcome {
         o if o == Outcome::LengthBound.name() => format!("at most {value:.2} by the lengths"),
         o if o == Outcome::CharBound.name() => format!("at most {value:.2} by the characters shared"),

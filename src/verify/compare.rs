@@ -442,7 +442,10 @@ mod tests {
         assert!(stopped.value < 0.8 && stopped.value >= exact_value, "{stopped:?} {exact_value}");
         // Four rows: no check comes before the end (LCS 1, similarity 0.25).
         let (x, y) = (doc(4, "abcd"), doc(5, "dcba"));
-        assert_eq!(compare(&x, &y, rule(0.8, exact)), Comparison { similarity: None, outcome: Outcome::Lcs, value: 0.25 });
+        assert_eq!(
+            compare(&x, &y, rule(0.8, exact)),
+            Comparison { similarity: None, outcome: Outcome::Lcs, value: 0.25 }
+        );
         assert!(crate::verify::similarity::similarity(&cycle, &reversed) < 0.3);
     }
 
@@ -480,11 +483,12 @@ mod tests {
                 })
                 .collect();
             let mut total = 0.0;
-            let cumulative =
-                (1..=vocabulary.len()).map(|rank| {
+            let cumulative = (1..=vocabulary.len())
+                .map(|rank| {
                     total += 1.0 / rank as f64;
                     total
-                }).collect();
+                })
+                .collect();
             Words { vocabulary, cumulative, state }
         }
 
@@ -505,7 +509,11 @@ mod tests {
             text.iter()
                 .map(|w| {
                     let x = (crate::methods::splitmix64(&mut self.state) >> 11) as f64 / (1u64 << 53) as f64;
-                    if x < share { self.word().to_string() } else { w.clone() }
+                    if x < share {
+                        self.word().to_string()
+                    } else {
+                        w.clone()
+                    }
                 })
                 .collect()
         }

@@ -142,10 +142,8 @@ fn compare_all(doc: &Doc, others: &[&Doc], own: &[bool], rule: PairRule, budget:
             next += 1;
             continue;
         }
-        let round: Vec<Comparison> = open[next..end]
-            .par_iter()
-            .map(|&k| compare_by_lcs(doc, others[k], rule_of(k), resemblance(k)))
-            .collect();
+        let round: Vec<Comparison> =
+            open[next..end].par_iter().map(|&k| compare_by_lcs(doc, others[k], rule_of(k), resemblance(k))).collect();
         for (&k, comparison) in open[next..end].iter().zip(round) {
             if comparison.similarity.is_none() {
                 *budget -= cost(k);
