@@ -395,6 +395,17 @@ pub(super) struct Removed<'a> {
     pub kept_id: Option<&'a str>,
 }
 
+/// The fields every record about a removed capture starts with: its type,
+/// an id of its own, and the removed capture's date and URL.
+fn removed_header(r: &Removed, record_type: &str) -> Header {
+    let mut h = Header::warc_1_1();
+    h.field("WARC-Type", record_type);
+    h.field("WARC-Record-ID", &removed_record_id(r.doc_id));
+    h.field("WARC-Date", r.date);
+    h.field("WARC-Target-URI", &clean_uri(r.url));
+    h
+}
+
 /// The whole `revisit` record of a removed document whose payload is
 /// byte for byte its kept copy's (the caller compared the digests): the
 /// standard profile ([`IDENTICAL_PAYLOAD_PROFILE`]), the shared
@@ -403,11 +414,7 @@ pub(super) struct Removed<'a> {
 /// after its fields; empty for a capture that is no HTTP response), so its
 /// status and headers replay as they were captured.
 pub(super) fn revisit_record(r: &Removed, payload_digest: &str, http_header: &[u8]) -> Vec<u8> {
-    let mut h = Header::warc_1_1();
-    h.field("WARC-Type", "revisit");
-    h.field("WARC-Record-ID", &removed_record_id(r.doc_id));
-    h.field("WARC-Date", r.date);
-    h.field("WARC-Target-URI", &clean_uri(r.url));
+    let mut h = removed_header(r, "revisit");
     h.field("WARC-Profile", IDENTICAL_PAYLOAD_PROFILE);
     h.field("WARC-Refers-To-Target-URI", &clean_uri(r.kept_url));
     h.field("WARC-Refers-To-Date", r.kept_date);
@@ -450,11 +457,7 @@ pub(super) fn removed_note(r: &Removed) -> Vec<u8> {
         fields.field("payload-digest", digest);
     }
     let block = fields.text.into_bytes();
-    let mut h = Header::warc_1_1();
-    h.field("WARC-Type", "metadata");
-    h.field("WARC-Record-ID", &removed_record_id(r.doc_id));
-    h.field("WARC-Date", r.date);
-    h.field("WARC-Target-URI", &clean_uri(r.url));
+    let mut h = removed_header(r, "metadata");
     h.field("Content-Type", NOTE_TYPE);
     h.field("WARC-Block-Digest", &crate::ingest::digest::payload_digest(&block));
     with_block(h, &block)
