@@ -15,8 +15,8 @@
 //!
 //! 1. foundations: [`process`] (threads, memory, logs, Ctrl-C),
 //!    [`storage`] (object-store locations, spill files), [`tables`]
-//!    (schemas, writing, SQL sessions, shards), [`settings`] (what every
-//!    step's settings share);
+//!    (schemas, writing, SQL sessions, shards, manifests, locks),
+//!    [`settings`] (what every step's settings share);
 //! 2. [`text`] (normalization, boilerplate) and [`ingest`] (archives and
 //!    corpora → documents), each with its settings;
 //! 3. [`methods`], with their settings, their table readers and the
@@ -24,14 +24,16 @@
 //! 4. [`verify`] (similarity, comparisons, cluster placement, the keep
 //!    rule) and [`evaluate`] (gold labels, judging the methods);
 //! 5. [`config`]: a job file read into every step's settings, checked;
-//! 6. [`runner`] (the stage trait, run context, manifests, locks, status,
-//!    object-store outputs) and [`history`] (the folder of earlier crawls,
-//!    and the steps that match a night against it);
-//! 7. [`stages`]: one thin adapter per stage, from tables to a step and
-//!    back (the history's three among them);
-//! 8. [`report`] (the HTML report, `explain`) and [`export`] (the
+//! 6. [`history`] (the folder of earlier crawls, and the steps that match
+//!    a night against it);
+//! 7. [`stages`]: the [`stages::stage::Stage`] trait, the run context,
+//!    and one module per stage, from tables to a step and back (the
+//!    history's three among them);
+//! 8. [`runner`]: orders the stages and runs them (plans, status,
+//!    object-store outputs);
+//! 9. [`report`] (the HTML report, `explain`) and [`export`] (the
 //!    deduplicated crawl);
-//! 9. [`cli`] (the command line of `pipeline`: commands, options, exit
+//! 10. [`cli`] (the command line of `pipeline`: commands, options, exit
 //!    codes) and the binaries (`main.rs`, which only calls it, and `bin/`),
 //!    which may use any of them.
 
@@ -51,9 +53,10 @@ pub mod verify;
 pub mod config;
 
 pub mod history;
-pub mod runner;
 
 pub mod stages;
+
+pub mod runner;
 
 pub mod export;
 pub mod report;

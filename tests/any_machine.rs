@@ -101,7 +101,7 @@ fn wait_for_a_running_stage(out: &Path, child: &mut std::process::Child) -> Opti
                 let name = e.file_name().to_string_lossy().into_owned();
                 let Some(stage) = name.strip_suffix(".lock").filter(|s| *s != "ingest") else { continue };
                 // Its own lock, not one an earlier try left behind.
-                if neardup::runner::lock::read_holder(&e.path()).is_some_and(|h| h.pid == child.id()) {
+                if neardup::tables::lock::read_holder(&e.path()).is_some_and(|h| h.pid == child.id()) {
                     return Some(stage.to_string());
                 }
             }
@@ -172,10 +172,10 @@ fn a_task_runs_once_at_a_time_and_the_tasks_of_a_stage_side_by_side() {
     assert!(o.status.success(), "{}", stderr(&o));
 
     // This test process holds the lock of stage boilerplate, as a run would.
-    let path = neardup::runner::lock::stage_lock_path(&out, "boilerplate", Shard::WHOLE);
-    let held = neardup::runner::lock::acquire(&path, "stage boilerplate", false).unwrap();
+    let path = neardup::tables::lock::stage_lock_path(&out, "boilerplate", Shard::WHOLE);
+    let held = neardup::tables::lock::acquire(&path, "stage boilerplate", false).unwrap();
     let o = run(&out, &["--stage", "boilerplate"]);
-    assert_eq!(o.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(i32::from(neardup::tables::lock::EXIT_BUSY)), "{}", stderr(&o));
     let err = stderr(&o);
     assert!(err.contains(&format!("pid {}", std::process::id())) && err.contains("--wait"), "{err}");
     assert!(!out.join("boilerplate").exists(), "a refused run writes nothing");
@@ -196,12 +196,12 @@ fn a_task_runs_once_at_a_time_and_the_tasks_of_a_stage_side_by_side() {
     assert!(out.join("boilerplate").exists());
 
     // Task 0 of 2 of tokens is busy; task 1 of 2 runs beside it.
-    let path = neardup::runner::lock::stage_lock_path(&out, "tokens", "0/2".parse().unwrap());
-    let held = neardup::runner::lock::acquire(&path, "stage tokens task 0/2", false).unwrap();
+    let path = neardup::tables::lock::stage_lock_path(&out, "tokens", "0/2".parse().unwrap());
+    let held = neardup::tables::lock::acquire(&path, "stage tokens task 0/2", false).unwrap();
     let o = run(&out, &["--stage", "tokens", "--shard", "1/2"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let o = run(&out, &["--stage", "tokens", "--shard", "0/2"]);
-    assert_eq!(o.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(i32::from(neardup::tables::lock::EXIT_BUSY)), "{}", stderr(&o));
     drop(held);
     let o = run(&out, &["--stage", "tokens", "--shard", "0/2"]);
     assert!(o.status.success(), "{}", stderr(&o));

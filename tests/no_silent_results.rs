@@ -45,8 +45,8 @@ fn hold(out: &Path, name: &str, exclusive: bool, task: &str) -> std::fs::File {
     let kind = if exclusive { libc::LOCK_EX } else { libc::LOCK_SH };
     // SAFETY: flock(2) on a descriptor this function owns.
     assert_eq!(unsafe { libc::flock(file.as_raw_fd(), kind | libc::LOCK_NB) }, 0, "{}", path.display());
-    let me = neardup::runner::lock::Holder {
-        host: neardup::runner::lock::host_name(),
+    let me = neardup::tables::lock::Holder {
+        host: neardup::tables::lock::host_name(),
         pid: std::process::id(),
         started_at_unix: 0,
         task: task.into(),
@@ -137,7 +137,7 @@ fn an_export_and_a_run_of_one_folder_never_overlap() {
 
     let whole = hold(&out, "run", true, "a run");
     let refused = pipeline().args(export_args(&o, &to)).output().unwrap();
-    assert_eq!(refused.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&refused));
+    assert_eq!(refused.status.code(), Some(i32::from(neardup::tables::lock::EXIT_BUSY)), "{}", stderr(&refused));
     assert!(stderr(&refused).contains(&me), "the run is named: {}", stderr(&refused));
     assert!(!Path::new(&to).join("kept.jsonl").exists());
     drop(whole);
@@ -147,7 +147,7 @@ fn an_export_and_a_run_of_one_folder_never_overlap() {
     std::fs::write(out.join("_locks/run"), "").unwrap();
     let stage = hold(&out, "tokens.shard-0-of-2.lock", true, "stage tokens task 0/2");
     let refused = pipeline().args(export_args(&o, &to)).output().unwrap();
-    assert_eq!(refused.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&refused));
+    assert_eq!(refused.status.code(), Some(i32::from(neardup::tables::lock::EXIT_BUSY)), "{}", stderr(&refused));
     assert!(stderr(&refused).contains(&me), "the task is named: {}", stderr(&refused));
     let mut queued = pipeline().args(export_args(&o, &to)).arg("--wait").spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
@@ -159,7 +159,7 @@ fn an_export_and_a_run_of_one_folder_never_overlap() {
     // A run meets an export reading the folder.
     let export = hold(&out, "export", false, "an export");
     let run = pipeline().args(["--quiet", "run", "--methods", "a0", "--out", &o, "--force"]).output().unwrap();
-    assert_eq!(run.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&run));
+    assert_eq!(run.status.code(), Some(i32::from(neardup::tables::lock::EXIT_BUSY)), "{}", stderr(&run));
     assert!(stderr(&run).contains("an export of"), "{}", stderr(&run));
     drop(export);
     let _ = std::fs::remove_dir_all(&scratch);

@@ -43,7 +43,7 @@ fn assert_same_tables(reference: &Path, input: &str, got: &Path, got_input: &str
 fn assert_store_holds_what_manifests_list(store: &Path) {
     let mut listed: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for entry in std::fs::read_dir(store.join("_manifests")).unwrap() {
-        let m: neardup::runner::Manifest =
+        let m: neardup::tables::manifest::Manifest =
             serde_json::from_str(&std::fs::read_to_string(entry.unwrap().path()).unwrap()).unwrap();
         assert!(!m.objects.is_empty(), "manifest of {} lists no objects", m.stage);
         for (table, names) in m.objects {
@@ -353,7 +353,7 @@ mod s3 {
         for name in objects.iter().filter(|o| o.starts_with("run/_manifests/")) {
             let bytes =
                 std::fs::read(fresh.join("_manifests").join(name.trim_start_matches("run/_manifests/"))).unwrap();
-            let m: neardup::runner::Manifest = serde_json::from_slice(&bytes).unwrap();
+            let m: neardup::tables::manifest::Manifest = serde_json::from_slice(&bytes).unwrap();
             for (table, names) in m.objects {
                 listed.extend(names.into_iter().map(|n| format!("run/{table}/{n}")));
             }

@@ -324,8 +324,8 @@ fn hold_the_run_lock(out: &Path) -> std::fs::File {
     let file = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(false).open(&path).unwrap();
     // SAFETY: flock(2) on a descriptor this function owns.
     assert_eq!(unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) }, 0);
-    let me = neardup::runner::lock::Holder {
-        host: neardup::runner::lock::host_name(),
+    let me = neardup::tables::lock::Holder {
+        host: neardup::tables::lock::host_name(),
         pid: std::process::id(),
         started_at_unix: 0,
         task: "a run".into(),
@@ -354,14 +354,14 @@ fn a_queued_run_waits_for_the_whole_running_run_and_never_fails_it() {
     // takes no stage lock meanwhile.
     let held = hold_the_run_lock(&out);
     let refused = pipeline().args(args).output().unwrap();
-    assert_eq!(refused.status.code(), Some(i32::from(neardup::runner::lock::EXIT_BUSY)), "{}", stderr(&refused));
+    assert_eq!(refused.status.code(), Some(i32::from(neardup::tables::lock::EXIT_BUSY)), "{}", stderr(&refused));
     assert!(stderr(&refused).contains(&format!("pid {}", std::process::id())), "{}", stderr(&refused));
     let mut queued = pipeline().args(args).arg("--wait").stderr(std::process::Stdio::piped()).spawn().unwrap();
     let until = std::time::Instant::now() + std::time::Duration::from_millis(1500);
     while std::time::Instant::now() < until {
         assert!(queued.try_wait().unwrap().is_none(), "the queued run went ahead while the folder was held");
         for entry in std::fs::read_dir(out.join("_locks")).unwrap().flatten() {
-            let holder = neardup::runner::lock::read_holder(&entry.path());
+            let holder = neardup::tables::lock::read_holder(&entry.path());
             assert!(holder.is_none_or(|h| h.pid != queued.id()), "the queued run took {}", entry.path().display());
         }
         std::thread::sleep(std::time::Duration::from_millis(20));

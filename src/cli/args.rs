@@ -12,7 +12,7 @@ use crate::methods::registry;
 use crate::process::logging::LogFormat;
 use crate::runner::mirror::RemoteOut;
 use crate::runner::run::local_out;
-use crate::runner::UsageError;
+use crate::stages::stage::UsageError;
 use crate::tables::shard::Shard;
 
 /// The help heading of the options every command takes, apart from each

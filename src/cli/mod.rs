@@ -32,8 +32,9 @@ use std::process::ExitCode;
 use crate::history::HistoryLocation;
 use crate::process::logging::LogFormat;
 use crate::runner::run::local_out;
-use crate::runner::{run_stage, HistoryRun, MissingInput, RunContext, UsageError};
+use crate::runner::stage_run::run_stage;
 use crate::stages;
+use crate::stages::stage::{HistoryRun, MissingInput, RunContext, UsageError};
 use crate::tables::shard::Shard;
 use args::*;
 
@@ -58,10 +59,10 @@ pub fn main() -> ExitCode {
         Ok(code) => code,
         Err(e) => {
             let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<MissingInput>().is_some();
-            let busy = e.downcast_ref::<crate::runner::lock::Busy>().is_some();
+            let busy = e.downcast_ref::<crate::tables::lock::Busy>().is_some();
             eprintln!("error: {}", crate::process::terminal::escape_controls(&format!("{e:#}")));
             ExitCode::from(if busy {
-                crate::runner::lock::EXIT_BUSY
+                crate::tables::lock::EXIT_BUSY
             } else if usage {
                 2
             } else {
@@ -294,17 +295,19 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
             // Then the stages that follow them (decide: the night's
             // decisions remove its repeats).
             let matching = stages::history_match::stages();
-            let all: Vec<Box<dyn crate::runner::Stage>> =
+            let all: Vec<Box<dyn crate::stages::stage::Stage>> =
                 stages::all().into_iter().chain(stages::history_match::stages()).collect();
             let following = all.iter().filter(|s| stages::history_match::FOLLOWING.contains(&s.name()));
             let mut rows = std::collections::BTreeMap::new();
             for stage in matching.iter().chain(following) {
                 run_stage(stage.as_ref(), &all, &ctx, false)?;
-                let manifest = crate::runner::manifest_path(&ctx.out, stage.name(), Shard::WHOLE);
-                rows.extend(crate::runner::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default());
+                let manifest = crate::tables::manifest::manifest_path(&ctx.out, stage.name(), Shard::WHOLE);
+                rows.extend(
+                    crate::tables::manifest::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default(),
+                );
             }
             let count = |table: &str| rows.get(table).copied().unwrap_or(0);
-            let decide = crate::runner::read_manifest(&ctx.out, stages::decide::NAME);
+            let decide = crate::tables::manifest::read_manifest(&ctx.out, stages::decide::NAME);
             let removed = decide.and_then(|m| m.report.counters.get(stages::decide::REPEAT).copied()).unwrap_or(0);
             println!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls, \
@@ -357,7 +360,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
     }
     // Held to the end: no run starts writing the tables meanwhile, and
     // none is writing them now (the cache's, for an object-store --out).
-    let _lock = crate::runner::lock::acquire_export(&out, args.wait)?;
+    let _lock = crate::tables::lock::acquire_export(&out, args.wait)?;
     if let Some(r) = &remote {
         loop {
             r.wait_for_runs(args.wait)?;
@@ -367,7 +370,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
             // A run that started during the pull may have mixed its tables
             // with the last run's: pulled again once it ends.
             match r.wait_for_runs(false) {
-                Err(e) if args.wait && e.is::<crate::runner::lock::Busy>() => continue,
+                Err(e) if args.wait && e.is::<crate::tables::lock::Busy>() => continue,
                 done => break done?,
             }
         }

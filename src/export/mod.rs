@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ingest::inputs::expand_inputs;
 use crate::ingest::source::Source;
-use crate::runner::MissingInput;
+use crate::stages::stage::MissingInput;
 use crate::tables::columns::{decisions, documents};
 use crate::tables::shard::Shard;
 
@@ -145,7 +145,7 @@ struct RunFile {
 /// `decided_names` are the names the `decisions` table gives files: the
 /// path the run read a file by or its label, whichever the tables use.
 fn run_files(out: &Path, decided_names: &[String]) -> Result<Vec<RunFile>> {
-    let manifest = crate::runner::finished_manifest(out, "ingest").ok_or_else(|| {
+    let manifest = crate::tables::manifest::finished_manifest(out, "ingest").ok_or_else(|| {
         MissingInput(format!(
             "{}: no finished ingest stage; run `pipeline run --out {}` first",
             out.display(),
@@ -600,7 +600,7 @@ fn decision(batch: &RecordBatch, i: usize) -> Result<Decision> {
 /// the run's ingest stage read the input (from its manifest), so exports
 /// of one run are the same every time.
 fn fallback_date(out: &Path) -> String {
-    let unix = crate::runner::finished_manifest(out, "ingest").map_or(0, |m| m.started_at_unix);
+    let unix = crate::tables::manifest::finished_manifest(out, "ingest").map_or(0, |m| m.started_at_unix);
     legacy::unix_to_w3c(unix as i64)
 }
 

@@ -29,7 +29,8 @@ impl Destination {
     /// run's output folder may be read-only).
     pub(super) fn open(to: &str, scratch: &Path) -> Result<Destination> {
         if is_url(to) {
-            let prefix = Location::parse(to).map_err(|e| crate::runner::MissingInput(format!("--to {to}: {e:#}")))?;
+            let prefix =
+                Location::parse(to).map_err(|e| crate::stages::stage::MissingInput(format!("--to {to}: {e:#}")))?;
             let staging = scratch.join(format!(".tmp-export-{}", std::process::id()));
             let _creating = crate::process::interrupt::unpublished_write(&crate::tables::write::UNPUBLISHED)?;
             std::fs::create_dir_all(&staging).with_context(|| format!("cannot create {}", staging.display()))?;

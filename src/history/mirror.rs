@@ -35,11 +35,11 @@ pub struct RemoteHistory {
 impl RemoteHistory {
     /// The history at `url`, cached in `cache` (default: a folder named
     /// after the URL under the user's cache folder, see
-    /// [`crate::runner::mirror::default_cache`]).
+    /// [`crate::storage::location::default_cache`]).
     pub fn open(url: &str, cache: Option<PathBuf>) -> Result<RemoteHistory> {
         let root = Location::parse(url)?;
         let cache =
-            cache.unwrap_or_else(|| crate::runner::mirror::default_cache(url, crate::tables::shard::Shard::WHOLE));
+            cache.unwrap_or_else(|| crate::storage::location::default_cache(url, crate::tables::shard::Shard::WHOLE));
         Ok(RemoteHistory { root, cache: History::open(&cache)? })
     }
 

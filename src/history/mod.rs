@@ -98,14 +98,14 @@ impl HistoryLocation {
         }
     }
 
-    /// Takes the history's lock ([`crate::runner::lock`]), held while a run
+    /// Takes the history's lock ([`crate::tables::lock`]), held while a run
     /// matches against it, appends to it, drops or compacts crawls: two
     /// such runs at once would match a night against a half-written crawl
     /// or replace each other's partitions. For an object store the lock is
     /// the local cache's, so runs sharing a cache folder are kept apart.
-    pub fn lock(&self, wait: bool) -> Result<crate::runner::lock::TaskLock> {
-        crate::runner::lock::acquire(
-            &self.local_root().join(crate::runner::lock::LOCK_DIR).join("history.lock"),
+    pub fn lock(&self, wait: bool) -> Result<crate::tables::lock::TaskLock> {
+        crate::tables::lock::acquire(
+            &self.local_root().join(crate::tables::lock::LOCK_DIR).join("history.lock"),
             "the history",
             wait,
         )

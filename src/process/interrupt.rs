@@ -15,7 +15,7 @@
 //! its own cleanup ([`Leftovers`]) when it asks to create one
 //! ([`unpublished_write`]), and the handler runs the cleanups registered.
 //!
-//! The interrupted task's lock file stays (`crate::runner::lock`): naming a process
+//! The interrupted task's lock file stays (`crate::tables::lock`): naming a process
 //! that is gone, it tells `pipeline status` that the stage was interrupted,
 //! and the next run takes it over and resumes.
 

@@ -16,7 +16,7 @@ use std::future::Future;
 use std::path::Path;
 
 use crate::methods::registry;
-use crate::runner::{finished_manifest, Manifest};
+use crate::tables::manifest::{finished_manifest, Manifest};
 use crate::tables::sql::{session_over, substitute};
 use crate::tables::write::table_exists;
 

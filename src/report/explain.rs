@@ -61,7 +61,7 @@ pub async fn explain(out: &Path, document: &str) -> Result<String> {
     // The methods named in the comparisons, told by name at the end.
     let mut named: Vec<String> = Vec::new();
     // The rule the run's verify compared by, from its manifest.
-    let rule = crate::runner::finished_manifest(out, "verify")
+    let rule = crate::tables::manifest::finished_manifest(out, "verify")
         .and_then(|m| serde_json::from_value::<crate::verify::settings::VerifyConfig>(m.config["verify"].clone()).ok())
         .map(|verify| verify.rule());
     for id in ids {

@@ -29,7 +29,7 @@ use svg::{BarGroup, Series};
 
 use crate::evaluate::settings::STUDY_POOL_METHODS;
 use crate::methods::registry;
-use crate::runner::Manifest;
+use crate::tables::manifest::Manifest;
 
 /// File name of the report inside the output folder.
 pub const REPORT_FILE: &str = "report.html";

@@ -17,7 +17,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use crate::process::interrupt::Leftovers;
-use crate::runner::lock::{host_name, is_running_here, read_holder, LOCK_DIR};
+use crate::tables::lock::{host_name, is_running_here, read_holder, LOCK_DIR};
 
 /// Every kind of temporary file a run leaves under an output folder.
 pub const TEMPORARY_FILES: [&Leftovers; 2] = [&crate::tables::write::UNPUBLISHED, &crate::tables::sql::SPILLS];

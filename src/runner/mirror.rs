@@ -27,8 +27,8 @@ use bytes::Bytes;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::runner::{self, Manifest};
 use crate::storage::location::{self, Location};
+use crate::tables::manifest::{self as manifests, Manifest};
 use crate::tables::shard::Shard;
 use crate::tables::write;
 use crate::tables::write::MANIFEST_DIR;
@@ -42,10 +42,10 @@ pub struct RemoteOut {
 impl RemoteOut {
     /// Opens the output `url` for task `shard`, cached in `cache` (default:
     /// a folder for this URL and task under the user's cache folder, see
-    /// [`default_cache`]).
+    /// [`crate::storage::location::default_cache`]).
     pub fn open(url: &str, cache: Option<PathBuf>, shard: Shard) -> Result<RemoteOut> {
         let root = Location::parse(url)?;
-        let cache = cache.unwrap_or_else(|| default_cache(&root.url, shard));
+        let cache = cache.unwrap_or_else(|| crate::storage::location::default_cache(&root.url, shard));
         std::fs::create_dir_all(&cache).with_context(|| format!("cannot create cache folder {}", cache.display()))?;
         Ok(RemoteOut { root, cache })
     }
@@ -66,7 +66,7 @@ impl RemoteOut {
     /// output). Returns the number of objects downloaded.
     pub fn pull(&self, reads: &[&str], stage: &str, writes: &[&str], shard: Shard) -> Result<usize> {
         let manifests = self.pull_manifests()?;
-        let own = runner::manifest_file_name(stage, shard);
+        let own = crate::tables::shard::manifest_file_name(stage, shard);
         let mut downloaded = 0;
         for table in reads {
             downloaded += self.pull_table(table, &manifests, None)?;
@@ -93,8 +93,8 @@ impl RemoteOut {
     /// files of its parts of `tables`, then its manifest, then removes what
     /// that replaced (see the module doc). Returns the objects uploaded.
     pub fn push(&self, stage: &str, tables: &[&str], shard: Shard) -> Result<usize> {
-        let manifest_path = runner::manifest_path(&self.cache, stage, shard);
-        let mut manifest = runner::read_manifest_file(&manifest_path)
+        let manifest_path = manifests::manifest_path(&self.cache, stage, shard);
+        let mut manifest = manifests::read_manifest_file(&manifest_path)
             .with_context(|| format!("stage {stage} left no manifest at {}", manifest_path.display()))?;
         let token = commit_token(&manifest);
         manifest.objects.clear();
@@ -116,9 +116,9 @@ impl RemoteOut {
             names.sort();
             manifest.objects.insert(table.to_string(), names);
         }
-        let text = runner::manifest_text(&manifest)?;
+        let text = manifests::manifest_text(&manifest)?;
         self.root
-            .child(&format!("{MANIFEST_DIR}/{}", runner::manifest_file_name(stage, shard)))
+            .child(&format!("{MANIFEST_DIR}/{}", crate::tables::shard::manifest_file_name(stage, shard)))
             .put(Bytes::from(text.clone()))?;
         write::write_file_atomically(&manifest_path, text.as_bytes())?;
         self.remove_replaced(stage, &manifest, shard)?;
@@ -126,31 +126,31 @@ impl RemoteOut {
     }
 
     /// Takes the store's lock of task `shard` of `stage`
-    /// (`_locks/<stage>[.shard-I-of-N].lock`, see [`crate::runner::lock`]): runs of
+    /// (`_locks/<stage>[.shard-I-of-N].lock`, see [`crate::tables::lock`]): runs of
     /// one task with different cache folders, or on different machines,
     /// share only the store.
-    pub fn lock(&self, stage: &str, shard: Shard, wait: bool) -> Result<crate::runner::lock::StoreLock> {
-        let location = self.root.child(&crate::runner::lock::stage_lock_name(stage, shard));
-        crate::runner::lock::acquire_in_store(location, &crate::runner::lock::stage_task_name(stage, shard), wait)
+    pub fn lock(&self, stage: &str, shard: Shard, wait: bool) -> Result<crate::tables::lock::StoreLock> {
+        let location = self.root.child(&crate::tables::lock::stage_lock_name(stage, shard));
+        crate::tables::lock::acquire_in_store(location, &crate::tables::lock::stage_task_name(stage, shard), wait)
     }
 
     /// Takes the store's run lock (`_locks/run`, see
-    /// [`crate::runner::lock::acquire_run`]) for an unsharded run, held to
+    /// [`crate::tables::lock::acquire_run`]) for an unsharded run, held to
     /// its end so that a queued run never takes a stage's lock between two
     /// of its stages. A store has no shared locks, so the tasks of a sharded
     /// stage take none (each has its task's lock).
-    pub fn lock_run(&self, wait: bool) -> Result<crate::runner::lock::StoreLock> {
+    pub fn lock_run(&self, wait: bool) -> Result<crate::tables::lock::StoreLock> {
         let location =
-            self.root.child(&format!("{}/{}", crate::runner::lock::LOCK_DIR, crate::runner::lock::RUN_LOCK_FILE));
-        crate::runner::lock::acquire_in_store(location, &format!("a run on {}", self.url()), wait)
+            self.root.child(&format!("{}/{}", crate::tables::lock::LOCK_DIR, crate::tables::lock::RUN_LOCK_FILE));
+        crate::tables::lock::acquire_in_store(location, &format!("a run on {}", self.url()), wait)
     }
 
     /// For an export: waits (`wait`) until no run or task holds a lock
-    /// object of the store, or is a [`crate::runner::lock::Busy`] error
-    /// naming the one that does ([`crate::runner::lock::wait_for_store_runs`]).
+    /// object of the store, or is a [`crate::tables::lock::Busy`] error
+    /// naming the one that does ([`crate::tables::lock::wait_for_store_runs`]).
     pub fn wait_for_runs(&self, wait: bool) -> Result<()> {
-        let locks = self.root.child(crate::runner::lock::LOCK_DIR);
-        crate::runner::lock::wait_for_store_runs(&locks, &format!("a run on {}", self.url()), wait)
+        let locks = self.root.child(crate::tables::lock::LOCK_DIR);
+        crate::tables::lock::wait_for_store_runs(&locks, &format!("a run on {}", self.url()), wait)
     }
 
     /// Uploads one file of the cache folder (`report.html`) as it is.
@@ -170,11 +170,11 @@ impl RemoteOut {
                 }
             }
         }
-        let own = runner::manifest_file_name(stage, shard);
+        let own = crate::tables::shard::manifest_file_name(stage, shard);
         let folder = self.root.child(MANIFEST_DIR);
         for meta in folder.list()? {
             let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
-            if name != own && runner::manifest_replaced_by(&name, stage, shard) {
+            if name != own && manifests::manifest_replaced_by(&name, stage, shard) {
                 folder.child(&name).delete()?;
             }
         }
@@ -255,23 +255,6 @@ impl RemoteOut {
         }
         Ok(downloaded)
     }
-}
-
-/// The default cache folder of task `shard` of a run into `url`: under
-/// `$XDG_CACHE_HOME` (or `~/.cache`) rather than the system temp folder,
-/// which is often a small RAM-backed tmpfs, named after the URL so runs
-/// against it reuse it, and after the task, because tasks running side by
-/// side on one machine must not share a cache (a pull mirrors the store's
-/// manifests and would remove a task's manifest before it is committed).
-pub fn default_cache(url: &str, shard: Shard) -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    let name: String =
-        url.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
-    let task = if shard.is_whole() { "all".to_string() } else { format!("task-{}-of-{}", shard.index, shard.count) };
-    base.join("neardup").join(name).join(task)
 }
 
 /// The files of task `shard`'s parts in a table folder of the cache (all

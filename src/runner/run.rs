@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use crate::config::Config;
 use crate::history::HistoryLocation;
 use crate::runner::mirror::RemoteOut;
-use crate::runner::{run_stage, HistoryRun, RunContext, Stage, StageOutcome, UsageError};
+use crate::runner::stage_run::{run_stage, StageOutcome};
+use crate::stages::stage::{HistoryRun, RunContext, Stage, UsageError};
 use crate::tables::shard::Shard;
 
 /// What `pipeline run` was asked to do.
@@ -162,7 +163,7 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
         .with_context(|| format!("cannot create the output folder {}", out_dir.display()))?;
     // Held to the run's end, taken before any stage's lock: a run queued
     // with --wait waits here, never between two of this run's stages.
-    let _run_lock = crate::runner::lock::acquire_run(&out_dir, shard, wait)?;
+    let _run_lock = crate::tables::lock::acquire_run(&out_dir, shard, wait)?;
     let _store_run_lock = match &remote {
         Some(r) if shard.is_whole() => Some(r.lock_run(wait)?),
         _ => None,
@@ -210,8 +211,8 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
             // A rerun of a run that could not read some input says so
             // again (exit 3): an up-to-date stage is no fix.
             StageOutcome::UpToDate => {
-                let manifest = crate::runner::manifest_path(&ctx.out, stage.name(), shard);
-                if let Some(m) = crate::runner::read_manifest_file(&manifest) {
+                let manifest = crate::tables::manifest::manifest_path(&ctx.out, stage.name(), shard);
+                if let Some(m) = crate::tables::manifest::read_manifest_file(&manifest) {
                     input_errors.extend(m.report.input_errors);
                 }
             }
@@ -328,7 +329,9 @@ fn outcome_line(
     report: Option<&str>,
 ) -> Option<String> {
     outcomes.iter().find(|(stage, _)| *stage == "decide")?;
-    let m = crate::runner::read_manifest_file(&crate::runner::manifest_path(&ctx.out, "decide", shard))?;
+    let m = crate::tables::manifest::read_manifest_file(&crate::tables::manifest::manifest_path(
+        &ctx.out, "decide", shard,
+    ))?;
     let mut line = decisions_line(&m.report.counters);
     match report {
         Some(path) => line.push_str(&format!("; report: {path}")),
@@ -360,11 +363,13 @@ fn decisions_line(counters: &std::collections::BTreeMap<String, u64>) -> String 
 /// its rows, wall and CPU time (from its manifest).
 fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) {
     for &(stage, ran) in outcomes {
-        let Some(m) = crate::runner::read_manifest_file(&crate::runner::manifest_path(&ctx.out, stage, shard)) else {
+        let Some(m) = crate::tables::manifest::read_manifest_file(&crate::tables::manifest::manifest_path(
+            &ctx.out, stage, shard,
+        )) else {
             continue;
         };
         let outcome = if ran { "ran" } else { "up to date" };
-        let rows = crate::runner::rows_text(&m.report.rows);
+        let rows = crate::tables::manifest::rows_text(&m.report.rows);
         tracing::info!(
             stage,
             outcome,

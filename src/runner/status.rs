@@ -9,7 +9,9 @@
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::runner::{completion, maker_of, Completion, Manifest, Plan, RunContext, Stage};
+use crate::runner::plan::{maker_of, Plan};
+use crate::stages::stage::{RunContext, Stage};
+use crate::tables::manifest::{completion, Completion, Manifest};
 use crate::tables::shard::Shard;
 
 /// The state of one stage's tables.
@@ -143,7 +145,7 @@ fn stage_status(
         Completion::Complete(tasks) => tasks,
     };
     line.tasks = Some(tasks.len() as u32);
-    if let Some(merged) = crate::runner::merge_task_manifests(tasks.clone()) {
+    if let Some(merged) = crate::tables::manifest::merge_task_manifests(tasks.clone()) {
         line.rows = merged.report.rows;
         line.ran_at_unix = Some(merged.started_at_unix);
     }
@@ -182,17 +184,17 @@ fn stage_status(
 /// "<task> (pid P on HOST, started T)".
 fn lock_holders(out: &std::path::Path, stage: &str) -> (Option<String>, Option<String>) {
     let (mut running, mut interrupted) = (None, None);
-    let Ok(entries) = std::fs::read_dir(out.join(crate::runner::lock::LOCK_DIR)) else { return (None, None) };
+    let Ok(entries) = std::fs::read_dir(out.join(crate::tables::lock::LOCK_DIR)) else { return (None, None) };
     let mut paths: Vec<_> = entries
         .flatten()
         .map(|e| e.path())
         .filter(|p| {
-            p.file_name().is_some_and(|n| crate::runner::lock::stage_lock_task(&n.to_string_lossy(), stage).is_some())
+            p.file_name().is_some_and(|n| crate::tables::lock::stage_lock_task(&n.to_string_lossy(), stage).is_some())
         })
         .collect();
     paths.sort();
     for path in paths {
-        let Some(holder) = crate::runner::lock::read_holder(&path) else { continue };
+        let Some(holder) = crate::tables::lock::read_holder(&path) else { continue };
         let text = format!("{} ({holder})", holder.task);
         if holder.is_gone() {
             interrupted.get_or_insert(text);
@@ -221,7 +223,7 @@ pub fn table_text(lines: &[StageStatus]) -> String {
                 l.stage.to_string(),
                 format!("{}{tasks}", l.state.name()),
                 l.ran_at_unix.map(crate::process::logging::utc_text).unwrap_or_default(),
-                crate::runner::rows_text(&l.rows),
+                crate::tables::manifest::rows_text(&l.rows),
                 l.state.why(),
             ]
         })

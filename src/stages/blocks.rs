@@ -19,8 +19,9 @@ use rayon::prelude::*;
 use serde_json::Value;
 
 use crate::config::Config;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{blocks, documents};
+use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
 use crate::text::boilerplate::{distinct_block_keys, host_of};
 

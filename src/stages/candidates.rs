@@ -24,8 +24,9 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::methods::registry::{self, Edges, SqlJob};
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::candidates;
+use crate::tables::manifest::StageReport;
 use crate::tables::sql::{register_table, run_into_table, run_parts_into_table, substitute};
 use crate::tables::write::TableOutput;
 

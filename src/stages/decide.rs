@@ -24,8 +24,9 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::{Config, MarkRule};
-use crate::runner::{MissingInput, RunContext, Stage, StageReport};
+use crate::stages::stage::{MissingInput, RunContext, Stage};
 use crate::tables::columns::{crawl_clusters, decisions, repeats};
+use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
 
 /// The decisions counter of the night's pages removed as repeats of an
@@ -64,7 +65,7 @@ impl Stage for Decide {
     /// counted, so a run without it keeps its decisions up to date.
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
         let Some(crawl) = history_night(ctx) else { return Ok(Value::Null) };
-        let fingerprint = |stage: &str| crate::runner::read_manifest(&ctx.out, stage).map(|m| m.fingerprint);
+        let fingerprint = |stage: &str| crate::tables::manifest::read_manifest(&ctx.out, stage).map(|m| m.fingerprint);
         Ok(json!({
             "crawl": crawl,
             "history_verify": fingerprint("history_verify"),

@@ -23,8 +23,9 @@ use crate::config::Config;
 use crate::methods::descr::{SampleCounter, SampleRule};
 use crate::methods::inputs::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
 use crate::methods::term_ids::TermIds;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::descr_sample;
+use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
 
 /// The descr_sample stage.

@@ -19,7 +19,8 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
+use crate::tables::manifest::StageReport;
 use crate::tables::sql::{count, run_into_table, substitute};
 
 /// The exact stage.

@@ -23,7 +23,8 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::history::History;
 use crate::methods::registry;
-use crate::runner::{HistoryRun, RunContext, Stage, StageReport};
+use crate::stages::stage::{HistoryRun, RunContext, Stage};
+use crate::tables::manifest::StageReport;
 
 /// The three stages, in run order.
 pub fn stages() -> Vec<Box<dyn Stage>> {

@@ -26,8 +26,9 @@ use crate::config::Config;
 use crate::methods::descr::SampleRule;
 use crate::methods::inputs::descr_sample::SampleReader;
 use crate::methods::registry::{self, StateSource};
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::method_state;
+use crate::tables::manifest::StageReport;
 use crate::tables::shard::Shard;
 use crate::tables::write::TableOutput;
 

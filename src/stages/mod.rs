@@ -16,12 +16,13 @@ pub mod search_groups;
 pub mod search_keys;
 pub mod search_links;
 pub mod signatures;
+pub mod stage;
 pub mod stats;
 pub mod tokens;
 pub mod verify;
 pub mod verify_pairs;
 
-use crate::runner::Stage;
+use stage::Stage;
 
 /// Every stage of a run in run order (`--stage all` runs them in this
 /// order); a run with `--history` runs [`history_match::stages`] after

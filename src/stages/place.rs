@@ -37,10 +37,11 @@ use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
 
 use crate::config::Config;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
 use crate::tables::columns::{clusters, placement_comparisons};
+use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::compare;
 use crate::verify::inputs::{spill_verification_texts, spilled_docs, CandidateMethods};

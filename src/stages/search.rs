@@ -15,8 +15,9 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::{keyed, registry, ScoredPair};
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{method_pairs, search_forms, search_links};
+use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
 
 /// The search stage.

@@ -16,8 +16,9 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::{keyed, registry};
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{search_key_links, search_keys};
+use crate::tables::manifest::StageReport;
 use crate::tables::sql::run_parts_into_shard;
 
 /// The search_groups stage.

@@ -20,8 +20,9 @@ use crate::config::Config;
 use crate::methods::inputs::tokens::TokenPasses;
 use crate::methods::keyed::KeyWriter;
 use crate::methods::registry;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{search_forms, search_keys};
+use crate::tables::manifest::StageReport;
 
 /// The search_keys stage.
 pub struct SearchKeys;

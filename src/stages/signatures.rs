@@ -29,8 +29,9 @@ use crate::methods::inputs::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
 use crate::methods::registry::{self, StateSource};
 use crate::methods::term_ids::TermIds;
 use crate::methods::{DocView, Signature};
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::signatures;
+use crate::tables::manifest::StageReport;
 use crate::tables::write::{TableOutput, TableWriter};
 use std::collections::BTreeMap;
 

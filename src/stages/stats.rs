@@ -16,7 +16,8 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::registry;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
+use crate::tables::manifest::StageReport;
 
 /// The stats stage.
 pub struct Stats;

@@ -25,8 +25,9 @@ use serde_json::{json, Value};
 use crate::config::Config;
 
 use crate::methods::registry::{self, ListsRead};
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{documents, tokens};
+use crate::tables::manifest::StageReport;
 use crate::tables::write::TableWriter;
 use crate::text::boilerplate::Stripped;
 use crate::text::{Normalizer, TokenBuffers};

@@ -45,9 +45,10 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::column;
 use crate::tables::columns::{documents, duplicates, failed_pairs};
+use crate::tables::manifest::StageReport;
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{held_bytes, Doc, Outcome, OutcomeCounts};

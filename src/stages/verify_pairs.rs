@@ -12,8 +12,9 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::runner::{RunContext, Stage, StageReport};
+use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::verify_pairs;
+use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::TableOutput;
 use crate::verify::inputs::CandidateMethods;

@@ -22,6 +22,7 @@ use futures::StreamExt;
 use object_store::path::Path as ObjectPath;
 use object_store::{GetOptions, GetRange, ObjectMeta, ObjectStore, ObjectStoreExt};
 use std::io::{self, Read, Seek, SeekFrom};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 /// True when `text` is a URL (`scheme://…`) rather than a local path. Every
@@ -314,6 +315,23 @@ impl Seek for ObjectReader {
         }
         Ok(target)
     }
+}
+
+/// The default cache folder of task `shard` of a run into `url`: under
+/// `$XDG_CACHE_HOME` (or `~/.cache`) rather than the system temp folder,
+/// which is often a small RAM-backed tmpfs, named after the URL so runs
+/// against it reuse it, and after the task, because tasks running side by
+/// side on one machine must not share a cache (a pull mirrors the store's
+/// manifests and would remove a task's manifest before it is committed).
+pub fn default_cache(url: &str, shard: crate::tables::shard::Shard) -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    let name: String =
+        url.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+    let task = if shard.is_whole() { "all".to_string() } else { format!("task-{}-of-{}", shard.index, shard.count) };
+    base.join("neardup").join(name).join(task)
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ use anyhow::{Context, Result};
 use arrow::array::{Array, RecordBatch};
 
 pub mod json;
+pub mod lock;
+pub mod manifest;
 pub mod schema;
 pub mod shard;
 pub mod sql;

@@ -191,7 +191,7 @@ const NO_BALLISTA: &str =
 /// A SessionContext with every published table under `out` registered by
 /// its folder name (hidden and `_` folders skipped), without a memory limit
 /// (`query`, `explain`, `report`; the stages take theirs from the run,
-/// [`crate::runner::RunContext::session`]).
+/// [`crate::stages::stage::RunContext::session`]).
 pub async fn session_over(out: &Path) -> Result<SessionContext> {
     session_with_memory_limit(out, None).await
 }
@@ -322,7 +322,7 @@ fn plan_partitions(threads: usize, memory: Option<crate::process::memory::SqlMem
 const SPILL_MERGE_FAN_IN: usize = 128;
 
 /// The least memory a pass of the map side over the whole corpus takes
-/// before it spills to disk ([`crate::runner::RunContext::corpus_sort_session`]
+/// before it spills to disk ([`crate::stages::stage::RunContext::corpus_sort_session`]
 /// for `tokens`' sort of the texts, `corpus_sql_stage_session` for
 /// `boilerplate`'s group-bys of lines): such passes hold the crawl's bulk,
 /// and on a small crawl spilling them costs little CPU (the min-hash-only

@@ -106,7 +106,7 @@ struct Setup {
 
 impl Setup {
     fn of(job: &Job) -> Result<Setup> {
-        let manifest = crate::runner::finished_manifest(job.out, "ingest");
+        let manifest = crate::tables::manifest::finished_manifest(job.out, "ingest");
         let payload = manifest
             .as_ref()
             .and_then(|m| m.config["max_payload_bytes"].as_u64())
