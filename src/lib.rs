@@ -29,11 +29,11 @@
 //! 7. [`stages`]: the [`stages::stage::Stage`] trait, the run context,
 //!    and one module per stage, from tables to a step and back (the
 //!    history's three among them);
-//! 8. [`runner`]: orders the stages and runs them (plans, status,
-//!    object-store outputs);
-//! 9. [`report`] (the HTML report, `explain`) and [`export`] (the
-//!    deduplicated crawl);
-//! 10. [`cli`] (the command line of `pipeline`: commands, options, exit
+//! 8. [`report`] (the HTML report, `explain`);
+//! 9. [`runner`]: orders the stages and runs them (plans, status,
+//!    object-store outputs), the report last;
+//! 10. [`export`] (the deduplicated crawl);
+//! 11. [`cli`] (the command line of `pipeline`: commands, options, exit
 //!    codes) and the binaries (`main.rs`, which only calls it, and `bin/`),
 //!    which may use any of them.
 
@@ -56,9 +56,10 @@ pub mod history;
 
 pub mod stages;
 
+pub mod report;
+
 pub mod runner;
 
 pub mod export;
-pub mod report;
 
 pub mod cli;

@@ -263,6 +263,25 @@ fn named_paths(code: &str, module: &[String], children: &dyn Fn(&[String], &str)
             }
         }
     }
+    // A child module named bare in code (`warc::export(..)` in
+    // `export/mod.rs`): the parent's side of a parent <-> child loop.
+    for (at, _) in code.match_indices("::") {
+        let before = &code[..at];
+        let start = before.rfind(|c: char| !(c.is_alphanumeric() || c == '_')).map_or(0, |i| i + 1);
+        let name = &before[start..];
+        if name.is_empty() || before[..start].ends_with(':') || !children(module, name) {
+            continue;
+        }
+        let mut segments = vec![name.to_string()];
+        let rest = &code[at + 2..];
+        let ident: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if !ident.is_empty() {
+            segments.push(ident);
+        }
+        if let Some(path) = resolve(&segments, module, children, true) {
+            paths.push(path);
+        }
+    }
     paths
 }
 
@@ -463,13 +482,13 @@ fn the_circle_checker_reads_paths_and_finds_circles() {
         "use super::{a::{B, c}, d as e};\nuse child::X;\nuse std::fmt;\n\
          fn f() { crate::top::g(\"crate::in_string\"); } // crate::in_comment\n\
          #[cfg(test)]\nmod tests {\n    use crate::only_tests;\n    fn h() { let c = '{'; }\n}\n\
-         #[cfg(test)]\nuse crate::also_tests;\nfn after() { self::k(); }\n",
+         #[cfg(test)]\nuse crate::also_tests;\nfn after() { self::k(); child::run(); }\n",
     );
     let module: Vec<String> = vec!["m".into(), "n".into()];
     let children = |module: &[String], name: &str| module == ["m", "n"] && name == "child";
     let mut paths: Vec<String> = named_paths(&code, &module, &children).iter().map(|p| p.join("::")).collect();
     paths.sort();
-    assert_eq!(paths, ["m::a::B", "m::a::c", "m::d", "m::n::child::X", "m::n::k", "top::g"]);
+    assert_eq!(paths, ["m::a::B", "m::a::c", "m::d", "m::n::child::X", "m::n::child::run", "m::n::k", "top::g"]);
 
     // a -> b -> c -> a is one circle; d -> a and c <-> e join nothing new
     // except e, which is in the circle with c; f alone is none.
@@ -483,4 +502,48 @@ fn the_circle_checker_reads_paths_and_finds_circles() {
             },
         );
     assert_eq!(circles(&graph), [vec!["a", "b", "c", "e"]]);
+}
+
+/// The folders and files that may read or write tables through DataFusion:
+/// the stages, the tables' own module, and the commands' own I/O (the
+/// command line, export, the report, the runner's manifests and locks, and
+/// ingest's reader of Parquet and JSON Lines corpora). Everything else is
+/// a step over plain data that its caller hands it.
+const TABLE_IO: [&str; 8] = ["stages/", "tables/", "cli/", "export/", "report/", "runner/", "ingest/corpus.rs", "bin/"];
+
+/// What opening a session, running SQL or including a job of `jobs/`
+/// looks like in product code (strings and comments left out).
+fn table_io_in(code: &str) -> Vec<&'static str> {
+    ["SessionContext", ".sql(", "include_str!", "tables::sql"].into_iter().filter(|m| code.contains(m)).collect()
+}
+
+#[test]
+fn only_the_stages_and_the_commands_read_and_write_tables() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut found = Vec::new();
+    for file in &files {
+        let name = file.strip_prefix(&src).unwrap().to_string_lossy().replace('\\', "/");
+        if name == "main.rs" || TABLE_IO.iter().any(|allowed| name.starts_with(allowed)) {
+            continue;
+        }
+        let code = product_code(&std::fs::read_to_string(file).unwrap());
+        let io = table_io_in(&code);
+        if !io.is_empty() {
+            found.push(format!("{name}: {}", io.join(", ")));
+        }
+    }
+    assert!(found.is_empty(), "table I/O outside the stages and the commands' own I/O:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_table_io_check_sees_sessions_sql_and_jobs() {
+    let code = product_code(
+        "async fn f(s: &datafusion::prelude::SessionContext) { s.sql(\"SELECT 1\").await; }\n\
+         const Q: &str = include_str!(\"../../jobs/q.sql\");\nuse crate::tables::sql::substitute;\n\
+         // SessionContext in a comment\n#[cfg(test)]\nmod tests {\n    fn t(s: SessionContext) {}\n}\n",
+    );
+    assert_eq!(table_io_in(&code), ["SessionContext", ".sql(", "include_str!", "tables::sql"]);
+    assert!(table_io_in(&product_code("fn g(rows: &[u64]) -> u64 { rows.iter().sum() }\n")).is_empty());
 }

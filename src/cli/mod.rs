@@ -32,7 +32,6 @@ use std::process::ExitCode;
 use crate::history::HistoryLocation;
 use crate::process::logging::LogFormat;
 use crate::runner::run::local_out;
-use crate::runner::stage_run::run_stage;
 use crate::stages;
 use crate::stages::stage::{HistoryRun, MissingInput, RunContext, UsageError};
 use crate::tables::shard::Shard;
@@ -114,14 +113,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         inputs,
         progress: !quiet && std::io::stderr().is_terminal(),
     };
-    let pipeline = crate::runner::run::Pipeline {
-        stages: stages::all(),
-        history_stages: stages::history_match::stages(),
-        after_history: &stages::history_match::FOLLOWING,
-        write_report: crate::report::write_report,
-        report_file: crate::report::REPORT_FILE,
-    };
-    let end = crate::runner::run::run(request, pipeline)?;
+    let end = crate::runner::run::run(request)?;
     Ok(if end.input_errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
 }
 
@@ -202,29 +194,17 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
     // With --history, the history's stages too, judged against its crawls
     // (an object-store history is pulled into its cache first, as a run
     // pulls it before matching).
-    let mut all = stages::all();
     let history = match (&args.night.history, &args.night.crawl_id) {
         (Some(dir), Some(crawl)) => {
             crate::history::check_crawl_id(crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
             let location = HistoryLocation::open(dir, args.night.history_cache.history_cache.clone())
                 .map_err(|e| UsageError(format!("--history {dir}: {e:#}")))?;
-            all.extend(stages::history_match::stages());
             Some(HistoryRun { root: location.local()?.root().to_path_buf(), crawl: crawl.clone() })
         }
         _ => None,
     };
-    let ctx = RunContext {
-        shard: Shard::WHOLE,
-        out,
-        config,
-        inputs,
-        runtime: tokio::runtime::Builder::new_current_thread().enable_all().build()?,
-        progress: false,
-        engine: crate::tables::sql::Engine::Embedded,
-        memory_limit: None,
-        wait_for_lock: false,
-        history,
-    };
+    let all = stages::in_run_order(history.is_some());
+    let ctx = RunContext { inputs, history, ..RunContext::new(out, config)? };
     let tables = match remote {
         Some(_) => crate::runner::status::Tables::Committed,
         None => crate::runner::status::Tables::Local,
@@ -278,30 +258,23 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
             // The history's stages, as `pipeline run --history` runs them:
             // with manifests, skipped when up to date.
             let ctx = RunContext {
-                shard: Shard::WHOLE,
-                out: night.out.clone(),
-                config,
-                inputs: Vec::new(),
-                runtime: crate::process::parallelism::runtime()?,
-                progress: false,
-                engine: crate::tables::sql::Engine::Embedded,
                 memory_limit: crate::process::memory::run_limit(night.memory_limit),
                 wait_for_lock: args.wait,
                 history: Some(HistoryRun {
                     root: location.local()?.root().to_path_buf(),
                     crawl: night.crawl_id.clone(),
                 }),
+                ..RunContext::new(night.out.clone(), config)?
             };
             // Then the stages that follow them (decide: the night's
             // decisions remove its repeats).
-            let matching = stages::history_match::stages();
-            let all: Vec<Box<dyn crate::stages::stage::Stage>> =
-                stages::all().into_iter().chain(stages::history_match::stages()).collect();
-            let following = all.iter().filter(|s| stages::history_match::FOLLOWING.contains(&s.name()));
+            let all = stages::in_run_order(true);
+            let phase = stages::history_phase(true);
+            let matching: Vec<&dyn crate::stages::stage::Stage> =
+                all.iter().filter(|s| phase.contains(&s.name())).map(|s| s.as_ref()).collect();
             let mut rows = std::collections::BTreeMap::new();
-            for stage in matching.iter().chain(following) {
-                run_stage(stage.as_ref(), &all, &ctx, false)?;
-                let manifest = crate::tables::manifest::manifest_path(&ctx.out, stage.name(), Shard::WHOLE);
+            for (stage, _) in crate::runner::run::run_in_order(&matching, &all, &ctx, false)? {
+                let manifest = crate::tables::manifest::manifest_path(&ctx.out, stage, Shard::WHOLE);
                 rows.extend(
                     crate::tables::manifest::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default(),
                 );

@@ -14,8 +14,8 @@ use arrow::array::{Array, RecordBatch};
 use parquet::arrow::ArrowWriter;
 use rayon::prelude::*;
 
+use super::job::{files_predicate, ExportSummary, Format, Job, KeptCopyLookup};
 use super::output::{Destination, OutputFile};
-use super::{files_predicate, ExportSummary, Format, Job};
 use crate::tables::columns::{decisions, documents, export_documents};
 use crate::tables::write::Rows as _;
 use crate::text::boilerplate::Boilerplate;
@@ -79,7 +79,7 @@ pub(super) fn export(job: &Job, destination: &Destination, name: &str, summary: 
     };
     let own = files_predicate("d.warc_file", job.files, job.options.shard);
     let kept = if job.options.removed { "NOT d.is_kept" } else { "d.is_kept" };
-    let lookup = super::KeptCopyLookup::of(job.out)?;
+    let lookup = KeptCopyLookup::of(job.out)?;
     let sql = format!(
         "SELECT d.doc_id, d.url, d.crawl_date, d.cluster_id, d.cluster_size, d.reason, d.duplicate_of, \
          {}, d.similarity, t.text FROM decisions d JOIN documents t ON t.doc_id = d.doc_id {} \

@@ -22,7 +22,7 @@
 use super::html;
 use super::record::{check_text_length, cut_text, not_content, too_deep, Document, Outcome, Reject};
 use super::source::{RandomAccess, Source};
-use super::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
+use super::summary::{FileSummary, BATCH_BYTES, BATCH_RECORDS};
 use crate::ingest::settings::IngestConfig;
 use arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use arrow::datatypes::DataType;

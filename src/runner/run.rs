@@ -3,8 +3,8 @@
 //! and pushed around each stage, the history matched and appended, the
 //! report, and the summary lines.
 //!
-//! The stages and the report live in layers above the runner, so the
-//! binary hands them in as a [`Pipeline`]; the runner only drives them.
+//! The stages come in run order from [`crate::stages::in_run_order`]; the
+//! runner only drives them.
 
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -47,21 +47,6 @@ pub struct NightHistory {
     pub crawl: String,
 }
 
-/// The parts of a run that sit above the runner's layer: the stages in run
-/// order, the history's stages, and the report writer.
-pub struct Pipeline {
-    pub stages: Vec<Box<dyn Stage>>,
-    pub history_stages: Vec<Box<dyn Stage>>,
-    /// The names of the stages of `stages` that, with `--history`, run
-    /// after `history_stages` (`decide`: the night's decisions follow its
-    /// repeats of earlier crawls).
-    pub after_history: &'static [&'static str],
-    /// Writes the report into an output folder and returns its path.
-    pub write_report: fn(&Path, &tokio::runtime::Runtime) -> Result<PathBuf>,
-    /// The report's file name inside the output folder.
-    pub report_file: &'static str,
-}
-
 /// How a run that did not fail ended: the input problems its stages met
 /// (the exit code is 3 when there are any).
 pub struct RunEnd {
@@ -81,7 +66,7 @@ pub fn local_out(out: &str, cache: Option<PathBuf>, shard: Shard) -> Result<(Pat
 /// Runs the stages `request` selects, then the history's, then the report.
 /// Mistakes in the request are [`UsageError`]s, found before any stage
 /// runs.
-pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
+pub fn run(request: RunRequest) -> Result<RunEnd> {
     let RunRequest {
         stage,
         shard,
@@ -110,19 +95,10 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
         Some(limit) => tracing::info!(threads, "{limit}"),
         None => tracing::warn!("no memory limit: this system tells neither its memory nor a container limit"),
     }
-    let Pipeline { stages: mut all, history_stages, after_history, write_report, report_file } = pipeline;
-    let mut history_names: Vec<&'static str> = history_stages.iter().map(|s| s.name()).collect();
-    // The history's stages follow the pipeline's in a run with --history,
-    // and the stages that read their tables follow them, in the history
-    // phase.
-    if history.is_some() {
-        let (following, mut before): (Vec<_>, Vec<_>) =
-            all.into_iter().partition(|s| after_history.contains(&s.name()));
-        before.extend(history_stages);
-        before.extend(following);
-        all = before;
-        history_names.extend(after_history);
-    }
+    // The history's stages, and the stages that read their tables, form
+    // the history phase of a run with --history.
+    let all = crate::stages::in_run_order(history.is_some());
+    let history_names = crate::stages::history_phase(history.is_some());
     let is_history_stage = |name: &str| history_names.contains(&name);
     let selected = select_stages(&stage, &all, &history_names)?;
     let history = match &history {
@@ -178,10 +154,7 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
     }
     let ctx = RunContext {
         shard,
-        out: out_dir,
-        config,
         inputs,
-        runtime: crate::process::parallelism::runtime()?,
         progress,
         engine,
         memory_limit,
@@ -189,6 +162,7 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
         history: history
             .as_ref()
             .map(|(location, crawl)| HistoryRun { root: location.local_root().to_path_buf(), crawl: crawl.clone() }),
+        ..RunContext::new(out_dir, config)?
     };
     let mut input_errors = Vec::new();
     let mut outcomes = Vec::new();
@@ -231,10 +205,7 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
     if let Some((location, crawl)) = &history {
         let _lock = location.lock(wait)?;
         let local = location.local()?;
-        for stage in history_selected {
-            let outcome = run_stage(stage, &all, &ctx, force)?;
-            outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
-        }
+        outcomes.extend(run_in_order(&history_selected, &all, &ctx, force)?);
         if stage == "all" {
             let kept = local.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
             location.commit(crawl)?;
@@ -248,13 +219,13 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
         if let Some(r) = &remote {
             r.pull_all()?;
         }
-        let path = write_report(&ctx.out, &ctx.runtime)?;
+        let path = crate::report::write_report(&ctx.out, &ctx.runtime)?;
         if let Some(r) = &remote {
-            r.push_file(report_file)?;
+            r.push_file(crate::report::REPORT_FILE)?;
         }
         tracing::info!(path = %path.display(), "report written");
         report_path = Some(match &remote {
-            Some(r) => format!("{}/{}", r.url(), report_file),
+            Some(r) => format!("{}/{}", r.url(), crate::report::REPORT_FILE),
             None => path.display().to_string(),
         });
     }
@@ -266,6 +237,24 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
         tracing::error!("{e}");
     }
     Ok(RunEnd { input_errors })
+}
+
+/// Runs `stages` one after the other in a local output folder, each
+/// skipped when up to date: the history phase of `pipeline run --history`
+/// and of `pipeline history match`. Returns each stage's name and whether
+/// it ran.
+pub fn run_in_order(
+    stages: &[&dyn Stage],
+    all: &[Box<dyn Stage>],
+    ctx: &RunContext,
+    force: bool,
+) -> Result<Vec<(&'static str, bool)>> {
+    let mut outcomes = Vec::new();
+    for stage in stages {
+        let outcome = run_stage(*stage, all, ctx, force)?;
+        outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
+    }
+    Ok(outcomes)
 }
 
 /// The stages `--stage` names: all of them in run order, or one. A

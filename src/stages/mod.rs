@@ -50,3 +50,29 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(evaluate::Evaluate),
     ]
 }
+
+/// The stages of a run in run order: [`all`], and with `with_history` the
+/// history's stages ([`history_match::stages`]) before the stages that
+/// read their tables ([`history_match::FOLLOWING`]). `run`, `status` and
+/// `history match` all order and plan their stages by this one list.
+pub fn in_run_order(with_history: bool) -> Vec<Box<dyn Stage>> {
+    let all = all();
+    if !with_history {
+        return all;
+    }
+    let (following, mut order): (Vec<_>, Vec<_>) =
+        all.into_iter().partition(|s| history_match::FOLLOWING.contains(&s.name()));
+    order.extend(history_match::stages());
+    order.extend(following);
+    order
+}
+
+/// The names of the stages of the history phase, run under the history's
+/// lock: the history's own stages, and with `with_history` the stages that
+/// follow them ([`history_match::FOLLOWING`]); without a history, only the
+/// former, which such a run refuses by name.
+pub fn history_phase(with_history: bool) -> Vec<&'static str> {
+    let own = history_match::stages().into_iter().map(|s| s.name());
+    let following = history_match::FOLLOWING.into_iter().filter(|_| with_history);
+    own.chain(following).collect()
+}

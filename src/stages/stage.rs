@@ -51,6 +51,27 @@ pub struct HistoryRun {
 }
 
 impl RunContext {
+    /// The context of the stages over the output folder `out` under
+    /// `config`: the whole crawl (unsharded), no input files, the embedded
+    /// engine, no progress bars, no memory limit, no history, and a busy
+    /// lock refused rather than waited for. `pipeline run`, `pipeline
+    /// status` and `pipeline history match` all start from it and set what
+    /// their options change, so a new field gets its default here once.
+    pub fn new(out: PathBuf, config: Config) -> Result<RunContext> {
+        Ok(RunContext {
+            out,
+            config,
+            inputs: Vec::new(),
+            runtime: crate::process::parallelism::runtime()?,
+            progress: false,
+            shard: Shard::WHOLE,
+            engine: crate::tables::sql::Engine::Embedded,
+            memory_limit: None,
+            wait_for_lock: false,
+            history: None,
+        })
+    }
+
     /// A DataFusion session over the output folder's tables, in this
     /// process, under the run's memory limit, for the stages written in
     /// Rust (their joins stay hash joins).

@@ -7,8 +7,8 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use super::sink::{write_member, RecordSink};
 use crate::export::cdxj::Entry;
+use crate::export::job::{Decision, ExportSummary, RunFile};
 use crate::export::legacy::{self, CorpusRecord};
-use crate::export::{Decision, ExportSummary, RunFile};
 use crate::ingest::corpus;
 use crate::ingest::digest::payload_digest;
 use crate::ingest::source::{RandomAccess, Source};

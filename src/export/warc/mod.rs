@@ -50,7 +50,7 @@ use std::io;
 use super::cdxj::{Entry, Sorter};
 use super::legacy::{self, Converted};
 use super::output::Destination;
-use super::{fallback_date, part_name, Decision, DecisionCursor, ExportSummary, Format, Job, RunFile};
+use crate::export::job::{fallback_date, part_name, Decision, DecisionCursor, ExportSummary, Format, Job, RunFile};
 use crate::ingest::corpus as corpus_files;
 use crate::ingest::source::Source;
 use corpus::corpus_file;

@@ -6,7 +6,7 @@ use anyhow::{Context, Result};
 use std::io::{self, BufReader, Read, Seek};
 
 use crate::export::cdxj::Entry;
-use crate::export::Decision;
+use crate::export::job::Decision;
 use crate::ingest::archive::header::{CopiedLines, Header, HeaderEnd};
 use crate::ingest::archive::{member_size, scan_archive_range, scan_archive_source, ArchiveEvent, Extent, RawRecord};
 use crate::ingest::digest::{payload_digest, payload_digest_of};
