@@ -110,6 +110,8 @@ impl DocReads {
 /// records with an empty `${crawl}` and once over the history's copy of
 /// table `kept` with its crawl.
 pub struct HistoryKeys {
+    /// The job giving the keys from `${records}` (its text is the stage's:
+    /// [`MethodJob`]).
     pub sql: MethodJob,
     /// The night's records: an SQL job over its tables giving the columns
     /// `sql` reads (registered as view `night_<kept>`), or `None` for its
