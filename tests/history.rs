@@ -377,7 +377,13 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let history = History::open(&history).unwrap();
     let earlier = history.crawls_before("night").unwrap();
-    let rows = history.find_candidates(&out, &earlier, &config, None, &rt).unwrap();
+    let walk_params = neardup::stages::candidates::jobs::chain_walk_params(
+        &config.methods,
+        &config.candidates,
+        neardup::history::matching::NIGHT_PROBES,
+    );
+    let method_job_sql = neardup::stages::candidates::jobs::method_job_sql;
+    let rows = history.find_candidates(&out, &earlier, &config, walk_params, method_job_sql, None, &rt).unwrap();
     let mut got = BTreeSet::new();
     let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for batch in common::read_table(&out, "history_candidates") {

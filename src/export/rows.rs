@@ -67,7 +67,7 @@ pub(super) fn export(job: &Job, destination: &Destination, name: &str, summary: 
     let boilerplate = if job.options.keep_boilerplate {
         Boilerplate::default()
     } else {
-        job.runtime.block_on(crate::text::boilerplate::load_boilerplate(job.session))?
+        job.runtime.block_on(crate::stages::boilerplate::load_boilerplate(job.session))?
     };
     let file = destination.create(name)?;
     let schema = crate::tables::schema::arrow_schema(export_documents::TABLE);

@@ -32,12 +32,18 @@ impl History {
     /// Writes `out/history_candidates`: the candidate repeats of the
     /// night's pages among the earlier crawls' (`jobs/history_edges.sql`),
     /// bounded per night document; empty when there is no earlier crawl.
-    /// Returns its rows.
+    /// Returns its rows. `walk_params` are the candidate SQL's parameters
+    /// with the chain walk's text, probed by [`NIGHT_PROBES`];
+    /// `method_job_sql` gives the text of a method's job
+    /// ([`registry::HistoryKeys`]): both from the stage that owns those jobs.
+    #[allow(clippy::too_many_arguments)]
     pub fn find_candidates(
         &self,
         out: &Path,
         earlier: &[CrawlManifest],
         config: &Config,
+        walk_params: Vec<(&'static str, String)>,
+        method_job_sql: fn(registry::MethodJob) -> &'static str,
         memory_limit: Option<crate::process::memory::SqlMemory>,
         runtime: &tokio::runtime::Runtime,
     ) -> Result<u64> {
@@ -45,13 +51,13 @@ impl History {
             return TableWriter::for_table(out, history_candidates::TABLE)?.commit();
         }
         crate::tables::write::check_table_schema(out, signatures::TABLE)?;
-        let mut params = registry::sql_params(&config.methods, &config.candidates, NIGHT_PROBES);
+        let mut params = walk_params;
         params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
         params.push(("past_digests", self.past_digests_sql(earlier, config.verify.text)?));
         let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
         runtime.block_on(async {
             let session = self.session_over(out, memory_limit).await?;
-            register_keys(&session, out, &params).await?;
+            register_keys(&session, out, &params, method_job_sql).await?;
             crate::tables::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
         })
     }
@@ -355,11 +361,13 @@ impl History {
 /// `jobs/history_edges.sql` groups: the signatures of the night and of the
 /// history, and the keys of every method whose records are matched too
 /// ([`registry::HistoryKeys`]) and whose table the night has. `params` are
-/// the candidate SQL's (the night's views read them).
+/// the candidate SQL's (the night's views read them); `method_job_sql` gives
+/// the keys' jobs their texts.
 async fn register_keys(
     session: &datafusion::prelude::SessionContext,
     out: &Path,
     params: &[(&str, String)],
+    method_job_sql: fn(registry::MethodJob) -> &'static str,
 ) -> Result<()> {
     let mut night =
         vec!["SELECT method, slot, sig, doc_id, doc_len, arrow_cast('', 'Utf8') AS crawl FROM signatures".to_string()];
@@ -371,17 +379,18 @@ async fn register_keys(
         }
         crate::tables::write::check_table_schema(out, keys.kept)?;
         let records = match keys.night {
-            Some(sql) => {
+            Some(job) => {
                 let name = format!("night_{}", keys.kept);
-                let df = session.sql(&substitute(sql, params)).await?;
+                let df = session.sql(&substitute(method_job_sql(job), params)).await?;
                 session.register_table(name.as_str(), df.into_view())?;
                 name
             }
             None => keys.kept.to_string(),
         };
         let kept = format!("history_{}", keys.kept);
-        night.push(substitute(keys.sql, &[("records", records), ("crawl", "arrow_cast('', 'Utf8')".into())]));
-        past.push(substitute(keys.sql, &[("records", kept), ("crawl", "crawl".into())]));
+        let sql = method_job_sql(keys.sql);
+        night.push(substitute(sql, &[("records", records), ("crawl", "arrow_cast('', 'Utf8')".into())]));
+        past.push(substitute(sql, &[("records", kept), ("crawl", "crawl".into())]));
     }
     for (name, parts) in [("night_keys", night), ("past_keys", past)] {
         let union: Vec<String> = parts.iter().map(|p| format!("SELECT * FROM (\n{p}\n)")).collect();

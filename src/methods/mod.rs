@@ -19,7 +19,6 @@ pub mod a11;
 pub mod a12;
 pub mod descr;
 pub mod imatch;
-pub mod inputs;
 pub mod keyed;
 pub mod minwise;
 pub mod registry;
@@ -30,6 +29,7 @@ pub mod slst;
 pub mod spotsigs;
 pub mod term_ids;
 pub mod terms;
+pub mod token_lists;
 pub mod topwords;
 pub mod traits;
 pub mod whole;
@@ -53,7 +53,7 @@ pub enum TokenParts {
 
 /// The view of one tokenized document that methods read. The stages build
 /// it over the Arrow buffers of the `tokens` table
-/// ([`crate::methods::inputs::tokens::TokenLists`]): a word is a `&str` into them,
+/// ([`token_lists::TokenLists`]): a word is a `&str` into them,
 /// never a `String` of its own. `Default` (no tokens at all) lets tests
 /// spell out only the lists a method reads.
 #[derive(Debug, Clone, Copy, Default)]
@@ -239,7 +239,7 @@ pub struct Encoded {
 /// The bound every method's candidate edges keep,
 /// `candidates.max_edges_per_document`, as each step that applies it reads
 /// it: the `${max_edges}` of the SQL jobs and the chains of the keyed
-/// searches ([`keyed::links_sql`]). Made once, from the setting
+/// searches (stage `search_groups`, `crate::stages::search`). Made once, from the setting
 /// ([`settings::CandidatesConfig::edge_bound`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdgeBound {

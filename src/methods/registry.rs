@@ -110,11 +110,13 @@ impl DocReads {
 /// records with an empty `${crawl}` and once over the history's copy of
 /// table `kept` with its crawl.
 pub struct HistoryKeys {
-    pub sql: &'static str,
+    /// The job giving the keys from `${records}` (its text is the stage's:
+    /// [`MethodJob`]).
+    pub sql: MethodJob,
     /// The night's records: an SQL job over its tables giving the columns
     /// `sql` reads (registered as view `night_<kept>`), or `None` for its
     /// table `kept` as it is.
-    pub night: Option<&'static str>,
+    pub night: Option<MethodJob>,
     /// The records table the history keeps.
     pub kept: &'static str,
 }
@@ -230,16 +232,49 @@ pub enum Edges {
     Sql { jobs: &'static [SqlJob], edges: &'static str, groups: Option<&'static str> },
 }
 
-/// One SQL job of a method's own (`Edges::Sql`), by its name and text.
+/// One SQL job of a method's own (`Edges::Sql`), by the name of its result
+/// and the job it runs.
 #[derive(Clone, Copy)]
 pub enum SqlJob {
     /// Registered as a view: computed where it is read.
-    View(&'static str, &'static str),
+    View(&'static str, MethodJob),
     /// Written once as a table of the candidates stage (with a schema in
     /// `schemas/`) and read back: for results the later jobs read more
     /// than once, since DataFusion inlines a view at every use (a
     /// self-join of a view computes it twice).
-    Table(&'static str, &'static str),
+    Table(&'static str, MethodJob),
+}
+
+/// A SQL job that belongs to one method, named as plain data: the registry
+/// says which job a method needs, and the stage that runs it
+/// (`stages::candidates::jobs`) holds the job's text, a file of `jobs/`,
+/// so that each file is included by one module and the methods hold no SQL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MethodJob {
+    /// A11's shingles with their document frequencies (`a11_shingles.sql`).
+    A11Shingles,
+    /// A11's chains of documents sharing a shingle (`a11_chains.sql`).
+    A11Chains,
+    /// A11's pairs linked along its chains (`a11_pairs.sql`).
+    A11Pairs,
+    /// A11's candidate edges (`a11.sql`).
+    A11Edges,
+    /// A11's chains over `max_group_size` (`a11_groups.sql`).
+    A11Groups,
+    /// A11's records as the history's group keys (`a11_keys.sql`).
+    A11Keys,
+    /// The night's rarest shingles of each page, matched against the
+    /// history (`a11_rare_shingles.sql`).
+    A11RareShingles,
+    /// A12's candidate edges (`a12.sql`).
+    A12Edges,
+    /// A12's groups over `max_group_size` (`a12_groups.sql`).
+    A12Groups,
+    /// A12's records as the history's group keys (`a12_keys.sql`).
+    A12Keys,
+    /// MinHash's band pairs kept by their estimated resemblance
+    /// (`minhash_edges.sql`).
+    MinhashEdges,
 }
 
 impl SqlJob {
@@ -369,19 +404,19 @@ pub static METHODS: &[MethodSpec] = &[
         records: Some(Records::of::<a11::ShingleRecords>()),
         edges: Edges::Sql {
             jobs: &[
-                SqlJob::View("a11_shingles", include_str!("../../jobs/a11_shingles.sql")),
-                SqlJob::Table("a11_chains", include_str!("../../jobs/a11_chains.sql")),
-                SqlJob::Table("a11_pairs", include_str!("../../jobs/a11_pairs.sql")),
-                SqlJob::View("a11_edges", include_str!("../../jobs/a11.sql")),
-                SqlJob::View("a11_groups", include_str!("../../jobs/a11_groups.sql")),
+                SqlJob::View("a11_shingles", MethodJob::A11Shingles),
+                SqlJob::Table("a11_chains", MethodJob::A11Chains),
+                SqlJob::Table("a11_pairs", MethodJob::A11Pairs),
+                SqlJob::View("a11_edges", MethodJob::A11Edges),
+                SqlJob::View("a11_groups", MethodJob::A11Groups),
             ],
             edges: "a11_edges",
             groups: Some("a11_groups"),
         },
         // Each night page's rarest shingles against every shingle kept.
         history_keys: Some(HistoryKeys {
-            sql: include_str!("../../jobs/a11_keys.sql"),
-            night: Some(include_str!("../../jobs/a11_rare_shingles.sql")),
+            sql: MethodJob::A11Keys,
+            night: Some(MethodJob::A11RareShingles),
             kept: "shingles",
         }),
         includes_comparison: true,
@@ -400,18 +435,11 @@ pub static METHODS: &[MethodSpec] = &[
         reads: DocReads { words: true, term_ids: true },
         records: Some(Records::of::<a12::A12Records>()),
         edges: Edges::Sql {
-            jobs: &[
-                SqlJob::View("a12_edges", include_str!("../../jobs/a12.sql")),
-                SqlJob::View("a12_groups", include_str!("../../jobs/a12_groups.sql")),
-            ],
+            jobs: &[SqlJob::View("a12_edges", MethodJob::A12Edges), SqlJob::View("a12_groups", MethodJob::A12Groups)],
             edges: "a12_edges",
             groups: Some("a12_groups"),
         },
-        history_keys: Some(HistoryKeys {
-            sql: include_str!("../../jobs/a12_keys.sql"),
-            night: None,
-            kept: "a12_records",
-        }),
+        history_keys: Some(HistoryKeys { sql: MethodJob::A12Keys, night: None, kept: "a12_records" }),
         sql_params: |c| {
             vec![("ratio", format!("{:?}", c.chain_ratio)), ("num_ratio", format!("{:?}", c.a12.num_ratio))]
         },
@@ -429,7 +457,7 @@ pub static METHODS: &[MethodSpec] = &[
         name: "MinHash: resemblance of min-hash sketches",
         records: Some(Records::of::<shingles::MinHash>()),
         edges: Edges::Sql {
-            jobs: &[SqlJob::View("minhash_edges", include_str!("../../jobs/minhash_edges.sql"))],
+            jobs: &[SqlJob::View("minhash_edges", MethodJob::MinhashEdges)],
             edges: "minhash_edges",
             groups: None,
         },
@@ -462,8 +490,9 @@ pub static METHODS: &[MethodSpec] = &[
 /// The `${name}` parameters of the candidate SQL jobs: the bounds of
 /// `[candidates]` and the settings every method's SQL reads
 /// ([`MethodSpec::sql_params`]), for the `candidates` stage and the
-/// history's `jobs/history_edges.sql`. `probes` names the relation the
-/// chain walk (`jobs/chain_links.sql`) probes each chain with:
+/// history's `jobs/history_edges.sql`, which put the chain walk's text
+/// (`jobs/chain_links.sql`, `${chain_links}`) before them. `probes` names
+/// the relation the chain walk probes each chain with:
 /// [`WALK_THROUGH_ITSELF`] for the candidate jobs, the night's pages for the
 /// history's match.
 pub fn sql_params(
@@ -477,8 +506,6 @@ pub fn sql_params(
         .map(|m| format!("'{}'", m.id))
         .collect();
     let mut params = vec![
-        // First: the walk reads the parameters after it.
-        ("chain_links", crate::tables::sql::CHAIN_LINKS.to_string()),
         ("chain_probes", probes.to_string()),
         ("max_group_size", candidates.max_group_size.to_string()),
         ("max_edges", candidates.edge_bound().per_document().to_string()),

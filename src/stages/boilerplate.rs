@@ -8,12 +8,15 @@
 //! template line of a host, so it stays small.
 
 use anyhow::Result;
+use futures::StreamExt;
 use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
+use crate::tables::columns::boilerplate;
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
+use crate::text::boilerplate::Boilerplate as TemplateLines;
 
 /// The boilerplate stage.
 pub struct Boilerplate;
@@ -51,4 +54,20 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
     report.rows.insert("boilerplate".into(), run_into_table(&session, &ctx.out, "boilerplate", &sql).await?);
     Ok(report)
+}
+
+/// Reads the `boilerplate` table into memory (one entry per template line
+/// of a host: a small table), for the `tokens` stage and `pipeline export`,
+/// which leave those lines out of a document's text.
+pub async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<TemplateLines> {
+    let mut lines = TemplateLines::default();
+    let mut stream = session.sql("SELECT host, block_hash FROM boilerplate").await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let (hosts, keys) = (boilerplate::host(&batch)?, boilerplate::block_hash(&batch)?);
+        for i in 0..batch.num_rows() {
+            lines.insert(hosts.value(i), keys.value(i));
+        }
+    }
+    Ok(lines)
 }

@@ -6,7 +6,7 @@
 //! under its memory pool). Only each group's first in the keep order goes
 //! on through `stats`, `signatures`, `search`, `candidates` and `verify`:
 //! the others are listed in `exact_copies`, which those stages leave out
-//! ([`crate::methods::inputs::tokens::TokenChunks`], `jobs/df.sql`,
+//! ([`crate::stages::tokens::read::TokenChunks`], `jobs/df.sql`,
 //! `jobs/corpus_stats.sql`), so the corpus statistics count distinct texts
 //! and no per-document bound is spent on a copy. `verify` puts each copy in
 //! its first's cluster and `decide` gives it its first's outcome.
@@ -27,7 +27,7 @@ use crate::tables::sql::{count, run_into_table, substitute};
 pub struct Exact;
 
 /// The table of the members of exact groups that are not first.
-pub const COPIES: &str = crate::methods::inputs::tokens::EXACT_COPIES;
+pub const COPIES: &str = crate::tables::columns::exact_copies::TABLE;
 
 /// The table of the exact groups.
 pub const GROUPS: &str = "exact_groups";

@@ -23,6 +23,7 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::history::History;
 use crate::methods::registry;
+use crate::stages::candidates::jobs;
 use crate::stages::stage::{HistoryRun, RunContext, Stage};
 use crate::tables::manifest::StageReport;
 
@@ -68,11 +69,10 @@ impl Stage for HistoryCandidates {
         vec!["history_candidates"]
     }
     fn config_section(&self, config: &Config) -> Value {
-        let params: serde_json::Map<String, Value> =
-            registry::sql_params(&config.methods, &config.candidates, crate::history::matching::NIGHT_PROBES)
-                .into_iter()
-                .map(|(name, value)| (name.to_string(), Value::String(value)))
-                .collect();
+        let params: serde_json::Map<String, Value> = night_walk_params(config)
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), Value::String(value)))
+            .collect();
         json!({"sql_params": params})
     }
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
@@ -81,12 +81,26 @@ impl Stage for HistoryCandidates {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
         let earlier = history.crawls_before(&night.crawl)?;
-        let rows = history.find_candidates(&ctx.out, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let rows = history.find_candidates(
+            &ctx.out,
+            &earlier,
+            &ctx.config,
+            night_walk_params(&ctx.config),
+            jobs::method_job_sql,
+            ctx.sql_pool(),
+            &ctx.runtime,
+        )?;
         let mut report = StageReport::default();
         report.rows.insert("history_candidates".into(), rows);
         report.counters.insert("earlier_crawls".into(), earlier.len() as u64);
         Ok(report)
     }
+}
+
+/// The parameters of `jobs/history_edges.sql`: the candidate SQL's, its
+/// chains probed by the night's pages.
+fn night_walk_params(config: &Config) -> Vec<(&'static str, String)> {
+    jobs::chain_walk_params(&config.methods, &config.candidates, crate::history::matching::NIGHT_PROBES)
 }
 
 /// Stage `history_verify`.

@@ -24,8 +24,9 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::methods::descr::SampleRule;
-use crate::methods::inputs::descr_sample::SampleReader;
 use crate::methods::registry::{self, StateSource};
+use crate::methods::StateRow;
+use crate::stages::descr_sample::SampleReader;
 use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::method_state;
 use crate::tables::manifest::StageReport;
@@ -59,8 +60,7 @@ impl Stage for MethodState {
         if !own.is_empty() {
             let session = ctx.runtime.block_on(ctx.session())?;
             let terms = registry::doc_reads(&config.enabled).term_ids;
-            let stats =
-                ctx.runtime.block_on(crate::methods::inputs::corpus_stats::load_corpus_stats(&session, terms))?;
+            let stats = ctx.runtime.block_on(crate::stages::stats::load_corpus_stats(&session, terms))?;
             // a9 reads its sample, pass after pass, a batch at a time; the
             // other methods never ask for a pass.
             let started = std::time::Instant::now();
@@ -105,6 +105,20 @@ fn own_methods(enabled: &[String], shard: Shard) -> Vec<String> {
         .filter(|(j, _)| *j as u64 % u64::from(shard.count) == u64::from(shard.index))
         .map(|(_, m)| m.id.to_string())
         .collect()
+}
+
+/// The `method_state` rows of `method`, by slot and term: the state the
+/// method chose here, which every task of `signatures` signs with.
+pub async fn load_method_state(session: &datafusion::prelude::SessionContext, method: &str) -> Result<Vec<StateRow>> {
+    let sql = format!("SELECT slot, term, value FROM method_state WHERE method = '{method}' ORDER BY slot, term");
+    let mut rows = Vec::new();
+    for b in session.sql(&sql).await?.collect().await? {
+        let (slots, terms, values) = (method_state::slot(&b)?, method_state::term(&b)?, method_state::value(&b)?);
+        for i in 0..b.num_rows() {
+            rows.push(StateRow { slot: slots.value(i), term: terms.value(i).to_string(), value: values.value(i) });
+        }
+    }
+    Ok(rows)
 }
 
 #[cfg(test)]

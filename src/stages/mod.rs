@@ -12,9 +12,6 @@ pub mod ingest;
 pub mod method_state;
 pub mod place;
 pub mod search;
-pub mod search_groups;
-pub mod search_keys;
-pub mod search_links;
 pub mod signatures;
 pub mod stage;
 pub mod stats;
@@ -38,10 +35,10 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(descr_sample::DescrSample),
         Box::new(method_state::MethodState),
         Box::new(signatures::Signatures),
-        Box::new(search_keys::SearchKeys),
-        Box::new(search_groups::SearchGroups),
-        Box::new(search_links::SearchLinks),
-        Box::new(search::Search),
+        Box::new(search::keys::SearchKeys),
+        Box::new(search::groups::SearchGroups),
+        Box::new(search::links::SearchLinks),
+        Box::new(search::score::Search),
         Box::new(candidates::Candidates),
         Box::new(verify_pairs::VerifyPairs),
         Box::new(verify::Verify),

@@ -25,11 +25,12 @@ use rayon::prelude::*;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::inputs::tokens::{TokenChunks, TokenParts, CHUNK_DOCS};
 use crate::methods::registry::{self, StateSource};
 use crate::methods::term_ids::TermIds;
+use crate::methods::TokenParts;
 use crate::methods::{DocView, Signature};
 use crate::stages::stage::{RunContext, Stage};
+use crate::stages::tokens::read::{TokenChunks, CHUNK_DOCS};
 use crate::tables::columns::signatures;
 use crate::tables::manifest::StageReport;
 use crate::tables::write::{TableOutput, TableWriter};
@@ -65,11 +66,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // Only what an enabled method reads: minhash alone needs neither the
     // `words` lists nor the dictionary.
     let reads = registry::doc_reads(&config.methods.enabled);
-    let stats = crate::methods::inputs::corpus_stats::load_corpus_stats(&session, reads.term_ids).await?;
+    let stats = crate::stages::stats::load_corpus_stats(&session, reads.term_ids).await?;
     let mut saved_state = BTreeMap::new();
     for m in registry::specs_of(&config.methods.enabled).filter(|m| m.state_reads_documents) {
-        saved_state
-            .insert(m.id.to_string(), crate::methods::inputs::method_state::load_method_state(&session, m.id).await?);
+        saved_state.insert(m.id.to_string(), crate::stages::method_state::load_method_state(&session, m.id).await?);
     }
     let own = ctx.shard.doc_predicate("doc_id");
     // The task's documents but the exact copies, which the chunks leave out.

@@ -14,9 +14,10 @@
 //! - [`shard`]: which part of a stage's work (and of its tables) a task
 //!   does.
 //!
-//! Readers of one table for one step live with the stage that runs the
-//! step ([`crate::stages`]): the steps themselves are plain code over rows
-//! and arrays.
+//! A table is read back by the stage that writes it, for the stages that
+//! read it (`tokens` in [`crate::stages::tokens::read`], the boilerplate in
+//! [`crate::stages::boilerplate`]): the steps below the stages get rows,
+//! Arrow batches or iterators, never a session.
 
 use anyhow::{Context, Result};
 use arrow::array::{Array, RecordBatch};

@@ -457,14 +457,6 @@ pub fn substitute(sql: &str, params: &[(&str, String)]) -> String {
     s
 }
 
-/// The chain walk (`jobs/chain_links.sql`): the CTEs that link each probe
-/// of a length-ordered chain to the members at its next `max_edges`
-/// places, never to all. The jobs that walk chains include it as their
-/// `${chain_links}` parameter (`candidates_exact.sql`, `a11_pairs.sql`,
-/// `a12.sql`, `history_edges.sql`); it reads `${max_edges}` itself, so it
-/// comes before that parameter in a list given to [`substitute`].
-pub const CHAIN_LINKS: &str = include_str!("../../jobs/chain_links.sql");
-
 /// Runs one SQL statement and writes its result as `table` under `out`.
 pub async fn run_into_table(ctx: &SessionContext, out: &Path, table: &str, sql: &str) -> Result<u64> {
     run_parts_into_table(ctx, out, table, &[("0", sql.to_string())]).await

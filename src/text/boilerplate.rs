@@ -14,11 +14,7 @@
 //! whitespace collapsed and its case folded, so that indentation or a
 //! capitalised menu entry do not make a template line look new.
 
-use anyhow::Result;
 use foldhash::{HashMap, HashSet};
-use futures::StreamExt;
-
-use crate::tables::columns::boilerplate;
 
 /// The host a document's URL names, lowercased; None when the URL has none
 /// (a corpus line without URL): such documents have no site template.
@@ -197,22 +193,6 @@ fn push_line(out: &mut Stripped, line: &str, folded: &str) {
     }
     out.text.push_str(line);
     out.visible.push_str(folded);
-}
-
-/// Reads the `boilerplate` table into memory (one entry per template line
-/// of a host: a small table), for the `tokens` stage and `pipeline export`,
-/// which leave those lines out of a document's text.
-pub async fn load_boilerplate(session: &datafusion::prelude::SessionContext) -> Result<Boilerplate> {
-    let mut lines = Boilerplate::default();
-    let mut stream = session.sql("SELECT host, block_hash FROM boilerplate").await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        let batch = batch?;
-        let (hosts, keys) = (boilerplate::host(&batch)?, boilerplate::block_hash(&batch)?);
-        for i in 0..batch.num_rows() {
-            lines.insert(hosts.value(i), keys.value(i));
-        }
-    }
-    Ok(lines)
 }
 
 #[cfg(test)]

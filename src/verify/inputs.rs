@@ -116,7 +116,7 @@ async fn for_each_verification_text(
             }
             // One word per line in the table, one space between two here.
             VerificationText::Words => {
-                crate::methods::inputs::tokens::require_lists(&batch, &["words"])?;
+                crate::methods::token_lists::require_lists(&batch, &["words"])?;
                 let words = tokens::words(&batch)?;
                 for &i in &rows {
                     row(ids.value(i), Cow::Owned(words.value(i).replace(WORD_SEPARATOR, " ")))?;

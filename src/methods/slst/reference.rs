@@ -195,9 +195,9 @@ impl Slst {
 mod tests {
     use super::super::tests::{sentence, Doc};
     use super::*;
-    use crate::methods::keyed::keyed_pairs;
     use crate::methods::settings::SlstSettings;
     use crate::methods::{DocView, InMemory, PairMethod};
+    use crate::stages::search::keyed_pairs;
     use proptest::prelude::*;
     use std::collections::HashSet;
 

@@ -432,8 +432,8 @@ mod tests {
         let s = SpotSigs::with_stop_words(&seed_config(), ["at", "for"]);
         let reference = s.find_pairs(&InMemory(&views));
         assert!(reference.len() > 50, "{} pairs", reference.len());
-        assert_eq!(crate::methods::keyed::keyed_pairs(&s, &views, 100), reference);
-        let bounded = crate::methods::keyed::keyed_pairs(&s, &views, 1);
+        assert_eq!(crate::stages::search::keyed_pairs(&s, &views, 100), reference);
+        let bounded = crate::stages::search::keyed_pairs(&s, &views, 1);
         assert!(!bounded.is_empty() && bounded.len() < reference.len(), "{} pairs", bounded.len());
         assert!(bounded.iter().all(|p| reference.contains(p)));
     }

@@ -1,6 +1,6 @@
 //! Stage `search_links`: `search_key_links` → `search_links`.
 //!
-//! The candidate pairs of the searches by keys ([`crate::methods::keyed`]):
+//! The candidate pairs of the searches by keys ([`super`]):
 //! `jobs/search_links.sql` sums the keys linking each pair over the tasks
 //! of `search_groups` and keeps each document's strongest partners. Plain
 //! SQL on the run's engine (`--engine`: embedded, or a Ballista cluster),
@@ -11,11 +11,11 @@ use anyhow::Result;
 use serde_json::{json, Value};
 
 use crate::config::Config;
-use crate::methods::{keyed, registry};
+use crate::methods::{registry, EdgeBound};
 use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{search_key_links, search_links};
 use crate::tables::manifest::StageReport;
-use crate::tables::sql::run_parts_into_table;
+use crate::tables::sql::{run_parts_into_table, substitute};
 
 /// The search_links stage.
 pub struct SearchLinks;
@@ -39,7 +39,7 @@ impl Stage for SearchLinks {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let bound = ctx.config.candidates.edge_bound();
         let searches = registry::searches(&ctx.config.methods);
-        let parts: Vec<(&str, String)> = searches.iter().map(|s| (s.id(), keyed::links_sql(s.id(), bound))).collect();
+        let parts: Vec<(&str, String)> = searches.iter().map(|s| (s.id(), links_sql(s.id(), bound))).collect();
         let mut report = StageReport::default();
         let rows = ctx.runtime.block_on(async {
             let session = ctx.sql_stage_session().await?;
@@ -48,4 +48,18 @@ impl Stage for SearchLinks {
         report.rows.insert(search_links::TABLE.into(), rows);
         Ok(report)
     }
+}
+
+/// Partners a document keeps among those its keys link it to, for each
+/// edge it may keep in the end (`max_edges`): the pairs scored per document
+/// stay a constant whatever the sizes of its groups.
+const PARTNERS_PER_EDGE: usize = 4;
+
+/// The query of `jobs/search_links.sql` for
+/// method `id`, which keeps each document's strongest partners.
+pub fn links_sql(id: &str, bound: EdgeBound) -> String {
+    substitute(
+        include_str!("../../../jobs/search_links.sql"),
+        &[("method", format!("'{id}'")), ("max_candidates", (PARTNERS_PER_EDGE * bound.per_document()).to_string())],
+    )
 }

@@ -15,6 +15,8 @@
 //! (`method_edges`: every method's edges, a method at a time), and writes
 //! `candidates`.
 
+pub mod jobs;
+
 use anyhow::{Context, Result};
 use arrow::array::Array;
 use futures::StreamExt;
@@ -24,6 +26,7 @@ use std::path::Path;
 
 use crate::config::Config;
 use crate::methods::registry::{self, Edges, SqlJob};
+
 use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::candidates;
 use crate::tables::manifest::StageReport;
@@ -87,24 +90,24 @@ const METHOD_HOT_GROUPS: &str = "method_hot_groups";
 /// the table [`METHOD_EDGES`] and the view [`METHOD_HOT_GROUPS`]. Every method's
 /// jobs run, enabled or not: the stage's result depends only on its input
 /// tables, which are empty for a method that is off. A job that is a table
-/// ([`SqlJob::Table`]) is written to `out` here; returns the rows of each.
+/// ([`EdgeJob::Table`]) is written to `out` here; returns the rows of each.
 async fn run_edge_jobs(
     session: &datafusion::prelude::SessionContext,
     out: &Path,
     params: &[(&str, String)],
 ) -> Result<BTreeMap<String, u64>> {
-    let mut jobs: Vec<SqlJob> = vec![
-        SqlJob::Table(SIGNATURE_CHAINS, include_str!("../../jobs/signature_chains.sql")),
-        SqlJob::View("signature_groups", include_str!("../../jobs/signature_groups.sql")),
-        SqlJob::View("exact_edges", include_str!("../../jobs/candidates_exact.sql")),
-        SqlJob::View("signature_edges", include_str!("../../jobs/signature_edges.sql")),
-        SqlJob::View("search_edges", include_str!("../../jobs/search_edges.sql")),
+    let mut jobs: Vec<EdgeJob> = vec![
+        EdgeJob::Table(SIGNATURE_CHAINS, include_str!("../../../jobs/signature_chains.sql")),
+        EdgeJob::View("signature_groups", include_str!("../../../jobs/signature_groups.sql")),
+        EdgeJob::View("exact_edges", include_str!("../../../jobs/candidates_exact.sql")),
+        EdgeJob::View("signature_edges", include_str!("../../../jobs/signature_edges.sql")),
+        EdgeJob::View("search_edges", include_str!("../../../jobs/search_edges.sql")),
     ];
     let mut edge_views = vec!["signature_edges"];
     let mut group_views = vec!["signature_groups"];
     for m in registry::METHODS {
         if let Edges::Sql { jobs: own, edges, groups } = &m.edges {
-            jobs.extend(own.iter().copied());
+            jobs.extend(own.iter().copied().map(EdgeJob::from));
             edge_views.push(edges);
             group_views.extend(groups);
         }
@@ -116,11 +119,11 @@ async fn run_edge_jobs(
     let folder = out.canonicalize().with_context(|| format!("output folder {}", out.display()))?;
     for job in jobs {
         match job {
-            SqlJob::View(view, sql) => {
+            EdgeJob::View(view, sql) => {
                 let df = session.sql(&substitute(sql, params)).await?;
                 session.register_table(view, df.into_view())?;
             }
-            SqlJob::Table(table, sql) => {
+            EdgeJob::Table(table, sql) => {
                 let rows = run_into_table(session, out, table, &substitute(sql, params)).await?;
                 register_table(session, &folder, table).await?;
                 written.insert(table.to_string(), rows);
@@ -137,10 +140,30 @@ async fn run_edge_jobs(
     Ok(written)
 }
 
+/// One SQL job the stage runs, by the name of its result and its text: the
+/// stage's own jobs, and the methods' ([`SqlJob`]) with their texts from
+/// [`jobs::method_job_sql`].
+#[derive(Clone, Copy)]
+enum EdgeJob {
+    /// Registered as a view ([`SqlJob::View`]).
+    View(&'static str, &'static str),
+    /// Written as a table and read back ([`SqlJob::Table`]).
+    Table(&'static str, &'static str),
+}
+
+impl From<SqlJob> for EdgeJob {
+    fn from(job: SqlJob) -> Self {
+        match job {
+            SqlJob::View(view, job) => EdgeJob::View(view, jobs::method_job_sql(job)),
+            SqlJob::Table(table, job) => EdgeJob::Table(table, jobs::method_job_sql(job)),
+        }
+    }
+}
+
 /// The parameters of the candidate SQL jobs: every chain is walked through
 /// itself.
 fn candidate_params(config: &Config) -> Vec<(&'static str, String)> {
-    registry::sql_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF)
+    jobs::chain_walk_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF)
 }
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
@@ -148,10 +171,10 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.sql_stage_session().await?;
     let mut report = StageReport::default();
     report.rows.extend(run_edge_jobs(&session, &ctx.out, &params).await?);
-    let hot = substitute(include_str!("../../jobs/hot_signatures.sql"), &params);
+    let hot = substitute(include_str!("../../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
-    let sql = substitute(include_str!("../../jobs/candidates.sql"), &params);
+    let sql = substitute(include_str!("../../../jobs/candidates.sql"), &params);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     let mut writer = TableOutput::<candidates::Rows>::create(&ctx.out)?;
     let mut per_method: BTreeMap<String, u64> = BTreeMap::new();
@@ -192,7 +215,7 @@ pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(
     let session = crate::tables::sql::session_over(out).await?;
     let params = candidate_params(config);
     run_edge_jobs(&session, out, &params).await?;
-    let sql = substitute(include_str!("../../jobs/candidates.sql"), &params);
+    let sql = substitute(include_str!("../../../jobs/candidates.sql"), &params);
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
     for batch in batches {

@@ -16,6 +16,8 @@
 //! (`--shard I/N`) normalizes the documents with `doc_id % N = I`. The corpus
 //! statistics over all tasks' tokens are the next stage, `stats`.
 
+pub mod read;
+
 use anyhow::Result;
 use arrow::array::{ListBuilder, StringBuilder, UInt32Builder};
 use futures::StreamExt;
@@ -90,7 +92,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // (min-hash only on Javadoc: the stage's peak 360 → 260 MB at 256, same
     // CPU).
     let session = crate::tables::sql::with_batch_size(session, DOCUMENTS_PER_BATCH)?;
-    let boilerplate = crate::text::boilerplate::load_boilerplate(&session).await?;
+    let boilerplate = crate::stages::boilerplate::load_boilerplate(&session).await?;
     let page_copies = page_copies(ctx, &session).await?;
     // Only content is deduplicated: records that are not (error pages,
     // redirects, stubs) stay out of every later stage.
@@ -157,7 +159,7 @@ async fn page_copies(
     }
     let mut params = ctx.config.dedup.sql_params().to_vec();
     params.push(("own", ctx.shard.doc_predicate("doc_id")));
-    let sql = crate::tables::sql::substitute(include_str!("../../jobs/page_copies.sql"), &params);
+    let sql = crate::tables::sql::substitute(include_str!("../../../jobs/page_copies.sql"), &params);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         copies.extend(documents::doc_id(&batch?)?.values().iter().copied());
