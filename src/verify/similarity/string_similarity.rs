@@ -44,7 +44,7 @@
 //! the module's full value is below the limit too, and when no stop happens
 //! the count is the module's full one.
 
-use super::Verdict;
+use super::verdict::Verdict;
 
 /// The module's similarity of `a` and `b`, in `[0, 1]`: `1 − e/(|a|+|b|)`
 /// with `e` the length of the edit script its heuristic search builds
