@@ -116,8 +116,8 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
     };
     let pipeline = crate::runner::run::Pipeline {
         stages: stages::all(),
-        history_stages: stages::history_match::stages(),
-        after_history: &stages::history_match::FOLLOWING,
+        history_stages: stages::history::stages(),
+        after_history: &stages::history::FOLLOWING,
         write_report: crate::report::write_report,
         report_file: crate::report::REPORT_FILE,
     };
@@ -141,7 +141,7 @@ fn query(args: QueryArgs) -> Result<()> {
     let text = rt.block_on(async {
         let ctx = crate::tables::sql::session_over(&out).await?;
         if let Some(spec) = &history {
-            spec.local()?.register(&ctx).await?;
+            stages::history::session::register(spec.local()?, &ctx).await?;
         }
         let frame = ctx.sql(&args.sql).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
@@ -208,7 +208,7 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
             crate::history::check_crawl_id(crawl).map_err(|e| UsageError(format!("--crawl-id: {e:#}")))?;
             let location = HistoryLocation::open(dir, args.night.history_cache.history_cache.clone())
                 .map_err(|e| UsageError(format!("--history {dir}: {e:#}")))?;
-            all.extend(stages::history_match::stages());
+            all.extend(stages::history::stages());
             Some(HistoryRun { root: location.local()?.root().to_path_buf(), crawl: crawl.clone() })
         }
         _ => None,
@@ -294,10 +294,10 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
             };
             // Then the stages that follow them (decide: the night's
             // decisions remove its repeats).
-            let matching = stages::history_match::stages();
+            let matching = stages::history::stages();
             let all: Vec<Box<dyn crate::stages::stage::Stage>> =
-                stages::all().into_iter().chain(stages::history_match::stages()).collect();
-            let following = all.iter().filter(|s| stages::history_match::FOLLOWING.contains(&s.name()));
+                stages::all().into_iter().chain(stages::history::stages()).collect();
+            let following = all.iter().filter(|s| stages::history::FOLLOWING.contains(&s.name()));
             let mut rows = std::collections::BTreeMap::new();
             for stage in matching.iter().chain(following) {
                 run_stage(stage.as_ref(), &all, &ctx, false)?;
@@ -325,7 +325,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;
             let rt = crate::process::parallelism::runtime()?;
-            let kept = location.local()?.append(&night.out, &night.crawl_id, &config, &rt)?;
+            let kept = stages::history::append::append(location.local()?, &night.out, &night.crawl_id, &config, &rt)?;
             location.commit(&night.crawl_id)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
             println!("{}: {documents} documents", night.crawl_id);

@@ -236,7 +236,7 @@ pub fn run(request: RunRequest, pipeline: Pipeline) -> Result<RunEnd> {
             outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
         }
         if stage == "all" {
-            let kept = local.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+            let kept = crate::stages::history::append::append(local, &ctx.out, crawl, &ctx.config, &ctx.runtime)?;
             location.commit(crawl)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
             tracing::info!(history = %local.root().display(), crawl = %crawl, documents, "crawl appended to the history");

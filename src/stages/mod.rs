@@ -7,10 +7,9 @@ pub mod decide;
 pub mod descr_sample;
 pub mod evaluate;
 pub mod exact;
-pub mod history_match;
+pub mod history;
 pub mod ingest;
 pub mod method_state;
-pub mod place;
 pub mod search;
 pub mod search_groups;
 pub mod search_keys;
@@ -20,12 +19,11 @@ pub mod stage;
 pub mod stats;
 pub mod tokens;
 pub mod verify;
-pub mod verify_pairs;
 
 use stage::Stage;
 
 /// Every stage of a run in run order (`--stage all` runs them in this
-/// order); a run with `--history` runs [`history_match::stages`] after
+/// order); a run with `--history` runs [`history::stages`] after
 /// them.
 pub fn all() -> Vec<Box<dyn Stage>> {
     vec![
@@ -43,9 +41,9 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(search_links::SearchLinks),
         Box::new(search::Search),
         Box::new(candidates::Candidates),
-        Box::new(verify_pairs::VerifyPairs),
+        Box::new(verify::pairs::VerifyPairs),
         Box::new(verify::Verify),
-        Box::new(place::Place),
+        Box::new(verify::place::Place),
         Box::new(decide::Decide),
         Box::new(evaluate::Evaluate),
     ]

@@ -1,7 +1,8 @@
 //! The history's stages (`--history DIR --crawl-id ID`): a night matched
 //! against the earlier crawls of the history, after `evaluate` and before
 //! `decide` ([`FOLLOWING`]) and the night's append
-//! ([`crate::history::matching`] has the steps).
+//! ([`matching`] reads and writes their tables,
+//! [`crate::history::matching`] has the steps over rows in memory).
 //!
 //! - `history_candidates`: `signatures`, the methods' records and the
 //!   verification-text digests (`tokens`, less `exact_copies`) →
@@ -16,6 +17,9 @@
 //! date. Their inputs outside the output folder are the earlier crawls
 //! (their manifests, `history_fingerprint`): appending, replacing or dropping
 //! one makes them run again.
+//!
+//! Besides: [`append`], a finished night appended to the history as a
+//! crawl, and [`session`], the history's tables registered in a session.
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
@@ -23,8 +27,13 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::history::History;
 use crate::methods::registry;
+use crate::stages::history::matching::{cluster_night, find_candidates, verify_night, NIGHT_PROBES};
 use crate::stages::stage::{HistoryRun, RunContext, Stage};
 use crate::tables::manifest::StageReport;
+
+pub mod append;
+pub mod matching;
+pub mod session;
 
 /// The three stages, in run order.
 pub fn stages() -> Vec<Box<dyn Stage>> {
@@ -35,7 +44,7 @@ pub fn stages() -> Vec<Box<dyn Stage>> {
 /// a run with `--history` (and in `pipeline history match`): `decide`, so
 /// that a night's decisions remove its pages that repeat a page kept in an
 /// earlier crawl. No stage before them reads `decisions`.
-pub const FOLLOWING: [&str; 1] = [super::decide::NAME];
+pub const FOLLOWING: [&str; 1] = [crate::stages::decide::NAME];
 
 /// The history and night crawl of the run; an error naming the stage when
 /// the run has none.
@@ -69,7 +78,7 @@ impl Stage for HistoryCandidates {
     }
     fn config_section(&self, config: &Config) -> Value {
         let params: serde_json::Map<String, Value> =
-            registry::sql_params(&config.methods, &config.candidates, crate::history::matching::NIGHT_PROBES)
+            registry::sql_params(&config.methods, &config.candidates, NIGHT_PROBES)
                 .into_iter()
                 .map(|(name, value)| (name.to_string(), Value::String(value)))
                 .collect();
@@ -81,7 +90,7 @@ impl Stage for HistoryCandidates {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
         let earlier = history.crawls_before(&night.crawl)?;
-        let rows = history.find_candidates(&ctx.out, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let rows = find_candidates(&history, &ctx.out, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("history_candidates".into(), rows);
         report.counters.insert("earlier_crawls".into(), earlier.len() as u64);
@@ -112,7 +121,7 @@ impl Stage for HistoryVerify {
         let (history, night) = night(ctx, self.name())?;
         let earlier = history.crawls_before(&night.crawl)?;
         let (rows, outcomes) =
-            history.verify_night(&ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+            verify_night(&history, &ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("repeats".into(), rows);
         // The rejected repeats (the screen's too) are counted here only.
@@ -142,7 +151,7 @@ impl Stage for HistoryClusters {
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
-        let rows = history.cluster_night(&ctx.out, &night.crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let rows = cluster_night(&history, &ctx.out, &night.crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("crawl_clusters".into(), rows);
         Ok(report)
