@@ -23,6 +23,7 @@ use neardup::config::Config;
 
 use neardup::ingest::settings::IngestConfig;
 
+use neardup::history::union_find::UnionFind;
 use neardup::ingest::archive::{scan_archive, ArchiveEvent, RawRecord};
 use neardup::ingest::record::{process_record, sniff_html};
 use neardup::ingest::{html, http};
@@ -35,7 +36,6 @@ use neardup::methods::term_ids::TermIds;
 use neardup::methods::{splitmix64, CorpusStats, DocView, PairMethod, TermStats};
 use neardup::text::{Normalizer, Tokenized};
 use neardup::verify::similarity::{similarity_at_least, string_similarity};
-use neardup::verify::union_find::UnionFind;
 
 fn main() {
     divan::main();

@@ -224,7 +224,7 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
         let (a, b) = (canonical_rows(&embedded, table), canonical_rows(&remote, table));
         assert!(!a.is_empty() && a == b, "table {table} differs between the embedded and the Ballista night");
     }
-    for table in neardup::history::tables() {
+    for table in neardup::history::folder::tables() {
         let (a, b) = (histories[0].join(table), histories[1].join(table));
         assert!(canonical_rows(&a, "crawl=night2") == canonical_rows(&b, "crawl=night2"), "history {table}");
     }

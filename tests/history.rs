@@ -377,13 +377,8 @@ fn history_edges_are_bounded_per_night_document_and_match_the_reference() {
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build().unwrap();
     let history = History::open(&history).unwrap();
     let earlier = history.crawls_before("night").unwrap();
-    let walk_params = neardup::stages::candidates::jobs::chain_walk_params(
-        &config.methods,
-        &config.candidates,
-        neardup::history::matching::NIGHT_PROBES,
-    );
-    let method_job_sql = neardup::stages::candidates::jobs::method_job_sql;
-    let rows = history.find_candidates(&out, &earlier, &config, walk_params, method_job_sql, None, &rt).unwrap();
+    let rows =
+        neardup::stages::history::matching::find_candidates(&history, &out, &earlier, &config, None, &rt).unwrap();
     let mut got = BTreeSet::new();
     let mut per_doc: BTreeMap<(String, u64), usize> = BTreeMap::new();
     for batch in common::read_table(&out, "history_candidates") {
@@ -635,7 +630,7 @@ fn three_nights_report_every_repeat_one_run_over_all_nights_clusters() {
     // Rerunning night 2 (into a new output folder) changes nothing: not in
     // what it reports, not in the history.
     let history_tables = |h: &Path| -> Vec<Vec<String>> {
-        neardup::history::tables()
+        neardup::history::folder::tables()
             .into_iter()
             .flat_map(|t| (1..=3).map(move |n| (t, n)))
             .map(|(t, n)| canonical_rows(&h.join(t), &format!("crawl=night{n}")))

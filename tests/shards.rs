@@ -120,7 +120,7 @@ fn sharded_tasks_write_the_tables_of_an_unsharded_run() {
     // The clusters came out the same although a connected component of the
     // candidate edges holds more documents than a verify task's share:
     // no task needs a whole component.
-    let mut components = neardup::verify::union_find::UnionFind::new();
+    let mut components = neardup::history::union_find::UnionFind::new();
     let mut documents = std::collections::BTreeSet::new();
     for b in common::read_table(&whole, "candidates") {
         let (a, z) =

@@ -133,7 +133,7 @@ fn query(args: QueryArgs) -> Result<()> {
     let text = rt.block_on(async {
         let ctx = crate::tables::sql::session_over(&out).await?;
         if let Some(spec) = &history {
-            spec.local()?.register(&ctx).await?;
+            stages::history::session::register(spec.local()?, &ctx).await?;
         }
         let frame = ctx.sql(&args.sql).await?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
@@ -298,7 +298,7 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::Append(night) => {
             let config = night_settings(&night)?;
             let rt = crate::process::parallelism::runtime()?;
-            let kept = location.local()?.append(&night.out, &night.crawl_id, &config, &rt)?;
+            let kept = stages::history::append::append(location.local()?, &night.out, &night.crawl_id, &config, &rt)?;
             location.commit(&night.crawl_id)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
             println!("{}: {documents} documents", night.crawl_id);

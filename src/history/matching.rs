@@ -1,401 +1,118 @@
-//! Matching a night against the earlier crawls of the history, in three
-//! steps, each run by a stage of its own (`history_candidates`,
-//! `history_verify`, `history_clusters` in [`crate::stages`]): the
-//! candidate repeats of the night's pages, those that verify against the
-//! kept texts, and the clusters that span crawls with the copy each keeps.
-//! Bounded by the night: its pages and the earlier pages they meet.
+//! The steps of matching a night against the earlier crawls of the
+//! history, over rows in memory: the candidate repeats compared
+//! ([`verify_repeats`]), and the night's clusters and verified repeats
+//! joined into groups that span crawls ([`cross_crawl_groups`]). The three
+//! stages of `crate::stages::history` read their tables, call these and
+//! write the results.
 
-use anyhow::Result;
-use arrow::array::StringArray;
-use futures::StreamExt;
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap};
 
-use super::{sql_list, CrawlManifest, History};
-use crate::config::{Config, MarkRule};
+use crate::history::union_find::UnionFind;
 use crate::methods::registry;
-use crate::tables::columns::{
-    clusters, crawl_clusters, documents, history_candidates, history_documents, repeats, signatures,
-};
-use crate::tables::sql::substitute;
-use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, Comparison, Doc, OutcomeCounts};
-use crate::verify::inputs::load_verification_texts;
-use crate::verify::settings::VerificationText;
+use crate::verify::settings::PairRule;
 
-/// The relation of `jobs/history_edges.sql` whose rows probe the earlier
-/// crawls' chains in the chain walk: the night's pages, placed among them.
-pub const NIGHT_PROBES: &str = "night_probes";
+/// A candidate repeat of a night's page: (night doc, earlier doc, earlier
+/// crawl), and the methods that proposed it (repeats allowed).
+pub type CandidateRepeat = ((u64, u64, String), Vec<String>);
 
-impl History {
-    /// Writes `out/history_candidates`: the candidate repeats of the
-    /// night's pages among the earlier crawls' (`jobs/history_edges.sql`),
-    /// bounded per night document; empty when there is no earlier crawl.
-    /// Returns its rows. `walk_params` are the candidate SQL's parameters
-    /// with the chain walk's text, probed by [`NIGHT_PROBES`];
-    /// `method_job_sql` gives the text of a method's job
-    /// ([`registry::HistoryKeys`]): both from the stage that owns those jobs.
-    #[allow(clippy::too_many_arguments)]
-    pub fn find_candidates(
-        &self,
-        out: &Path,
-        earlier: &[CrawlManifest],
-        config: &Config,
-        walk_params: Vec<(&'static str, String)>,
-        method_job_sql: fn(registry::MethodJob) -> &'static str,
-        memory_limit: Option<crate::process::memory::SqlMemory>,
-        runtime: &tokio::runtime::Runtime,
-    ) -> Result<u64> {
-        if earlier.is_empty() {
-            return TableWriter::for_table(out, history_candidates::TABLE)?.commit();
-        }
-        crate::tables::write::check_table_schema(out, signatures::TABLE)?;
-        let mut params = walk_params;
-        params.push(("earlier_crawls", sql_list(earlier.iter().map(|c| c.crawl.as_str()))));
-        params.push(("past_digests", self.past_digests_sql(earlier, config.verify.text)?));
-        let sql = substitute(include_str!("../../jobs/history_edges.sql"), &params);
-        runtime.block_on(async {
-            let session = self.session_over(out, memory_limit).await?;
-            register_keys(&session, out, &params, method_job_sql).await?;
-            crate::tables::sql::run_into_table(&session, out, history_candidates::TABLE, &sql).await
+/// Compares each candidate repeat `pairs` of a night page in `night` with
+/// its earlier page in `earlier` (by doc id and crawl) by `rule`, in
+/// parallel; a pair a method that includes its comparison (a11) proposed
+/// is never screened (spec §9). Returns each pair's similarity (None when
+/// it fails, or when either text is missing) and the comparisons by
+/// outcome.
+pub fn verify_repeats(
+    pairs: &[CandidateRepeat],
+    night: &HashMap<u64, Doc>,
+    earlier: &HashMap<(u64, String), Doc>,
+    rule: PairRule,
+) -> (Vec<Option<f64>>, OutcomeCounts) {
+    let compared: Vec<Option<Comparison>> = pairs
+        .par_iter()
+        .map(|((doc, other, crawl), methods)| {
+            let own = methods.iter().any(|m| registry::includes_comparison(m));
+            let rule = if own { rule.without_screen() } else { rule };
+            match (night.get(doc), earlier.get(&(*other, crawl.clone()))) {
+                (Some(a), Some(b)) => Some(compare(a, b, rule)),
+                _ => None,
+            }
         })
-    }
-
-    /// The SQL of the earlier documents' verification-text digests that
-    /// `jobs/history_edges.sql` matches the night's against (doc_id, crawl,
-    /// text_digest): of the crawls of `earlier` kept with verification
-    /// text `kind` only, since another kind's digest never equals the
-    /// night's. A crawl appended before the history stored digests has them
-    /// computed from its kept texts, with a warning to append it again: its
-    /// exact copies are found all the same, at the cost of reading its texts.
-    fn past_digests_sql(&self, earlier: &[CrawlManifest], kind: VerificationText) -> Result<String> {
-        let (mut stored, mut computed) = (Vec::new(), Vec::new());
-        for manifest in earlier.iter().filter(|c| c.verification_text == kind) {
-            if self.documents_have_column(manifest, "text_digest")? {
-                stored.push(manifest.crawl.as_str());
-            } else {
-                tracing::warn!(
-                    "crawl {} of the history {} was appended before the history stored text digests: they are computed from its kept texts every night; append it again to store them (pipeline history --history {} append --out {} --crawl-id {})",
-                    manifest.crawl,
-                    self.root.display(),
-                    self.root.display(),
-                    manifest.appended_from,
-                    manifest.crawl
-                );
-                computed.push(manifest.crawl.as_str());
-            }
-        }
-        let mut parts = vec![format!(
-            "SELECT doc_id, crawl, md5(verification_text) AS text_digest FROM history_documents WHERE crawl IN ({})",
-            sql_list(computed.into_iter())
-        )];
-        // Only named when a crawl has it: a history whose crawls all predate
-        // the column has no such column to plan against.
-        if !stored.is_empty() {
-            parts.push(format!(
-                "SELECT doc_id, crawl, text_digest FROM history_documents WHERE crawl IN ({})",
-                sql_list(stored.into_iter())
-            ));
-        }
-        Ok(parts.join("\nUNION ALL\n"))
-    }
-
-    /// Verifies `out/history_candidates` against the kept texts of the
-    /// earlier pages, with the night's `[verify]` threshold and algorithm,
-    /// and writes `out/repeats`: the pairs that verify, with the methods
-    /// that proposed them. Only the matched earlier documents' texts are
-    /// read; crawls kept with another verification text kind than
-    /// `[verify] text` are skipped with a warning. Returns its rows and the
-    /// comparisons by outcome (the rejected ones, by the screen too, are
-    /// counted there only: `repeats` holds the pairs that verify). A pair
-    /// a11 proposed is never screened (spec §9).
-    pub fn verify_night(
-        &self,
-        out: &Path,
-        crawl: &str,
-        earlier: &[CrawlManifest],
-        config: &Config,
-        memory_limit: Option<crate::process::memory::SqlMemory>,
-        runtime: &tokio::runtime::Runtime,
-    ) -> Result<(u64, OutcomeCounts)> {
-        let rule = config.verify.rule();
-        let kind = rule.text;
-        let comparable = sql_list(
-            earlier
-                .iter()
-                .filter(|c| {
-                    let same = c.verification_text == kind;
-                    if !same {
-                        tracing::warn!(crawl = %c.crawl, "kept with another verification text: its candidate repeats are not verified");
-                    }
-                    same
-                })
-                .map(|c| c.crawl.as_str()),
-        );
-        let (pairs, night, earlier) = runtime.block_on(async {
-            let session = self.session_over(out, memory_limit).await?;
-            // (doc, earlier doc, crawl) -> the methods that proposed it.
-            let mut pairs: BTreeMap<(u64, u64, String), Vec<String>> = BTreeMap::new();
-            let sql = format!(
-                "SELECT doc_id, earlier_doc_id, earlier_crawl, method FROM history_candidates \
-                 WHERE earlier_crawl IN ({comparable})"
-            );
-            let mut stream = session.sql(&sql).await?.execute_stream().await?;
-            while let Some(batch) = stream.next().await {
-                let batch = batch?;
-                let (doc, other) = (history_candidates::doc_id(&batch)?, history_candidates::earlier_doc_id(&batch)?);
-                let (crawl, method) = (history_candidates::earlier_crawl(&batch)?, history_candidates::method(&batch)?);
-                for i in 0..batch.num_rows() {
-                    let key = (doc.value(i), other.value(i), crawl.value(i).to_string());
-                    pairs.entry(key).or_default().push(method.value(i).to_string());
-                }
-            }
-            let night_ids: HashSet<u64> = pairs.keys().map(|(doc, _, _)| *doc).collect();
-            let night = load_verification_texts(&session, |id| night_ids.contains(&id), kind).await?;
-            let mut urls: HashMap<u64, String> = HashMap::new();
-            let sql = "SELECT doc_id, url FROM documents WHERE doc_id IN (SELECT doc_id FROM history_candidates)";
-            let mut stream = session.sql(sql).await?.execute_stream().await?;
-            while let Some(batch) = stream.next().await {
-                let batch = batch?;
-                let (ids, url) = (documents::doc_id(&batch)?, documents::url(&batch)?);
-                urls.extend((0..batch.num_rows()).map(|i| (ids.value(i), url.value(i).to_string())));
-            }
-            let night: HashMap<u64, Doc> = night
-                .into_iter()
-                .map(|(id, text)| {
-                    let url = urls.remove(&id).unwrap_or_default();
-                    (id, Doc::new(id, url, text))
-                })
-                .collect();
-            let mut earlier: HashMap<(u64, String), Doc> = HashMap::new();
-            if !pairs.is_empty() {
-                // Only the partitions of the crawls that hold a match are
-                // read (the literal list prunes the others by folder).
-                let matched: BTreeSet<&str> = pairs.keys().map(|(_, _, c)| c.as_str()).collect();
-                let matched = sql_list(matched.into_iter());
-                // The matched pages are picked here, not by a join in SQL:
-                // under a memory limit that join is a sort-merge join, which
-                // sorted the earlier crawls' texts (as `verify`'s did).
-                let wanted: HashSet<(u64, &str)> =
-                    pairs.keys().map(|(_, other, crawl)| (*other, crawl.as_str())).collect();
-                let sql = format!(
-                    "SELECT doc_id, crawl, url, verification_text FROM history_documents WHERE crawl IN ({matched})"
-                );
-                let mut stream = session.sql(&sql).await?.execute_stream().await?;
-                while let Some(batch) = stream.next().await {
-                    let batch = batch?;
-                    let (ids, url) = (history_documents::doc_id(&batch)?, history_documents::url(&batch)?);
-                    let text = history_documents::verification_text(&batch)?;
-                    let crawl: &StringArray = crate::tables::column(&batch, "crawl")?;
-                    for i in (0..batch.num_rows()).filter(|&i| wanted.contains(&(ids.value(i), crawl.value(i)))) {
-                        let doc = Doc::new(ids.value(i), url.value(i).to_string(), text.value(i).to_string());
-                        earlier.insert((ids.value(i), crawl.value(i).to_string()), doc);
-                    }
-                }
-            }
-            anyhow::Ok((pairs, night, earlier))
-        })?;
-        let pairs: Vec<_> = pairs.into_iter().collect();
-        let compared: Vec<Option<Comparison>> = pairs
-            .par_iter()
-            .map(|((doc, other, crawl), methods)| {
-                let own = methods.iter().any(|m| registry::includes_comparison(m));
-                let rule = if own { rule.without_screen() } else { rule };
-                match (night.get(doc), earlier.get(&(*other, crawl.clone()))) {
-                    (Some(a), Some(b)) => Some(compare(a, b, rule)),
-                    _ => None,
-                }
-            })
-            .collect();
-        let mut outcomes = OutcomeCounts::default();
-        compared.iter().flatten().for_each(|c| outcomes.add(c.outcome));
-        let verified = compared.into_iter().map(|c| c.and_then(|c| c.similarity));
-        let mut table = TableOutput::<repeats::Rows>::create(out)?;
-        for (((doc, other, earlier_crawl), mut methods), similarity) in pairs.into_iter().zip(verified) {
-            let Some(similarity) = similarity else { continue };
-            methods.sort();
-            methods.dedup();
-            table.push(|b| {
-                b.doc_id.append_value(doc);
-                b.url.append_value(night.get(&doc).map_or("", |d| d.url.as_str()));
-                b.crawl.append_value(crawl);
-                b.earlier_doc_id.append_value(other);
-                b.earlier_crawl.append_value(&earlier_crawl);
-                b.earlier_url.append_value(earlier.get(&(other, earlier_crawl.clone())).map_or("", |d| d.url.as_str()));
-                b.similarity.append_value(similarity);
-                for m in &methods {
-                    b.methods.values().append_value(m);
-                }
-                b.methods.append(true);
-            })?;
-        }
-        Ok((table.commit()?, outcomes))
-    }
-
-    /// The SQL of an earlier page's canonical URL in `crawl_clusters.sql`,
-    /// over `history_documents h`: `h.canonical_url`. A crawl appended
-    /// before the history stored it has no such column; if one holds a
-    /// member of the night's clusters and the keep rule ranks by it, the
-    /// run stops with what to do rather than rank that crawl's copies as if
-    /// each were at its canonical URL (which kept tracking-URL copies).
-    /// Under another keep rule the column is not read, and the URL stands
-    /// in for it.
-    fn canonical_url_sql(&self, member_crawls: &BTreeSet<&str>, config: &Config) -> Result<String> {
-        let manifests = self.crawls()?;
-        let mut without = Vec::new();
-        for manifest in manifests.iter().filter(|m| member_crawls.contains(m.crawl.as_str())) {
-            if !self.documents_have_column(manifest, "canonical_url")? {
-                without.push(manifest);
-            }
-        }
-        if without.is_empty() {
-            return Ok("h.canonical_url".into());
-        }
-        if !config.dedup.ranks_by_canonical_url() {
-            return Ok("h.url".into());
-        }
-        let appends: Vec<String> = without
-            .iter()
-            .map(|m| {
-                format!(
-                    "pipeline history --history {} append --out {} --crawl-id {}",
-                    self.root.display(),
-                    m.appended_from,
-                    m.crawl
-                )
-            })
-            .collect();
-        anyhow::bail!(
-            "crawl{} {} of the history {} appended before the history stored canonical URLs, which [dedup] keep ranks copies by: append {} again ({}), or drop {}",
-            if without.len() > 1 { "s" } else { "" },
-            without.iter().map(|m| m.crawl.as_str()).collect::<Vec<_>>().join(", "),
-            if without.len() > 1 { "were" } else { "was" },
-            if without.len() > 1 { "them" } else { "it" },
-            appends.join("; "),
-            if without.len() > 1 { "them" } else { "it" },
-        )
-    }
-
-    /// Writes `out/crawl_clusters`: the night's clusters (`clusters`)
-    /// joined through its verified repeats (`repeats`) into clusters that
-    /// span crawls, each member with its crawl, the copy `[history] keep`
-    /// keeps and the copies `[history] mark` marks
-    /// (`jobs/crawl_clusters.sql`). Bounded by the night: its clustered
-    /// pages and the earlier pages they repeat. Returns its rows.
-    pub fn cluster_night(
-        &self,
-        out: &Path,
-        crawl: &str,
-        config: &Config,
-        memory_limit: Option<crate::process::memory::SqlMemory>,
-        runtime: &tokio::runtime::Runtime,
-    ) -> Result<u64> {
-        runtime.block_on(async {
-            let session = self.session_over(out, memory_limit).await?;
-            // Every member once, in (crawl, doc) order, so the groups'
-            // numbers depend on the members only.
-            let mut edges: Vec<((String, u64), (String, u64))> = Vec::new();
-            if crate::tables::write::table_exists(out, clusters::TABLE) {
-                let mut stream = session.sql("SELECT doc_id, cluster_id FROM clusters").await?.execute_stream().await?;
-                while let Some(batch) = stream.next().await {
-                    let batch = batch?;
-                    let (doc, cluster) = (clusters::doc_id(&batch)?, clusters::cluster_id(&batch)?);
-                    edges.extend(
-                        (0..batch.num_rows())
-                            .map(|i| ((crawl.to_string(), doc.value(i)), (crawl.to_string(), cluster.value(i)))),
-                    );
-                }
-            }
-            let mut stream = session
-                .sql("SELECT doc_id, earlier_doc_id, earlier_crawl FROM repeats")
-                .await?
-                .execute_stream()
-                .await?;
-            while let Some(batch) = stream.next().await {
-                let batch = batch?;
-                let (doc, other) = (repeats::doc_id(&batch)?, repeats::earlier_doc_id(&batch)?);
-                let earlier_crawl = repeats::earlier_crawl(&batch)?;
-                edges.extend((0..batch.num_rows()).map(|i| {
-                    ((crawl.to_string(), doc.value(i)), (earlier_crawl.value(i).to_string(), other.value(i)))
-                }));
-            }
-            let members: Vec<(String, u64)> =
-                edges.iter().flat_map(|(a, b)| [a, b]).cloned().collect::<BTreeSet<_>>().into_iter().collect();
-            let number = |m: &(String, u64)| members.binary_search(m).expect("every member is listed") as u64;
-            let mut sets = crate::verify::union_find::UnionFind::new();
-            for (a, b) in &edges {
-                sets.union(number(a), number(b));
-            }
-            let (mut group_no, mut member_crawl, mut doc_id) = (Vec::new(), Vec::new(), Vec::new());
-            for (group, component) in sets.components().into_iter().filter(|c| c.len() > 1).enumerate() {
-                for i in component {
-                    let (c, d) = &members[i as usize];
-                    group_no.push(group as u64);
-                    member_crawl.push(c.clone());
-                    doc_id.push(*d);
-                }
-            }
-            let member_crawls: BTreeSet<&str> = member_crawl.iter().map(String::as_str).collect();
-            let mut params = vec![
-                ("night", format!("'{crawl}'")),
-                ("member_crawls", sql_list(member_crawls.iter().copied())),
-                ("new_only", (config.history.mark == MarkRule::NewOnly).to_string()),
-                ("within_night", (config.history.mark == MarkRule::WithinNight).to_string()),
-            ];
-            params.push(("history_canonical_url", self.canonical_url_sql(&member_crawls, config)?));
-            params.extend(config.dedup.sql_params());
-            let batch = arrow::record_batch::RecordBatch::try_from_iter([
-                ("group_no", std::sync::Arc::new(arrow::array::UInt64Array::from(group_no)) as arrow::array::ArrayRef),
-                ("crawl", std::sync::Arc::new(StringArray::from(member_crawl))),
-                ("doc_id", std::sync::Arc::new(arrow::array::UInt64Array::from(doc_id))),
-            ])?;
-            session.register_batch("members", batch)?;
-            let sql = substitute(include_str!("../../jobs/crawl_clusters.sql"), &params);
-            crate::tables::sql::run_into_table(&session, out, crawl_clusters::TABLE, &sql).await
-        })
-    }
+        .collect();
+    let mut outcomes = OutcomeCounts::default();
+    compared.iter().flatten().for_each(|c| outcomes.add(c.outcome));
+    (compared.into_iter().map(|c| c.and_then(|c| c.similarity)).collect(), outcomes)
 }
 
-/// Registers the views `night_keys` and `past_keys` that
-/// `jobs/history_edges.sql` groups: the signatures of the night and of the
-/// history, and the keys of every method whose records are matched too
-/// ([`registry::HistoryKeys`]) and whose table the night has. `params` are
-/// the candidate SQL's (the night's views read them); `method_job_sql` gives
-/// the keys' jobs their texts.
-async fn register_keys(
-    session: &datafusion::prelude::SessionContext,
-    out: &Path,
-    params: &[(&str, String)],
-    method_job_sql: fn(registry::MethodJob) -> &'static str,
-) -> Result<()> {
-    let mut night =
-        vec!["SELECT method, slot, sig, doc_id, doc_len, arrow_cast('', 'Utf8') AS crawl FROM signatures".to_string()];
-    let mut past = vec!["SELECT method, slot, sig, doc_id, doc_len, crawl FROM history_signatures".to_string()];
-    for m in registry::METHODS {
-        let Some(keys) = &m.history_keys else { continue };
-        if !crate::tables::write::table_exists(out, keys.kept) {
-            continue;
+/// The members of the groups of two or more that span crawls, as the
+/// columns of the `members` relation of `jobs/crawl_clusters.sql`: one
+/// row per member, its group's number, its crawl and its doc id.
+#[derive(Debug, Default, PartialEq)]
+pub struct CrossCrawlGroups {
+    /// The member's group, numbered from 0.
+    pub group_no: Vec<u64>,
+    /// The member's crawl id.
+    pub crawl: Vec<String>,
+    /// The member's doc id in its crawl.
+    pub doc_id: Vec<u64>,
+}
+
+/// The connected groups of `edges` between (crawl, doc) pages (the
+/// night's clusters and its verified repeats), those of two or more
+/// members. Every member is numbered once, in (crawl, doc) order, so the
+/// groups' numbers depend on the members only, not on the edges' order.
+pub fn cross_crawl_groups(edges: &[((String, u64), (String, u64))]) -> CrossCrawlGroups {
+    let members: Vec<(String, u64)> =
+        edges.iter().flat_map(|(a, b)| [a, b]).cloned().collect::<BTreeSet<_>>().into_iter().collect();
+    let number = |m: &(String, u64)| members.binary_search(m).expect("every member is listed") as u64;
+    let mut sets = UnionFind::new();
+    for (a, b) in edges {
+        sets.union(number(a), number(b));
+    }
+    let mut groups = CrossCrawlGroups::default();
+    for (group, component) in sets.components().into_iter().filter(|c| c.len() > 1).enumerate() {
+        for i in component {
+            let (c, d) = &members[i as usize];
+            groups.group_no.push(group as u64);
+            groups.crawl.push(c.clone());
+            groups.doc_id.push(*d);
         }
-        crate::tables::write::check_table_schema(out, keys.kept)?;
-        let records = match keys.night {
-            Some(job) => {
-                let name = format!("night_{}", keys.kept);
-                let df = session.sql(&substitute(method_job_sql(job), params)).await?;
-                session.register_table(name.as_str(), df.into_view())?;
-                name
-            }
-            None => keys.kept.to_string(),
-        };
-        let kept = format!("history_{}", keys.kept);
-        let sql = method_job_sql(keys.sql);
-        night.push(substitute(sql, &[("records", records), ("crawl", "arrow_cast('', 'Utf8')".into())]));
-        past.push(substitute(sql, &[("records", kept), ("crawl", "crawl".into())]));
     }
-    for (name, parts) in [("night_keys", night), ("past_keys", past)] {
-        let union: Vec<String> = parts.iter().map(|p| format!("SELECT * FROM (\n{p}\n)")).collect();
-        let df = session.sql(&union.join("\nUNION ALL\n")).await?;
-        session.register_table(name, df.into_view())?;
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A night cluster {1, 2} with a repeat of 2 in an earlier crawl, and a
+    /// repeat of 3 alone: two groups, numbered by their members' (crawl,
+    /// doc) order whatever the order of the edges.
+    #[test]
+    fn groups_join_clusters_through_repeats() {
+        let page = |crawl: &str, doc| (crawl.to_string(), doc);
+        let mut edges = vec![(page("n", 2), page("n", 1)), (page("n", 2), page("e", 7)), (page("n", 3), page("e", 9))];
+        let groups = cross_crawl_groups(&edges);
+        assert_eq!(groups.group_no, [0, 0, 0, 1, 1]);
+        assert_eq!(groups.crawl, ["e", "n", "n", "e", "n"]);
+        assert_eq!(groups.doc_id, [7, 1, 2, 9, 3]);
+        edges.reverse();
+        assert_eq!(cross_crawl_groups(&edges), groups);
+        assert_eq!(cross_crawl_groups(&[]), CrossCrawlGroups::default());
     }
-    Ok(())
+
+    /// A repeat whose texts are equal verifies with similarity 1; one
+    /// whose earlier page is missing is not compared, nor counted.
+    #[test]
+    fn repeats_verify_against_the_earlier_texts() {
+        let rule = crate::verify::settings::VerifyConfig::default().rule();
+        let text = "the same page text, crawled on two nights";
+        let night = HashMap::from([(1, Doc::new(1, "http://t/a".into(), text.into()))]);
+        let earlier = HashMap::from([((5, "e".to_string()), Doc::new(5, "http://t/a".into(), text.into()))]);
+        let pairs: Vec<CandidateRepeat> =
+            vec![((1, 5, "e".into()), vec!["minhash".into()]), ((1, 6, "e".into()), vec!["minhash".into()])];
+        let (similarities, _) = verify_repeats(&pairs, &night, &earlier, rule);
+        assert_eq!(similarities, [Some(1.0), None]);
+    }
 }

@@ -23,7 +23,7 @@ use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::{tables, CrawlManifest, History, MANIFESTS};
+use crate::history::folder::{check_crawl_id, tables, CrawlManifest, History, MANIFESTS};
 use crate::storage::location::{self, Location};
 
 /// A history in an object store and its local cache.
@@ -140,7 +140,7 @@ impl RemoteHistory {
     /// gone for readers at once) and from the cache; false when the store
     /// had none.
     pub fn drop_crawl(&self, crawl: &str) -> Result<bool> {
-        super::check_crawl_id(crawl)?;
+        check_crawl_id(crawl)?;
         let manifest = self.root.child(&format!("{MANIFESTS}/{crawl}.json"));
         let existed = manifest.head()?.is_some();
         if existed {

@@ -207,7 +207,7 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
         let local = location.local()?;
         outcomes.extend(run_in_order(&history_selected, &all, &ctx, force)?);
         if stage == "all" {
-            let kept = local.append(&ctx.out, crawl, &ctx.config, &ctx.runtime)?;
+            let kept = crate::stages::history::append::append(local, &ctx.out, crawl, &ctx.config, &ctx.runtime)?;
             location.commit(crawl)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
             tracing::info!(history = %local.root().display(), crawl = %crawl, documents, "crawl appended to the history");

@@ -11,7 +11,7 @@
 //! order an export reads the crawl back in.
 //!
 //! With `--history` this stage follows the history's stages
-//! ([`crate::stages::history_match::FOLLOWING`]): a night's page that
+//! ([`crate::stages::history::FOLLOWING`]): a night's page that
 //! `crawl_clusters` marks as a duplicate of a page kept in an earlier crawl
 //! is removed (reason `repeat`, with that crawl), so the night's decisions,
 //! its export and its summary line hold what is new

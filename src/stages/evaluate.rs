@@ -56,13 +56,13 @@ use crate::evaluate::gold::{read_gold, GoldLabels};
 use crate::evaluate::judge::{quality_rows, scale, Judged, JudgedPair, QualityRow};
 use crate::evaluate::settings::{Pool, POOL_ALL};
 use crate::stages::stage::{RunContext, Stage};
+use crate::stages::verify::inputs::{load_candidate_methods, load_verification_texts_of};
 use crate::tables::column;
 use crate::tables::columns::{gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
 use crate::verify::compare::{compare, Doc, Outcome, OutcomeCounts};
-use crate::verify::inputs::{load_verification_texts_of, CandidateMethods};
 
 /// The evaluate stage.
 pub struct Evaluate;
@@ -218,7 +218,7 @@ async fn judge(
     rule: crate::verify::settings::PairRule,
     report: &mut StageReport,
 ) -> Result<Judged> {
-    let candidate_methods = CandidateMethods::load(session).await?;
+    let candidate_methods = load_candidate_methods(session).await?;
     let methods_values = candidate_methods.sql_values();
     let methods = candidate_methods.methods;
     // The pairs inside exact groups, counted without listing them.

@@ -56,7 +56,10 @@ impl Stage for Exact {
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut report = StageReport::default();
-    let copies = substitute(include_str!("../../jobs/exact_copies.sql"), &ctx.config.dedup.sql_params());
+    let copies = substitute(
+        include_str!("../../jobs/exact_copies.sql"),
+        &crate::stages::verify::keep_order::keep_params(&ctx.config.dedup),
+    );
     let session = ctx.sql_stage_session().await?;
     report.rows.insert(COPIES.into(), run_into_table(&session, &ctx.out, COPIES, &copies).await?);
     // A new session sees the table just written.

@@ -7,22 +7,20 @@ pub mod decide;
 pub mod descr_sample;
 pub mod evaluate;
 pub mod exact;
-pub mod history_match;
+pub mod history;
 pub mod ingest;
 pub mod method_state;
-pub mod place;
 pub mod search;
 pub mod signatures;
 pub mod stage;
 pub mod stats;
 pub mod tokens;
 pub mod verify;
-pub mod verify_pairs;
 
 use stage::Stage;
 
 /// Every stage of a run in run order (`--stage all` runs them in this
-/// order); a run with `--history` runs [`history_match::stages`] after
+/// order); a run with `--history` runs [`history::stages`] after
 /// them.
 pub fn all() -> Vec<Box<dyn Stage>> {
     vec![
@@ -40,17 +38,17 @@ pub fn all() -> Vec<Box<dyn Stage>> {
         Box::new(search::links::SearchLinks),
         Box::new(search::score::Search),
         Box::new(candidates::Candidates),
-        Box::new(verify_pairs::VerifyPairs),
+        Box::new(verify::pairs::VerifyPairs),
         Box::new(verify::Verify),
-        Box::new(place::Place),
+        Box::new(verify::place::Place),
         Box::new(decide::Decide),
         Box::new(evaluate::Evaluate),
     ]
 }
 
 /// The stages of a run in run order: [`all`], and with `with_history` the
-/// history's stages ([`history_match::stages`]) before the stages that
-/// read their tables ([`history_match::FOLLOWING`]). `run`, `status` and
+/// history's stages ([`history::stages`]) before the stages that
+/// read their tables ([`history::FOLLOWING`]). `run`, `status` and
 /// `history match` all order and plan their stages by this one list.
 pub fn in_run_order(with_history: bool) -> Vec<Box<dyn Stage>> {
     let all = all();
@@ -58,18 +56,18 @@ pub fn in_run_order(with_history: bool) -> Vec<Box<dyn Stage>> {
         return all;
     }
     let (following, mut order): (Vec<_>, Vec<_>) =
-        all.into_iter().partition(|s| history_match::FOLLOWING.contains(&s.name()));
-    order.extend(history_match::stages());
+        all.into_iter().partition(|s| history::FOLLOWING.contains(&s.name()));
+    order.extend(history::stages());
     order.extend(following);
     order
 }
 
 /// The names of the stages of the history phase, run under the history's
 /// lock: the history's own stages, and with `with_history` the stages that
-/// follow them ([`history_match::FOLLOWING`]); without a history, only the
+/// follow them ([`history::FOLLOWING`]); without a history, only the
 /// former, which such a run refuses by name.
 pub fn history_phase(with_history: bool) -> Vec<&'static str> {
-    let own = history_match::stages().into_iter().map(|s| s.name());
-    let following = history_match::FOLLOWING.into_iter().filter(|_| with_history);
+    let own = history::stages().into_iter().map(|s| s.name());
+    let following = history::FOLLOWING.into_iter().filter(|_| with_history);
     own.chain(following).collect()
 }

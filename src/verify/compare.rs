@@ -2,7 +2,7 @@
 //! ([`PairRule`]), shared by `verify`, `place`, `evaluate` and the
 //! history's match: the documents as it sees them, the cheap bounds and
 //! the screen before any LCS. What the documents' texts and the candidate
-//! pairs are read from is [`super::inputs`]'s.
+//! pairs are read from is [`crate::stages::verify::inputs`]'s.
 //!
 //! The similarity is spec §9's `2·LCS/(|a|+|b|)` over the verification
 //! text (`[verify] text`: by default the visible text without the host's
@@ -31,7 +31,7 @@ use crate::verify::similarity::Verdict;
 pub struct Doc {
     pub doc_id: u64,
     pub url: String,
-    /// The verification text (see [`super::inputs::load_verification_texts`]).
+    /// The verification text (see [`crate::stages::verify::inputs::load_verification_texts`]).
     text: String,
     /// Characters of `text`, and its characters with their counts, sorted:
     /// the inputs of the two cheap bounds.

@@ -3,8 +3,12 @@
 //!
 //! - [`similarity`]: `2·LCS / (|a| + |b|)`, exact or as Perl's
 //!   `String::Similarity` computes it;
-//! - [`compare`]: the candidate edges, the verification texts (in memory
-//!   or spilled to disk) and one comparison with its cheap bounds first;
+//! - [`compare`]: a document as compared and one comparison with its
+//!   cheap bounds first;
+//! - [`candidate_methods`]: the methods of the candidate edges as the bits
+//!   of a mask;
+//! - [`spilled_texts`]: verification texts read back from the file a
+//!   stage spilled them to;
 //! - [`partners`]: round 0, a document compared with its earlier
 //!   partners within its bounds;
 //! - [`placement`]: the pass along the keep order that places each
@@ -12,18 +16,18 @@
 //!   verdicts, and the rounds of the comparisons it lacks, so a cluster's
 //!   first document is the copy kept;
 //! - [`digest`]: the digest of a verification text, which groups exact
-//!   copies before any search;
-//! - [`union_find`]: disjoint sets, for the history's clusters.
+//!   copies before any search.
 //!
-//! The `verify` and `place` stages ([`crate::stages::verify`],
-//! [`crate::stages::place`]) read the tables and write the results; `evaluate` and the history's match reuse the same
-//! comparison.
+//! Pure code over rows and texts in memory: the stages of
+//! [`crate::stages::verify`] (`verify_pairs`, `verify`, `place`) read the
+//! tables, hand these steps what they need, and write the results;
+//! `evaluate` and the history's match reuse the same comparison.
 
+pub mod candidate_methods;
 pub mod compare;
 pub mod digest;
-pub mod inputs;
 pub mod partners;
 pub mod placement;
 pub mod settings;
 pub mod similarity;
-pub mod union_find;
+pub mod spilled_texts;

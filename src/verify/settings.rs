@@ -219,18 +219,7 @@ pub enum KeepRule {
     Sql,
 }
 
-/// The SQL of the columns [`DedupConfig::keep_order`] ranks a night's
-/// documents by (`jobs/keep_columns.sql`).
-const KEEP_COLUMNS: &str = include_str!("../../jobs/keep_columns.sql");
-
 impl DedupConfig {
-    /// The parameters of every job that ranks documents by the keep rule
-    /// (`keep_order.sql`, `crawl_clusters.sql`): `${keep_order}`, the
-    /// order, and `${keep_columns}`, the columns it ranks by.
-    pub fn sql_params(&self) -> [(&'static str, String); 2] {
-        [("keep_order", self.keep_order()), ("keep_columns", KEEP_COLUMNS.to_string())]
-    }
-
     /// True when the keep rule ranks by `canonical_url`: only then do the
     /// earlier crawls of the history need it stored.
     pub fn ranks_by_canonical_url(&self) -> bool {
@@ -239,8 +228,9 @@ impl DedupConfig {
 
     /// The `ORDER BY` list that ranks a cluster's members, first = kept,
     /// over the columns named at [`DedupConfig::keep_order_by`]; the crawl
-    /// id and doc id close every rule.
-    fn keep_order(&self) -> String {
+    /// id and doc id close every rule. The SQL that ranks by it is
+    /// `crate::stages::verify::keep_order`'s.
+    pub fn keep_order(&self) -> String {
         let rule = match self.keep {
             KeepRule::EarliestCrawl => "crawl, crawl_date, text_chars DESC",
             KeepRule::LongestText => "text_chars DESC, crawl",

@@ -58,7 +58,7 @@ impl Stage for Tokens {
             "text": config.text,
             "lists": lists_written(config),
             "verify_text": config.verify.text,
-            "keep": config.dedup.sql_params(),
+            "keep": crate::stages::verify::keep_order::keep_params(&config.dedup),
         })
     }
     fn shardable(&self) -> bool {
@@ -157,7 +157,7 @@ async fn page_copies(
     if ctx.config.verify.text != VerificationText::Visible {
         return Ok(copies);
     }
-    let mut params = ctx.config.dedup.sql_params().to_vec();
+    let mut params = crate::stages::verify::keep_order::keep_params(&ctx.config.dedup).to_vec();
     params.push(("own", ctx.shard.doc_predicate("doc_id")));
     let sql = crate::tables::sql::substitute(include_str!("../../../jobs/page_copies.sql"), &params);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;

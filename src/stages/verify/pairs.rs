@@ -13,11 +13,13 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
+use crate::stages::verify::inputs::load_candidate_methods;
+use crate::stages::verify::keep_order::{keep_params, KEEP_ORDER};
 use crate::tables::columns::verify_pairs;
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::TableOutput;
-use crate::verify::inputs::CandidateMethods;
+use crate::verify::candidate_methods::CandidateMethods;
 use crate::verify::settings::DedupConfig;
 
 /// The verify_pairs stage.
@@ -43,10 +45,10 @@ impl Stage for VerifyPairs {
         let mut report = StageReport::default();
         let rows = ctx.runtime.block_on(async {
             let session = ctx.sql_stage_session().await?;
-            let methods = CandidateMethods::load(&session).await?;
+            let methods = load_candidate_methods(&session).await?;
             match ranked_pairs_sql(&methods, &ctx.config.dedup) {
                 Some(ranked) => {
-                    let sql = substitute(include_str!("../../jobs/verify_pairs.sql"), &[("ranked_pairs", ranked)]);
+                    let sql = substitute(include_str!("../../../jobs/verify_pairs.sql"), &[("ranked_pairs", ranked)]);
                     run_into_table(&session, &ctx.out, verify_pairs::TABLE, &sql).await
                 }
                 // No candidate pair: an empty table (SQL has no empty
@@ -65,8 +67,8 @@ impl Stage for VerifyPairs {
 /// candidate pair.
 fn ranked_pairs_sql(methods: &CandidateMethods, dedup: &DedupConfig) -> Option<String> {
     let values = methods.sql_values()?;
-    let mut params = vec![("keep_ranks", include_str!("../../jobs/keep_order.sql").to_string())];
-    params.extend(dedup.sql_params());
+    let mut params = vec![("keep_ranks", KEEP_ORDER.to_string())];
+    params.extend(keep_params(dedup));
     params.push(("methods", values));
-    Some(substitute(include_str!("../../jobs/ranked_pairs.sql"), &params))
+    Some(substitute(include_str!("../../../jobs/ranked_pairs.sql"), &params))
 }

@@ -1,77 +1,35 @@
-//! What verification reads from the tables, for `verify`, `evaluate` and
-//! the history's match: the methods of the candidate edges, and the
-//! verification text of a document, read into memory or spilled to a file
-//! on disk (for `verify`, whose tasks read the texts of their share of the pairs).
-//! The comparison itself is [`super::compare`]'s.
+//! What verification reads from the tables, for `verify`, `place`,
+//! `evaluate` and the history's match: the methods of the candidate edges
+//! ([`CandidateMethods`]), and the verification text of a document, read
+//! into memory or spilled to a file on disk (for `verify`, whose tasks read
+//! the texts of their share of the pairs, back through
+//! [`crate::verify::spilled_texts`]). The comparison itself is
+//! [`crate::verify::compare`]'s.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use arrow::array::{Array, AsArray, RecordBatch, UInt64Array};
 use arrow::datatypes::{DataType, Field, Schema};
 use futures::StreamExt;
-use rayon::prelude::*;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::methods::registry::includes_comparison;
 use crate::storage::spilled_docs::{SpillWriter, SpilledDocs};
 use crate::tables::columns::{candidates, tokens};
 use crate::text::WORD_SEPARATOR;
-use crate::verify::compare::Doc;
+use crate::verify::candidate_methods::CandidateMethods;
 use crate::verify::settings::VerificationText;
 
-/// The methods of `candidates`, sorted: bit i of a mask of methods stands
-/// for `methods[i]`, in this process and in the SQL that masks pairs by
-/// the same bits (`verify_pairs.methods`, `jobs/evaluate_found.sql`).
-pub struct CandidateMethods {
-    pub methods: Vec<String>,
-}
-
-impl CandidateMethods {
-    /// The distinct methods of the `candidates` table (at most 64).
-    pub async fn load(session: &datafusion::prelude::SessionContext) -> Result<CandidateMethods> {
-        let mut methods: Vec<String> = Vec::new();
-        for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
-            let m = candidates::method(&b)?;
-            methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
-        }
-        anyhow::ensure!(methods.len() <= 64, "more than 64 methods in candidates");
-        Ok(CandidateMethods { methods })
+/// The distinct methods of the `candidates` table (at most 64), as the
+/// bits of [`CandidateMethods`].
+pub async fn load_candidate_methods(session: &datafusion::prelude::SessionContext) -> Result<CandidateMethods> {
+    let mut methods: Vec<String> = Vec::new();
+    for b in session.sql("SELECT DISTINCT method FROM candidates ORDER BY method").await?.collect().await? {
+        let m = candidates::method(&b)?;
+        methods.extend((0..b.num_rows()).map(|i| m.value(i).to_string()));
     }
-
-    /// The sorted method names of a mask.
-    pub fn names(&self, mask: u64) -> impl Iterator<Item = &str> {
-        self.methods.iter().enumerate().filter(move |(i, _)| mask >> i & 1 == 1).map(|(_, m)| m.as_str())
-    }
-
-    /// The mask of the methods that include their comparison
-    /// ([`crate::methods::registry::MethodSpec::includes_comparison`]): `verify` compares every
-    /// pair these methods propose.
-    pub fn comparing_mask(&self) -> u64 {
-        self.methods.iter().enumerate().filter(|(_, m)| includes_comparison(m)).fold(0, |mask, (i, _)| mask | 1 << i)
-    }
-
-    /// The methods as the rows of a SQL `VALUES` list of (method, bit,
-    /// comparing): `('a0', CAST(1 AS BIGINT UNSIGNED), false), …`, the
-    /// `${methods}` of the jobs that mask pairs. None without a method:
-    /// SQL has no empty `VALUES` list.
-    pub fn sql_values(&self) -> Option<String> {
-        let rows: Vec<String> = self
-            .methods
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                format!(
-                    "('{}', CAST({} AS BIGINT UNSIGNED), {})",
-                    m.replace('\'', "''"),
-                    1u64 << i,
-                    includes_comparison(m)
-                )
-            })
-            .collect();
-        (!rows.is_empty()).then(|| rows.join(", "))
-    }
+    CandidateMethods::new(methods)
 }
 
 /// Calls `row` with the verification text of each document of `tokens`
@@ -190,7 +148,8 @@ pub async fn load_verification_texts_of(
 }
 
 /// Writes the texts [`load_verification_texts`] reads to a file of the
-/// spill folder under `out`, as UTF-8, for [`spilled_verification_text`]:
+/// spill folder under `out`, as UTF-8, for
+/// [`crate::verify::spilled_texts::spilled_verification_text`]:
 /// a `verify` task reads the documents of its share of the candidate
 /// pairs in batches, and memory then keeps an offset per document instead
 /// of their texts. Each record's size is its length in bytes
@@ -210,29 +169,6 @@ pub async fn spill_verification_texts(
     writer.finish()
 }
 
-/// The verification text of `doc_id` from [`spill_verification_texts`];
-/// empty when the document has none (no `tokens` row), as the users of
-/// [`load_verification_texts`] take a missing text.
-pub fn spilled_verification_text(texts: &SpilledDocs, doc_id: u64) -> Result<String> {
-    match texts.get(doc_id)? {
-        Some(bytes) => String::from_utf8(bytes)
-            .with_context(|| format!("the spilled verification text of document {doc_id} is not UTF-8")),
-        None => Ok(String::new()),
-    }
-}
-
-/// The documents `ids` (in any order, repeats allowed) read from
-/// [`spill_verification_texts`]'s file in parallel, each once, as
-/// verification compares them (a missing text is the empty one).
-pub fn spilled_docs(texts: &SpilledDocs, ids: impl IntoIterator<Item = u64>) -> Result<HashMap<u64, Arc<Doc>>> {
-    let mut ids: Vec<u64> = ids.into_iter().collect();
-    ids.sort_unstable();
-    ids.dedup();
-    ids.par_iter()
-        .map(|&id| Ok((id, Arc::new(Doc::new(id, String::new(), spilled_verification_text(texts, id)?)))))
-        .collect()
-}
-
 /// Registers `ids` as a one-column table `name(doc_id)`, so that SQL can
 /// select a task's documents by a join instead of a giant IN list.
 pub fn register_doc_ids(session: &datafusion::prelude::SessionContext, name: &str, ids: Vec<u64>) -> Result<()> {
@@ -245,6 +181,7 @@ pub fn register_doc_ids(session: &datafusion::prelude::SessionContext, name: &st
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::verify::spilled_texts::spilled_verification_text;
 
     /// The map and the spilled file hold the same text of each kind, and a
     /// document without a `tokens` row has the empty text in both.

@@ -18,7 +18,7 @@
 //!    comparisons, [`crate::verify::partners`]), so N tasks get equal work
 //!    whatever the size of a template group: no task holds a connected
 //!    component, or the whole `candidates` table.
-//! 2. `place` ([`crate::stages::place`]) takes the documents in keep order
+//! 2. `place` ([`crate::stages::verify::place`]) takes the documents in keep order
 //!    and places each with the representatives its edges reach, from these
 //!    verdicts, making the few comparisons it lacks in rounds.
 //!
@@ -46,14 +46,20 @@ use std::sync::Arc;
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
+use crate::stages::verify::inputs::{load_candidate_methods, register_doc_ids, spill_verification_texts};
 use crate::tables::column;
 use crate::tables::columns::{documents, duplicates, failed_pairs};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::{held_bytes, Doc, Outcome, OutcomeCounts};
-use crate::verify::inputs::{register_doc_ids, spill_verification_texts, spilled_docs, CandidateMethods};
 use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
+use crate::verify::spilled_texts::spilled_docs;
+
+pub mod inputs;
+pub mod keep_order;
+pub mod pairs;
+pub mod place;
 
 /// The verify stage.
 pub struct Verify;
@@ -101,7 +107,7 @@ const BATCH_DOCS: usize = 4096;
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
-    let methods = CandidateMethods::load(&session).await?;
+    let methods = load_candidate_methods(&session).await?;
     let rule = Rule {
         pair: ctx.config.verify.rule(),
         comparing: methods.comparing_mask(),
@@ -272,7 +278,7 @@ async fn task_pairs(
             last = 2 * n - 1
         )
     };
-    let sql = substitute(include_str!("../../jobs/verify_task_pairs.sql"), &[("owned", owned)]);
+    let sql = substitute(include_str!("../../../jobs/verify_task_pairs.sql"), &[("owned", owned)]);
     let mut pairs = Vec::new();
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
@@ -338,7 +344,6 @@ fn batches<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use arrow::array::RecordBatch;
 
     /// Batches cut where the next group's new documents would pass the
     /// bytes or the count, count a shared document once, and hold at
@@ -360,52 +365,5 @@ mod tests {
         let big: Vec<usize> = batches(&groups, &pairs, |_| 2 * BATCH_BYTES).map(<[_]>::len).collect();
         assert_eq!(big, [1, 1, 1, 1]);
         assert_eq!(batches(&[], &pairs, |_| 0).count(), 0);
-    }
-
-    /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
-    /// its canonical URL first, or the earliest crawl date (unknown dates
-    /// last), then the longest text, then the smallest doc_id.
-    #[test]
-    fn keep_order_follows_the_keep_rule() {
-        use crate::verify::settings::{DedupConfig, KeepRule};
-        use arrow::array::{ArrayRef, StringArray, UInt16Array, UInt64Array};
-        use std::sync::Arc;
-        let ids = [1u64, 2, 3, 4, 5];
-        let urls = ["http://t/a?utm_source=x", "http://t/a", "http://t/b", "http://t/c", "http://t/d"];
-        let canonical = ["http://t/a", "http://t/a", "http://t/b", "http://t/c", "http://t/d"];
-        let dates = [Some("2024-01-01"), Some("2024-03-01"), Some("2024-01-01"), None, Some("2024-01-01")];
-        let texts = ["longer one", "x", "longer two", "the longest text", "short"];
-        let documents = RecordBatch::try_from_iter([
-            ("doc_id", Arc::new(UInt64Array::from(ids.to_vec())) as ArrayRef),
-            ("url", Arc::new(StringArray::from(urls.to_vec()))),
-            ("canonical_url", Arc::new(StringArray::from(canonical.to_vec()))),
-            ("crawl_date", Arc::new(StringArray::from(dates.to_vec()))),
-            ("http_status", Arc::new(UInt16Array::from(vec![200u16; 5]))),
-            ("text", Arc::new(StringArray::from(texts.to_vec()))),
-        ])
-        .unwrap();
-        let order = |keep: KeepRule| -> Vec<u64> {
-            let session = datafusion::prelude::SessionContext::new();
-            session.register_batch("documents", documents.clone()).unwrap();
-            let dedup = DedupConfig { keep, ..DedupConfig::default() };
-            let sql = substitute(include_str!("../../jobs/keep_order.sql"), &dedup.sql_params());
-            let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
-            let batches = runtime.block_on(async { session.sql(&sql).await.unwrap().collect().await.unwrap() });
-            let mut ranked: Vec<(u64, u64)> = batches
-                .iter()
-                .flat_map(|b| {
-                    let ids = documents::doc_id(b).unwrap().clone();
-                    let ranks = crate::tables::column::<UInt64Array>(b, "keep_rank").unwrap().clone();
-                    (0..b.num_rows()).map(move |i| (ranks.value(i), ids.value(i)))
-                })
-                .collect();
-            ranked.sort_unstable();
-            ranked.into_iter().map(|(_, id)| id).collect()
-        };
-        // 1 and 3 tie on date and length: the smaller id first.
-        assert_eq!(order(KeepRule::EarliestCrawl), [1, 3, 5, 2, 4]);
-        // The utm copy 1 goes last, behind its canonical copy 2, though
-        // crawled earlier.
-        assert_eq!(order(KeepRule::CanonicalUrl), [3, 5, 2, 4, 1]);
     }
 }

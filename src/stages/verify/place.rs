@@ -38,14 +38,15 @@ use std::io::{BufReader, BufWriter, Read, Write};
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
+use crate::stages::verify::inputs::{load_candidate_methods, spill_verification_texts};
 use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
 use crate::tables::columns::{clusters, placement_comparisons};
 use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
 use crate::verify::compare::compare;
-use crate::verify::inputs::{spill_verification_texts, spilled_docs, CandidateMethods};
 use crate::verify::placement::{Edge, EdgeVerdict, Rounds, Wanted};
+use crate::verify::spilled_texts::spilled_docs;
 
 /// The place stage.
 pub struct Place;
@@ -74,7 +75,7 @@ const ROUND_CHUNK: usize = 4096;
 
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
-    let methods = CandidateMethods::load(&session).await?;
+    let methods = load_candidate_methods(&session).await?;
     let verify = &ctx.config.verify;
     let edges = EdgeFile::write(&session, &ctx.out).await?;
     let n = edges.ids.len();
@@ -193,7 +194,7 @@ impl EdgeFile {
         let path = edges.file.path().to_path_buf();
         let mut writer =
             BufWriter::new(File::create(&path).with_context(|| format!("cannot create {}", path.display()))?);
-        let mut stream = session.sql(include_str!("../../jobs/place_edges.sql")).await?.execute_stream().await?;
+        let mut stream = session.sql(include_str!("../../../jobs/place_edges.sql")).await?.execute_stream().await?;
         while let Some(batch) = stream.next().await {
             let batch = batch?;
             let u64s = |name| column::<arrow::array::UInt64Array>(&batch, name);

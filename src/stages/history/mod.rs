@@ -1,7 +1,8 @@
 //! The history's stages (`--history DIR --crawl-id ID`): a night matched
 //! against the earlier crawls of the history, after `evaluate` and before
 //! `decide` ([`FOLLOWING`]) and the night's append
-//! ([`crate::history::matching`] has the steps).
+//! ([`matching`] reads and writes their tables,
+//! [`crate::history::matching`] has the steps over rows in memory).
 //!
 //! - `history_candidates`: `signatures`, the methods' records and the
 //!   verification-text digests (`tokens`, less `exact_copies`) →
@@ -16,6 +17,9 @@
 //! date. Their inputs outside the output folder are the earlier crawls
 //! (their manifests, `history_fingerprint`): appending, replacing or dropping
 //! one makes them run again.
+//!
+//! Besides: [`append`], a finished night appended to the history as a
+//! crawl, and [`session`], the history's tables registered in a session.
 
 use anyhow::{Context, Result};
 use serde_json::{json, Value};
@@ -23,9 +27,13 @@ use serde_json::{json, Value};
 use crate::config::Config;
 use crate::history::History;
 use crate::methods::registry;
-use crate::stages::candidates::jobs;
+use crate::stages::history::matching::{cluster_night, find_candidates, night_walk_params, verify_night};
 use crate::stages::stage::{HistoryRun, RunContext, Stage};
 use crate::tables::manifest::StageReport;
+
+pub mod append;
+pub mod matching;
+pub mod session;
 
 /// The three stages, in run order.
 pub fn stages() -> Vec<Box<dyn Stage>> {
@@ -36,7 +44,7 @@ pub fn stages() -> Vec<Box<dyn Stage>> {
 /// a run with `--history` (and in `pipeline history match`): `decide`, so
 /// that a night's decisions remove its pages that repeat a page kept in an
 /// earlier crawl. No stage before them reads `decisions`.
-pub const FOLLOWING: [&str; 1] = [super::decide::NAME];
+pub const FOLLOWING: [&str; 1] = [crate::stages::decide::NAME];
 
 /// The history and night crawl of the run; an error naming the stage when
 /// the run has none.
@@ -81,26 +89,12 @@ impl Stage for HistoryCandidates {
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
         let earlier = history.crawls_before(&night.crawl)?;
-        let rows = history.find_candidates(
-            &ctx.out,
-            &earlier,
-            &ctx.config,
-            night_walk_params(&ctx.config),
-            jobs::method_job_sql,
-            ctx.sql_pool(),
-            &ctx.runtime,
-        )?;
+        let rows = find_candidates(&history, &ctx.out, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("history_candidates".into(), rows);
         report.counters.insert("earlier_crawls".into(), earlier.len() as u64);
         Ok(report)
     }
-}
-
-/// The parameters of `jobs/history_edges.sql`: the candidate SQL's, its
-/// chains probed by the night's pages.
-fn night_walk_params(config: &Config) -> Vec<(&'static str, String)> {
-    jobs::chain_walk_params(&config.methods, &config.candidates, crate::history::matching::NIGHT_PROBES)
 }
 
 /// Stage `history_verify`.
@@ -126,7 +120,7 @@ impl Stage for HistoryVerify {
         let (history, night) = night(ctx, self.name())?;
         let earlier = history.crawls_before(&night.crawl)?;
         let (rows, outcomes) =
-            history.verify_night(&ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+            verify_night(&history, &ctx.out, &night.crawl, &earlier, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("repeats".into(), rows);
         // The rejected repeats (the screen's too) are counted here only.
@@ -156,7 +150,7 @@ impl Stage for HistoryClusters {
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (history, night) = night(ctx, self.name())?;
-        let rows = history.cluster_night(&ctx.out, &night.crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
+        let rows = cluster_night(&history, &ctx.out, &night.crawl, &ctx.config, ctx.sql_pool(), &ctx.runtime)?;
         let mut report = StageReport::default();
         report.rows.insert("crawl_clusters".into(), rows);
         Ok(report)
