@@ -148,8 +148,6 @@ fn table_module(path: &Path) -> (String, String) {
     let _ = writeln!(m, "pub mod {table} {{");
     let _ = writeln!(m, "    /// The table's name.");
     let _ = writeln!(m, "    pub const TABLE: &str = {table:?};");
-    let _ = writeln!(m, "    /// The table's name, typed (see [`crate::tables::Table`]).");
-    let _ = writeln!(m, "    pub const NAME: crate::tables::Table = crate::tables::Table(TABLE);");
     let _ = writeln!(m, "    /// Rows being built, one typed builder per column in the schema file's order;");
     let _ = writeln!(m, "    /// a row is complete when every column has had one value appended.");
     let _ = writeln!(m, "    pub struct Rows {{");
