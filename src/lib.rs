@@ -1,9 +1,13 @@
 //! neardup: find near-duplicate documents in web crawls.
 //!
-//! The pipeline is a chain of stages (`ingest` → `blocks` → `boilerplate`
-//! → `tokens` → `stats` → `signatures` → `search` → `candidates` →
-//! `verify` → `decide` → `evaluate`), each reading and writing Parquet
-//! tables under one output folder; see `README.md`. The map stages can run
+//! The pipeline is a chain of stages (`ingest` → `blocks` →
+//! `boilerplate` → `tokens` → `exact` → `stats` → `descr_sample` →
+//! `method_state` → `signatures` → `search_keys` → `search_groups` →
+//! `search_links` → `search` → `candidates` → `verify_pairs` → `verify` →
+//! `place` → `decide` → `evaluate`, with the history's three before
+//! `decide` in a run with `--history`: [`stages::in_run_order`]), each
+//! reading and writing Parquet tables under one output folder; see
+//! `README.md`. The map stages can run
 //! as N independent tasks ([`tables::shard`]). Inputs and the output folder
 //! may live in an object store ([`storage`]).
 //!
@@ -19,7 +23,7 @@
 //!    [`settings`] (what every step's settings share);
 //! 2. [`text`] (normalization, boilerplate) and [`ingest`] (archives and
 //!    corpora → documents), each with its settings;
-//! 3. [`methods`], with their settings, their table readers and the
+//! 3. [`methods`], with their settings and the
 //!    [`methods::registry`];
 //! 4. [`verify`] (similarity, comparisons, cluster placement, the keep
 //!    rule) and [`evaluate`] (gold labels, judging the methods);
