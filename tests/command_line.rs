@@ -99,3 +99,45 @@ fn query_errors_once_shows_tables_and_prints_the_header_of_an_empty_result() {
     assert_eq!(text(&o.stdout), "doc_id,url\n");
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+/// `--input @FILE` and `--input -` read the inputs from a list, one a line
+/// (they said "no such file or folder"); without `--input`, away from the
+/// sample, the error says the default is the sample and how to name a
+/// crawl (it said "--input sample-data: no such file or folder").
+#[test]
+fn inputs_come_from_lists_and_a_missing_sample_says_how_to_name_a_crawl() {
+    let scratch = temp_dir("input-lists");
+    let list = scratch.join("nights.txt");
+    std::fs::write(&list, "# the sample, relative to the current folder\n\nsample-data\n").unwrap();
+    let from_file = scratch.join("from-file");
+    let at = format!("@{}", list.display());
+    run_ok(&["--quiet", "run", "--stage", "ingest", "--input", &at, "--out", from_file.to_str().unwrap()]);
+
+    let from_stdin = scratch.join("from-stdin");
+    let mut child = pipeline()
+        .args(["--quiet", "run", "--stage", "ingest", "--input", "-", "--out", from_stdin.to_str().unwrap()])
+        .stdin(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"sample-data\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(canonical_rows(&from_file, "documents"), canonical_rows(&from_stdin, "documents"));
+    assert!(!canonical_rows(&from_file, "documents").is_empty());
+
+    std::fs::write(&list, "# nothing yet\n").unwrap();
+    let o = pipeline().args(["run", "--input", &at, "--out", from_file.to_str().unwrap()]).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("the list names no input"), "{}", text(&o.stderr));
+
+    let elsewhere = std::process::Command::new(env!("CARGO_BIN_EXE_pipeline"))
+        .args(["run", "--out", scratch.join("out").to_str().unwrap()])
+        .current_dir(&scratch)
+        .output()
+        .unwrap();
+    assert_eq!(elsewhere.status.code(), Some(2));
+    let error = text(&elsewhere.stderr);
+    assert!(error.contains("the sample crawl `sample-data/`") && error.contains("--input @list.txt"), "{error}");
+    let _ = std::fs::remove_dir_all(&scratch);
+}
