@@ -19,11 +19,16 @@ use crate::tables::shard::Shard;
 /// command's own.
 const GLOBAL_OPTIONS: &str = "Global options";
 
+/// `pipeline` alone prints the help and exits 2, as any usage mistake:
+/// it once ran the whole pipeline into `./out`, overwriting an earlier
+/// result there, for a user who only wanted to see what it does.
 #[derive(Parser)]
 #[command(
     name = "pipeline",
     version,
-    about = "Find near-duplicate documents in web crawls (WARC/ARC → Parquet tables)"
+    about = "Find near-duplicate documents in web crawls (WARC/ARC → Parquet tables)",
+    subcommand_required = true,
+    arg_required_else_help = true
 )]
 pub(crate) struct Cli {
     /// More log output (-v: debug, -vv: trace).
@@ -38,7 +43,7 @@ pub(crate) struct Cli {
     #[arg(long, value_enum, default_value_t = LogFormat::Text, global = true, help_heading = GLOBAL_OPTIONS)]
     pub(crate) log_format: LogFormat,
     #[command(subcommand)]
-    pub(crate) command: Option<Command>,
+    pub(crate) command: Command,
 }
 
 #[derive(Subcommand)]
@@ -290,7 +295,9 @@ pub(crate) struct NightHistoryArgs {
 pub(crate) struct JobArgs {
     /// Input archives or text corpora (.jsonl[.gz], .parquet): files, folders
     /// (read recursively), globs, or object-store URLs of objects or prefixes
-    /// (`s3://bucket/crawl/`, `file:///data/crawl`). Default: sample-data/.
+    /// (`s3://bucket/crawl/`, `file:///data/crawl`); `@FILE` reads a list of
+    /// them from FILE, one a line, and `-` from stdin. Default: sample-data/,
+    /// the sample crawl of the source checkout.
     #[arg(long, num_args = 1..)]
     pub(crate) input: Vec<String>,
     /// Job config (TOML); defaults are those of jobs/default.toml.
@@ -393,13 +400,6 @@ pub(crate) enum Format {
     Parquet,
 }
 
-/// `pipeline` with no subcommand means `pipeline run` with its defaults.
-pub(crate) fn default_run_args() -> RunArgs {
-    use clap::{Args, FromArgMatches};
-    let matches = RunArgs::augment_args(clap::Command::new("run")).get_matches_from(["run"]);
-    RunArgs::from_arg_matches(&matches).expect("run's defaults parse")
-}
-
 /// `--methods`' long help (`--help`): every method by id and name, from
 /// the registry, so the list cannot fall behind it.
 pub(crate) fn methods_help() -> String {
@@ -436,9 +436,14 @@ pub(crate) fn check_output_folder(dir: &Path, out: &str) -> Result<()> {
     Err(UsageError(format!("--out {out}: not an output folder; run `pipeline run --out {out}` first")).into())
 }
 
-/// The config and inputs of a job: the config file (or the defaults) with
-/// the command line's changes, validated.
+/// The config and inputs of a job ([`job_config`], [`job_inputs`]).
 pub(crate) fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
+    Ok((job_config(job)?, job_inputs(job)?))
+}
+
+/// The config of a job: the config file (or the defaults) with the command
+/// line's changes, validated.
+pub(crate) fn job_config(job: &JobArgs) -> Result<Config> {
     let mut config = match &job.config {
         Some(path) => Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?,
         None => Config::default(),
@@ -459,8 +464,57 @@ pub(crate) fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
     }
     // The command line may have changed the file's values (--methods, --gold).
     config.validate().map_err(|e| UsageError(format!("bad configuration: {e:#}")))?;
-    let inputs = if job.input.is_empty() { vec!["sample-data".to_string()] } else { job.input.clone() };
-    Ok((config, inputs))
+    Ok(config)
+}
+
+/// The input when `--input` is not given: the sample crawl bundled with
+/// the source, found only from the checkout's root folder.
+const SAMPLE_INPUT: &str = "sample-data";
+
+/// The inputs of a job: `--input`'s, each list (`@FILE`, or `-` for
+/// stdin) read into the inputs it names, as crawl operators keep them: one
+/// path, glob or URL a line, relative paths relative to the current
+/// folder as on the command line; blank lines and lines starting with `#`
+/// are skipped. Without `--input`, the bundled sample, or a usage error
+/// that says so where the sample is not.
+pub(crate) fn job_inputs(job: &JobArgs) -> Result<Vec<String>> {
+    if job.input.is_empty() {
+        if Path::new(SAMPLE_INPUT).exists() {
+            return Ok(vec![SAMPLE_INPUT.to_string()]);
+        }
+        let here = std::env::current_dir().map(|d| format!(" ({})", d.display())).unwrap_or_default();
+        return Err(UsageError(format!(
+            "no --input given, and the default, the sample crawl `{SAMPLE_INPUT}/` of the source checkout, is \
+             not in this folder{here}; name a crawl with --input: files, folders, globs or URLs \
+             (`--input /crawls/2026-12-01 s3://bucket/crawl/`), `--input @list.txt` (one a line) or `--input -` \
+             (the list on stdin)"
+        ))
+        .into());
+    }
+    let mut inputs = Vec::new();
+    for input in &job.input {
+        let list = if input == "-" {
+            std::io::read_to_string(std::io::stdin()).map_err(|e| UsageError(format!("--input -: {e}")))?
+        } else if let Some(file) = input.strip_prefix('@') {
+            std::fs::read_to_string(file).map_err(|e| UsageError(format!("--input {input}: {e}")))?
+        } else {
+            inputs.push(input.clone());
+            continue;
+        };
+        let named = list_lines(&list);
+        if named.is_empty() {
+            return Err(UsageError(format!("--input {input}: the list names no input")).into());
+        }
+        inputs.extend(named);
+    }
+    Ok(inputs)
+}
+
+/// The inputs a list names: its lines, trimmed, but blank ones and
+/// `#` comments.
+fn list_lines(list: &str) -> Vec<String> {
+    let lines = list.lines().map(str::trim);
+    lines.filter(|l| !l.is_empty() && !l.starts_with('#')).map(String::from).collect()
 }
 
 /// Checks the arguments of `history match` and `history append` (bad ones
@@ -473,5 +527,17 @@ pub(crate) fn night_settings(night: &NightArgs) -> Result<Config> {
     match &night.config {
         Some(path) => Ok(Config::from_file(path).map_err(|e| UsageError(format!("{e:#}")))?),
         None => Ok(Config::default()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_list_names_its_lines_but_blank_ones_and_comments() {
+        let list = "# the night of 2026-12-01\n/crawls/a.warc.gz\n\n  s3://bucket/crawl/  \r\nb/*.warc.gz\n";
+        assert_eq!(list_lines(list), ["/crawls/a.warc.gz", "s3://bucket/crawl/", "b/*.warc.gz"]);
+        assert!(list_lines("\n# nothing\n").is_empty());
     }
 }

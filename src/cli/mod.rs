@@ -31,6 +31,7 @@ use std::process::ExitCode;
 
 use crate::history::HistoryLocation;
 use crate::process::logging::LogFormat;
+use crate::process::output::{eprint_line, print};
 use crate::runner::run::local_out;
 use crate::stages;
 use crate::stages::stage::{HistoryRun, MissingInput, RunContext, UsageError};
@@ -44,8 +45,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose, cli.quiet, cli.log_format);
     let quiet = cli.quiet;
-    let command = cli.command.unwrap_or_else(|| Command::Run(default_run_args()));
-    let result = match command {
+    let result = match cli.command {
         Command::Run(args) => run(args, quiet),
         Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
         Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
@@ -59,7 +59,8 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let usage = e.downcast_ref::<UsageError>().is_some() || e.downcast_ref::<MissingInput>().is_some();
             let busy = e.downcast_ref::<crate::tables::lock::Busy>().is_some();
-            eprintln!("error: {}", crate::process::terminal::escape_controls(&format!("{e:#}")));
+            let message = crate::process::terminal::escape_controls(&format!("{e:#}")).into_owned();
+            crate::process::output::eprint_line(&format!("error: {message}"));
             ExitCode::from(if busy {
                 crate::tables::lock::EXIT_BUSY
             } else if usage {
@@ -135,18 +136,27 @@ fn query(args: QueryArgs) -> Result<()> {
         if let Some(spec) = &history {
             stages::history::session::register(spec.local()?, &ctx).await?;
         }
-        let frame = ctx.sql(&args.sql).await?;
+        // `SHOW TABLES`, `SHOW COLUMNS FROM t` and the information_schema
+        // views: what a new user tries first in a folder of tables.
+        ctx.sql("SET datafusion.catalog.information_schema = true").await?.collect().await?;
+        let frame = ctx.sql(&args.sql).await.map_err(|e| sql_error(e, &ctx, &args.out))?;
         let schema = std::sync::Arc::new(frame.schema().as_arrow().clone());
-        let batches = frame.collect().await?;
+        let batches = frame.collect().await.map_err(|e| sql_error(e, &ctx, &args.out))?;
         let mut bytes = Vec::new();
         match args.format {
             Format::Table => {
                 // For people, so crawled text is escaped (the other formats keep it).
-                let table = arrow::util::pretty::pretty_format_batches(&batches)?.to_string();
+                // With the schema, an empty result still shows its header.
+                let table = arrow::util::pretty::pretty_format_batches_with_schema(schema, &batches)?.to_string();
                 bytes = format!("{}\n", crate::process::terminal::escape_controls(&table)).into_bytes();
             }
             Format::Csv => {
                 let mut w = arrow::csv::Writer::new(&mut bytes);
+                // The header is written with the first batch: an empty
+                // result gets one with no rows.
+                if batches.is_empty() {
+                    w.write(&arrow::array::RecordBatch::new_empty(schema))?;
+                }
                 for b in &batches {
                     w.write(b)?;
                 }
@@ -180,9 +190,32 @@ fn query(args: QueryArgs) -> Result<()> {
     match &args.output {
         Some(path) => crate::tables::write::write_file_atomically(path, &text)
             .with_context(|| format!("cannot write {}", path.display()))?,
-        None => std::io::Write::write_all(&mut std::io::stdout().lock(), &text)?,
+        None => print(&text)?,
     }
     Ok(())
+}
+
+/// A query's SQL error, said once: DataFusion's errors repeat their
+/// message in their sources (a diagnostic wraps the error it describes),
+/// which `{:#}` would print two or three times. A table that does not
+/// exist gets the list of those that do.
+fn sql_error(
+    e: datafusion::error::DataFusionError,
+    ctx: &datafusion::prelude::SessionContext,
+    out: &str,
+) -> anyhow::Error {
+    let message = e.to_string();
+    if !(message.contains("table '") && message.contains("' not found")) {
+        return anyhow::Error::msg(message);
+    }
+    let options = ctx.copied_config().options().catalog.clone();
+    let schema = ctx.catalog(&options.default_catalog).and_then(|c| c.schema(&options.default_schema));
+    let mut tables = schema.map(|s| s.table_names()).unwrap_or_default();
+    tables.sort();
+    match tables.is_empty() {
+        true => anyhow::anyhow!("{message}; --out {out} has no tables"),
+        false => anyhow::anyhow!("{message}; the tables of --out {out}: {}", tables.join(", ")),
+    }
 }
 
 fn status(args: StatusArgs) -> Result<ExitCode> {
@@ -220,7 +253,7 @@ fn status(args: StatusArgs) -> Result<ExitCode> {
             }
         }
     }
-    print!("{text}");
+    print(&text)?;
     Ok(if crate::runner::status::all_up_to_date(&lines) { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 
@@ -232,9 +265,9 @@ fn report(args: ReportArgs) -> Result<()> {
     match remote {
         Some(r) => {
             r.push_file(crate::report::REPORT_FILE)?;
-            println!("{}/{}", r.url(), crate::report::REPORT_FILE);
+            print(&format!("{}/{}\n", r.url(), crate::report::REPORT_FILE))?;
         }
-        None => println!("{}", path.display()),
+        None => print(&format!("{}\n", path.display()))?,
     }
     Ok(())
 }
@@ -250,7 +283,8 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
         HistoryAction::List => {
             for crawl in location.crawls()? {
                 let rows: Vec<String> = crawl.rows.iter().map(|(t, n)| format!("{t}={n}")).collect();
-                println!("{}\t{}\t{}", crawl.crawl, serde_json::to_string(&crawl.verification_text)?, rows.join(" "));
+                let text = serde_json::to_string(&crawl.verification_text)?;
+                print(&format!("{}\t{text}\t{}\n", crawl.crawl, rows.join(" ")))?;
             }
         }
         HistoryAction::Match(night) => {
@@ -282,14 +316,14 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
             let count = |table: &str| rows.get(table).copied().unwrap_or(0);
             let decide = crate::tables::manifest::read_manifest(&ctx.out, stages::decide::NAME);
             let removed = decide.and_then(|m| m.report.counters.get(stages::decide::REPEAT).copied()).unwrap_or(0);
-            println!(
+            print(&format!(
                 "{}: {} candidate repeats of earlier crawls, {} verified, {} pages in clusters across crawls, \
-                 {removed} documents removed from the night's decisions as repeats",
+                 {removed} documents removed from the night's decisions as repeats\n",
                 night.crawl_id,
                 count("history_candidates"),
                 count("repeats"),
                 count("crawl_clusters")
-            );
+            ))?;
             // The report has a section on the night's repeats.
             if night.out.join(crate::report::REPORT_FILE).is_file() {
                 crate::report::write_report(&night.out, &ctx.runtime)?;
@@ -301,18 +335,18 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
             let kept = stages::history::append::append(location.local()?, &night.out, &night.crawl_id, &config, &rt)?;
             location.commit(&night.crawl_id)?;
             let documents = kept.rows.get("history_documents").copied().unwrap_or(0);
-            println!("{}: {documents} documents", night.crawl_id);
+            print(&format!("{}: {documents} documents\n", night.crawl_id))?;
         }
         HistoryAction::Drop { crawl_id } => {
             crate::history::check_crawl_id(&crawl_id).map_err(|e| UsageError(format!("{e:#}")))?;
             if !location.drop_crawl(&crawl_id)? {
-                eprintln!("no crawl `{crawl_id}` in {}", args.history);
+                eprint_line(&format!("no crawl `{crawl_id}` in {}", args.history));
                 return Ok(ExitCode::from(1));
             }
         }
         HistoryAction::Compact => {
             let changed = location.compact()?;
-            println!("{} crawls compacted", changed.len());
+            print(&format!("{} crawls compacted\n", changed.len()))?;
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -364,7 +398,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
     };
     let summary = crate::export::export(&options, &crate::process::parallelism::runtime()?)?;
     let counts: Vec<String> = summary.counts.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    println!("{}\t{}", summary.written, counts.join(" "));
+    print(&format!("{}\t{}\n", summary.written, counts.join(" ")))?;
     if !summary.unreadable.is_empty() {
         return Ok(ExitCode::from(3));
     }
@@ -375,6 +409,6 @@ fn explain(args: ExplainArgs) -> Result<()> {
     let rt = crate::process::parallelism::runtime()?;
     let out = finished_run(&args.out, &args.cache)?;
     let text = rt.block_on(crate::report::explain::explain(&out, &args.document))?;
-    print!("{}", crate::process::terminal::escape_controls(&text));
+    print(crate::process::terminal::escape_controls(&text).as_bytes())?;
     Ok(())
 }

@@ -127,7 +127,7 @@ fn on_interrupt(signal: i32) {
         (Some(stage), None) => format!("interrupted by {name} during stage {stage}"),
         (None, _) => format!("interrupted by {name}"),
     };
-    eprintln!("error: {message}");
+    crate::process::output::eprint_line(&format!("error: {message}"));
     std::process::exit(EXIT_INTERRUPTED.into());
 }
 

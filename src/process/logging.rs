@@ -35,6 +35,9 @@ pub fn init(format: LogFormat, filter: EnvFilter) {
                 .with_env_filter(filter)
                 .with_ansi(ansi)
                 .with_writer(std::io::stderr)
+                // Its own report of a failed write is an `eprintln!`,
+                // which panics when stderr is a closed pipe (`2>&1 | head`).
+                .log_internal_errors(false)
                 .init();
         }
         LogFormat::Json => tracing_subscriber::registry().with(JsonLines.with_filter(filter)).init(),

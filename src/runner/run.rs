@@ -231,7 +231,7 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
     }
     log_summary(&ctx, shard, &outcomes);
     if let Some(line) = outcome_line(&ctx, shard, &outcomes, report_path.as_deref()) {
-        println!("{line}");
+        crate::process::output::print(&format!("{line}\n"))?;
     }
     for e in &input_errors {
         tracing::error!("{e}");
