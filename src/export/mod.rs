@@ -254,6 +254,7 @@ pub fn export(options: &ExportOptions, runtime: &tokio::runtime::Runtime) -> Res
 
 #[cfg(test)]
 mod tests {
+    use super::job::files_predicate;
     use super::*;
 
     /// Size and ETag must match wherever the file is found now; the

@@ -166,6 +166,10 @@ fn candidate_params(config: &Config) -> Vec<(&'static str, String)> {
     jobs::chain_walk_params(&config.methods, &config.candidates, registry::WALK_THROUGH_ITSELF)
 }
 
+/// `jobs/candidates.sql`: the pairs of every method's edges, in both of
+/// the stage's passes.
+const CANDIDATES_SQL: &str = include_str!("../../../jobs/candidates.sql");
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let params = candidate_params(&ctx.config);
     let session = ctx.sql_stage_session().await?;
@@ -174,7 +178,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let hot = substitute(include_str!("../../../jobs/hot_signatures.sql"), &params);
     report.rows.insert("hot_signatures".into(), run_into_table(&session, &ctx.out, "hot_signatures", &hot).await?);
 
-    let sql = substitute(include_str!("../../../jobs/candidates.sql"), &params);
+    let sql = substitute(CANDIDATES_SQL, &params);
     let mut stream = session.sql(&sql).await?.execute_stream().await?;
     let mut writer = TableOutput::<candidates::Rows>::create(&ctx.out)?;
     let mut per_method: BTreeMap<String, u64> = BTreeMap::new();
@@ -215,7 +219,7 @@ pub async fn scored_candidate_edges(out: &Path, config: &Config) -> Result<Vec<(
     let session = crate::tables::sql::session_over(out).await?;
     let params = candidate_params(config);
     run_edge_jobs(&session, out, &params).await?;
-    let sql = substitute(include_str!("../../../jobs/candidates.sql"), &params);
+    let sql = substitute(CANDIDATES_SQL, &params);
     let batches = session.sql(&sql).await?.collect().await?;
     let mut pairs = Vec::new();
     for batch in batches {
