@@ -2,7 +2,7 @@
 # The bundled sample copied k times (k files of the same crawl in one
 # folder): what each run keeps and removes, and whether it keeps the same
 # pages and removes the same near-duplicates as the sample once (spec
-# section 9, "Exact copies first"; tests/copies.rs checks k = 1, 2, 10, 20 on
+# section 9, "Exact copies first"; tests/copies.rs checks k = 1, 2, 10 on
 # every `cargo test`, this script the larger k).
 #
 # Usage: scripts/copies.sh [--bin PIPELINE] [--keep DIR] [K ...]   (default K: 1 2 10 20 50)

@@ -133,8 +133,11 @@ fn sql_stages_on_a_ballista_cluster_give_the_embedded_tables() {
     let cluster = start_cluster(&dir);
     let engine = format!("ballista://127.0.0.1:{}", cluster.scheduler_port);
 
+    // The README's run on the sample, shared with other tests, copied:
+    // the scoring and the history below run stages in it again.
     let embedded = dir.join("embedded");
-    run_ok(&["--quiet", "run", "--out", embedded.to_str().unwrap()]);
+    let copied = Command::new("cp").arg("-r").arg(common::shared_sample_run()).arg(&embedded).status().unwrap();
+    assert!(copied.success());
     let remote = dir.join("ballista");
     run_with_deadline(&["--quiet", "run", "--out", remote.to_str().unwrap(), "--engine", &engine], &cluster);
 

@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{canonical_rows, pipeline, shared_data, temp_dir};
+use common::{canonical_rows, pipeline, shared_data, shared_real_run, shared_sample_run, temp_dir};
 use std::path::Path;
 
 /// The tables the screen must not change.
@@ -24,31 +24,26 @@ fn counter(out: &Path, stage: &str, name: &str) -> u64 {
 /// with the screen only, rows with `screen = 0` only).
 type Differences = Vec<(&'static str, Vec<String>, Vec<String>)>;
 
-/// Runs `input` with the default screen into `dir/screened`, then the same
-/// run copied to `dir/exact` again with `screen = 0` (only the stages whose
-/// settings changed rerun), and compares the result tables. Returns the
-/// screened output folder and the differences.
-fn screened_and_exact(dir: &Path, input: &Path) -> (std::path::PathBuf, Differences) {
-    let (screened, exact) = (dir.join("screened"), dir.join("exact"));
-    let run = |out: &Path, config: Option<&Path>| {
-        let mut args = vec!["--quiet", "run", "--input", input.to_str().unwrap(), "--out", out.to_str().unwrap()];
-        if let Some(config) = config {
-            args.extend(["--config", config.to_str().unwrap()]);
-        }
-        let status = pipeline().args(&args).status().unwrap();
-        // 3: a real crawl file could not be read at all, as in
-        // tests/pipeline.rs; the tables of the others are written.
-        assert!(matches!(status.code(), Some(0) | Some(3)), "{status}");
-    };
-    run(&screened, None);
-    let copied = std::process::Command::new("cp").arg("-r").arg(&screened).arg(&exact).status().unwrap();
+/// Copies the run `screened` (default screen, run with `inputs`) to
+/// `dir/exact` and runs it again with `screen = 0` (only the stages whose
+/// settings changed rerun), and compares the result tables.
+fn screened_and_exact(dir: &Path, screened: &Path, inputs: &[&str]) -> Differences {
+    // The run with the screen is the shared default run; the one without
+    // starts from a copy of it, so only verification and what follows rerun.
+    let exact = dir.join("exact");
+    let copied = std::process::Command::new("cp").arg("-r").arg(screened).arg(&exact).status().unwrap();
     assert!(copied.success());
     let config = dir.join("exact.toml");
     std::fs::write(&config, "[verify]\nscreen = 0.0\n").unwrap();
-    run(&exact, Some(&config));
+    // The copy's own inputs and settings but `screen`: 3 where a real crawl
+    // file could not be read at all, as in tests/pipeline.rs.
+    let mut args = vec!["--quiet", "run", "--out", exact.to_str().unwrap(), "--config", config.to_str().unwrap()];
+    args.extend_from_slice(inputs);
+    let status = pipeline().args(&args).status().unwrap();
+    assert!(matches!(status.code(), Some(0) | Some(3)), "{status}");
     let mut differences = Vec::new();
     for table in RESULT_TABLES {
-        let (with, without) = (canonical_rows(&screened, table), canonical_rows(&exact, table));
+        let (with, without) = (canonical_rows(screened, table), canonical_rows(&exact, table));
         let only_with: Vec<String> = with.iter().filter(|r| !without.contains(r)).cloned().collect();
         let only_without: Vec<String> = without.iter().filter(|r| !with.contains(r)).cloned().collect();
         differences.push((table, only_with, only_without));
@@ -56,7 +51,7 @@ fn screened_and_exact(dir: &Path, input: &Path) -> (std::path::PathBuf, Differen
     for stage in ["verify", "place"] {
         assert_eq!(counter(&exact, stage, "rejected_by_screen"), 0, "{stage} screened with screen = 0");
     }
-    (screened, differences)
+    differences
 }
 
 /// The sample: the screen changes no result table, and rejects pairs
@@ -65,8 +60,8 @@ fn screened_and_exact(dir: &Path, input: &Path) -> (std::path::PathBuf, Differen
 #[test]
 fn the_sample_s_results_are_the_same_with_and_without_the_screen() {
     let dir = temp_dir("screen-sample");
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("sample-data/sample-crawl.warc.gz");
-    let (screened, differences) = screened_and_exact(&dir, &sample);
+    let screened = shared_sample_run();
+    let differences = screened_and_exact(&dir, &screened, &[]);
     for (table, only_with, only_without) in differences {
         assert!(only_with.is_empty() && only_without.is_empty(), "{table}: {only_with:#?} {only_without:#?}");
     }
@@ -91,8 +86,9 @@ fn the_sample_s_results_are_the_same_with_and_without_the_screen() {
 #[test]
 fn real_crawls_results_are_the_same_with_and_without_the_screen() {
     let Some(data) = shared_data("warc") else { return };
+    let Some((screened, _)) = shared_real_run() else { return };
     let dir = temp_dir("screen-real");
-    let (screened, differences) = screened_and_exact(&dir, &data);
+    let differences = screened_and_exact(&dir, &screened, &["--input", data.to_str().unwrap()]);
     for (table, only_with, only_without) in &differences {
         println!("{table}: {} rows with the screen only, {} without it only", only_with.len(), only_without.len());
     }

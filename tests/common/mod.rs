@@ -98,3 +98,59 @@ pub fn table_names(out: &Path) -> Vec<String> {
     names.sort();
     names
 }
+
+/// A finished run of this build's `pipeline` with `args` and `--out`, made
+/// once and shared by every test (in any test binary) that asks for the same
+/// arguments, with the exit code it ended with (one of `codes`).
+///
+/// Why: a debug-build run over `../shared/data/warc` takes a minute, and
+/// several test binaries check different things of the same default run;
+/// CI pays for each repeat. The folder lives under cargo's
+/// `CARGO_TARGET_TMPDIR`, named by the arguments and the binary's size and
+/// modification time, so a rebuilt binary makes a new run. A file lock
+/// keeps two test processes from making it at once (nextest runs test
+/// binaries side by side). Callers only read the folder: a test that
+/// reruns stages copies it first.
+pub fn shared_run(name: &str, args: &[&str], codes: &[i32]) -> (PathBuf, i32) {
+    use std::hash::{Hash, Hasher};
+    let binary = std::fs::metadata(env!("CARGO_BIN_EXE_pipeline")).unwrap();
+    // DefaultHasher::new() has fixed keys: the same name in every process.
+    let mut hasher = std::hash::DefaultHasher::new();
+    (args, binary.len(), binary.modified().unwrap()).hash(&mut hasher);
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shared-runs");
+    std::fs::create_dir_all(&root).unwrap();
+    let lock = std::fs::File::create(root.join(format!("{name}.lock"))).unwrap();
+    lock.lock().unwrap();
+    let out = root.join(format!("{name}-{:016x}", hasher.finish()));
+    let done = out.with_extension("exit-code");
+    if let Ok(code) = std::fs::read_to_string(&done) {
+        return (out, code.trim().parse().unwrap());
+    }
+    // Runs of earlier builds of the binary are of no further use.
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        if file.starts_with(&format!("{name}-")) {
+            let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+        }
+    }
+    let o = pipeline().args(args).arg("--out").arg(&out).output().unwrap();
+    let code = o.status.code().unwrap_or(-1);
+    assert!(codes.contains(&code), "pipeline {args:?}: {}\n{}", o.status, String::from_utf8_lossy(&o.stderr));
+    std::fs::write(&done, code.to_string()).unwrap();
+    (out, code)
+}
+
+/// The run of the whole pipeline over `../shared/data/warc` with the
+/// default settings (exit 0, or 3 where a file there yields no document),
+/// shared as [`shared_run`] says; `None` when the data is not there.
+pub fn shared_real_run() -> Option<(PathBuf, i32)> {
+    let data = shared_data("warc")?;
+    Some(shared_run("real", &["--quiet", "run", "--input", data.to_str().unwrap()], &[0, 3]))
+}
+
+/// The README's main command (the bundled sample, default settings),
+/// shared as [`shared_run`] says.
+pub fn shared_sample_run() -> PathBuf {
+    shared_run("sample", &["--quiet", "run"], &[0]).0
+}
