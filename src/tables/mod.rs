@@ -43,17 +43,23 @@ pub mod columns {
 /// runner's plans name tables that have a schema, and a misspelled name is
 /// a compile error, not a stage that waits for a table no stage writes.
 ///
-/// `columns::duplicates::NAME` is table `duplicates`; a misspelled table
-/// has no module:
+/// `columns::duplicates::NAME` is table `duplicates`. A string is no
+/// table, so a stage cannot list one among its inputs:
 ///
-/// ```compile_fail,E0433
-/// let table = neardup::tables::columns::duplicatse::NAME;
+/// ```compile_fail,E0308
+/// let inputs: Vec<neardup::tables::Table> = vec!["duplicatse"];
 /// ```
 ///
-/// and a name cannot be made from a string:
+/// nor make one from it:
 ///
 /// ```compile_fail,E0603
 /// let table = neardup::tables::Table("duplicatse");
+/// ```
+///
+/// and a misspelled table has no module:
+///
+/// ```compile_fail,E0433
+/// let table = neardup::tables::columns::duplicatse::NAME;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Table(&'static str);
