@@ -30,13 +30,13 @@ fn main() {
         tables.push(table);
     }
     // For the test that every generated table builds batches of its schema.
-    code.push_str("/// Every table's name and the batch its empty `Rows` make.\n#[cfg(test)]\n");
+    code.push_str("/// Every table's typed name and the batch its empty `Rows` make.\n#[cfg(test)]\n");
     code.push_str(
-        "pub(crate) fn empty_batches() -> Vec<(&'static str, anyhow::Result<arrow::array::RecordBatch>)> {\n",
+        "pub(crate) fn empty_batches() -> Vec<(crate::tables::Table, anyhow::Result<arrow::array::RecordBatch>)> {\n",
     );
     code.push_str("    use crate::tables::write::Rows as _;\n    vec![\n");
     for table in &tables {
-        code.push_str(&format!("        ({table}::TABLE, {table}::Rows::default().finish()),\n"));
+        code.push_str(&format!("        ({table}::NAME, {table}::Rows::default().finish()),\n"));
     }
     code.push_str("    ]\n}\n");
     let out_dir = std::env::var("OUT_DIR").expect("OUT_DIR");
@@ -148,6 +148,9 @@ fn table_module(path: &Path) -> (String, String) {
     let _ = writeln!(m, "pub mod {table} {{");
     let _ = writeln!(m, "    /// The table's name.");
     let _ = writeln!(m, "    pub const TABLE: &str = {table:?};");
+    let _ = writeln!(m, "    /// The table's name, typed (see [`crate::tables::Table`]): what a stage's");
+    let _ = writeln!(m, "    /// inputs and outputs and a method's tables name it by.");
+    let _ = writeln!(m, "    pub const NAME: crate::tables::Table = crate::tables::Table(TABLE);");
     let _ = writeln!(m, "    /// Rows being built, one typed builder per column in the schema file's order;");
     let _ = writeln!(m, "    /// a row is complete when every column has had one value appended.");
     let _ = writeln!(m, "    pub struct Rows {{");
@@ -166,7 +169,7 @@ fn table_module(path: &Path) -> (String, String) {
     let _ = writeln!(m, "        }}");
     let _ = writeln!(m, "    }}");
     let _ = writeln!(m, "    impl crate::tables::write::Rows for Rows {{");
-    let _ = writeln!(m, "        const TABLE: &'static str = TABLE;");
+    let _ = writeln!(m, "        const TABLE: crate::tables::Table = NAME;");
     let _ = writeln!(m, "        fn len(&self) -> usize {{");
     let _ = writeln!(m, "            arrow::array::ArrayBuilder::len(&self.{})", ident(&columns[0].0));
     let _ = writeln!(m, "        }}");

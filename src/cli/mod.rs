@@ -372,7 +372,9 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
         loop {
             r.wait_for_runs(args.wait)?;
             // ingest_files tells the WARC formats which inputs are gzipped per record.
-            let n = r.pull(&["decisions", "documents", "boilerplate", "ingest_files"], "export", &[], Shard::WHOLE)?;
+            use crate::tables::columns::{boilerplate, decisions, documents, ingest_files};
+            let reads = [decisions::NAME, documents::NAME, boilerplate::NAME, ingest_files::NAME];
+            let n = r.pull(&reads, "export", &[], Shard::WHOLE)?;
             tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
             // A run that started during the pull may have mixed its tables
             // with the last run's: pulled again once it ends.

@@ -56,7 +56,7 @@ pub fn tables() -> Vec<&'static str> {
 /// The night's tables a crawl keeps as written: `signatures` and every
 /// method's records table.
 pub fn copied_tables() -> impl Iterator<Item = &'static str> {
-    std::iter::once(signatures::TABLE).chain(registry::record_tables())
+    std::iter::once(signatures::NAME).chain(registry::record_tables()).map(crate::tables::Table::name)
 }
 
 /// Checks a crawl id: it names folders and files, so letters, digits, `.`,

@@ -9,16 +9,13 @@
 
 use super::shingles::distinct_shingles;
 use super::traits::RecordMethod;
-use super::{DocView, Signature};
+use super::DocView;
 use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use crate::tables::columns::shingles;
-use crate::tables::write::TableOutput;
-use anyhow::Result;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-/// Writes the `shingles` table: per document its distinct shingles of
+/// The rows of the `shingles` table: per document its distinct shingles of
 /// `shingle_width` terms, with the document's length in kept terms.
 pub struct ShingleRecords {
     width: usize,
@@ -33,23 +30,18 @@ impl ShingleRecords {
 
 impl RecordMethod for ShingleRecords {
     type Rows = shingles::Rows;
+    type Records = Vec<u64>;
 
-    fn write_records(
-        &self,
-        docs: &[DocView<'_>],
-        out: &mut TableOutput<shingles::Rows>,
-    ) -> Result<Vec<Vec<Signature>>> {
-        let per_doc: Vec<Vec<u64>> = docs.par_iter().map(|d| distinct_shingles(d.terms, self.width)).collect();
-        for (d, shingles) in docs.iter().zip(per_doc) {
-            for s in shingles {
-                out.push(|b| {
-                    b.shingle.append_value(s);
-                    b.doc_id.append_value(d.doc_id);
-                    b.doc_len.append_value(d.terms.len() as u32);
-                })?;
-            }
+    fn records(&self, doc: &DocView<'_>) -> Vec<u64> {
+        distinct_shingles(doc.terms, self.width)
+    }
+
+    fn append(&self, doc: &DocView<'_>, shingles: &Vec<u64>, rows: &mut shingles::Rows) {
+        for &s in shingles {
+            rows.shingle.append_value(s);
+            rows.doc_id.append_value(doc.doc_id);
+            rows.doc_len.append_value(doc.terms.len() as u32);
         }
-        Ok(Vec::new())
     }
 }
 

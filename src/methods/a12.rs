@@ -29,13 +29,10 @@
 //!   and is ignored by the matching rule (probability 2^-32 per signature).
 
 use super::traits::RecordMethod;
-use super::{DocView, Signature};
+use super::DocView;
 use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use crate::tables::columns::a12_records;
-use crate::tables::write::TableOutput;
-use anyhow::Result;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 /// One a12 record: a document keyed by one of its top sentence signatures.
@@ -77,23 +74,22 @@ impl A12Record {
     }
 }
 
-/// Writes the `a12_records` table: each document's records, in document
+/// The rows of the `a12_records` table: each document's records, in document
 /// order.
 pub struct A12Records;
 
 impl RecordMethod for A12Records {
     type Rows = a12_records::Rows;
+    type Records = Vec<A12Record>;
 
-    fn write_records(
-        &self,
-        docs: &[DocView<'_>],
-        out: &mut TableOutput<a12_records::Rows>,
-    ) -> Result<Vec<Vec<Signature>>> {
-        let per_doc: Vec<Vec<A12Record>> = docs.par_iter().map(a12_records).collect();
-        for r in per_doc.iter().flatten() {
-            out.push(|b| r.append_to(b))?;
+    fn records(&self, doc: &DocView<'_>) -> Vec<A12Record> {
+        a12_records(doc)
+    }
+
+    fn append(&self, _: &DocView<'_>, records: &Vec<A12Record>, rows: &mut a12_records::Rows) {
+        for r in records {
+            r.append_to(rows);
         }
-        Ok(Vec::new())
     }
 }
 

@@ -26,12 +26,14 @@ use super::{
     Signature, SignatureMethod, StateRow, TokenParts,
 };
 use crate::settings::Problems;
-use crate::tables::shard::Shard;
-use crate::tables::write::{Rows, TableOutput};
+use crate::tables::columns::{a11_chains, a11_pairs, a12_records, shingles as shingles_table};
+use crate::tables::write::Rows;
+use crate::tables::Table;
 use anyhow::Result;
+use arrow::array::RecordBatch;
+use rayon::prelude::*;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::sync::LazyLock;
 
 /// Everything the pipeline knows about one method.
@@ -118,7 +120,7 @@ pub struct HistoryKeys {
     /// table `kept` as it is.
     pub night: Option<MethodJob>,
     /// The records table the history keeps.
-    pub kept: &'static str,
+    pub kept: Table,
 }
 
 impl MethodSpec {
@@ -136,21 +138,20 @@ pub type BuildSigner = fn(&MethodsConfig, &CorpusStats, StateInput<'_>) -> Box<d
 pub type BuildSearch = fn(&MethodsConfig) -> Box<dyn PairMethod>;
 
 /// A method's table of per-document records: its name, and how the
-/// `signatures` stage opens the method's writer of it.
+/// `signatures` stage builds the method that makes its rows.
 pub struct Records {
     /// The table (its schema file is `schemas/<table>.json`).
-    pub table: &'static str,
-    /// Builds the method from the settings and opens its table for
-    /// writing `shard`'s part under the output folder.
-    pub open: fn(&MethodsConfig, &Path, Shard) -> Result<Box<dyn RecordSink>>,
+    pub table: Table,
+    /// Builds the method from the settings, with no rows pending.
+    pub build: fn(&MethodsConfig) -> Box<dyn RecordRows>,
     /// The records give the method's signatures too ([`RecordMethod::SIGNS`]).
     pub signs: bool,
 }
 
 impl Records {
-    /// The records of method type `M`, written to its rows' table.
+    /// The records of method type `M`, the rows of its rows' table.
     const fn of<M: RecordMethod + FromMethodsConfig>() -> Records {
-        Records { table: M::Rows::TABLE, open: open_records::<M>, signs: M::SIGNS }
+        Records { table: M::Rows::TABLE, build: build_records::<M>, signs: M::SIGNS }
     }
 }
 
@@ -180,39 +181,57 @@ impl FromMethodsConfig for shingles::MinHash {
     }
 }
 
-/// A method's records table being written by one run of `signatures`,
-/// whatever the method and its rows' type.
-pub trait RecordSink {
-    /// Appends the records of `docs`; returns their signatures, if the
-    /// records give them (one list per document), else nothing.
-    fn write(&mut self, docs: &[DocView<'_>]) -> Result<Vec<Vec<Signature>>>;
+/// A method's records being made by one run of `signatures`, whatever the
+/// method and its rows' type: rows built in memory and handed out as Arrow
+/// batches, which the stage writes to the method's table.
+pub trait RecordRows {
+    /// Computes the records of `docs` (in parallel) and appends their rows
+    /// in document order; each time a document leaves `batch_rows` rows or
+    /// more pending, hands them to `write` as one batch, so that a chunk's
+    /// rows are never all held at once. Returns the documents' signatures,
+    /// if the records give them (one list per document), else nothing.
+    fn append(
+        &mut self,
+        docs: &[DocView<'_>],
+        batch_rows: usize,
+        write: &mut dyn FnMut(RecordBatch) -> Result<()>,
+    ) -> Result<Vec<Vec<Signature>>>;
 
-    /// Writes what is pending and publishes the table; returns its rows.
-    fn commit(self: Box<Self>) -> Result<u64>;
+    /// The rows still pending, as one batch (empty when none are).
+    fn rest(&mut self) -> Result<RecordBatch>;
 }
 
-/// A [`RecordMethod`] and its open table.
+/// A [`RecordMethod`] and its pending rows.
 struct Recording<M: RecordMethod> {
     method: M,
-    out: TableOutput<M::Rows>,
+    rows: M::Rows,
 }
 
-impl<M: RecordMethod> RecordSink for Recording<M> {
-    fn write(&mut self, docs: &[DocView<'_>]) -> Result<Vec<Vec<Signature>>> {
-        self.method.write_records(docs, &mut self.out)
+impl<M: RecordMethod> RecordRows for Recording<M> {
+    fn append(
+        &mut self,
+        docs: &[DocView<'_>],
+        batch_rows: usize,
+        write: &mut dyn FnMut(RecordBatch) -> Result<()>,
+    ) -> Result<Vec<Vec<Signature>>> {
+        let method = &self.method;
+        let per_doc: Vec<M::Records> = docs.par_iter().map(|d| method.records(d)).collect();
+        for (doc, records) in docs.iter().zip(&per_doc) {
+            method.append(doc, records, &mut self.rows);
+            if self.rows.len() >= batch_rows {
+                write(self.rows.finish()?)?;
+            }
+        }
+        Ok(if M::SIGNS { per_doc.iter().map(|r| method.signatures(r)).collect() } else { Vec::new() })
     }
 
-    fn commit(self: Box<Self>) -> Result<u64> {
-        self.out.commit()
+    fn rest(&mut self) -> Result<RecordBatch> {
+        self.rows.finish()
     }
 }
 
-fn open_records<M: RecordMethod + FromMethodsConfig>(
-    cfg: &MethodsConfig,
-    out_dir: &Path,
-    shard: Shard,
-) -> Result<Box<dyn RecordSink>> {
-    Ok(Box::new(Recording { method: M::from_config(cfg), out: TableOutput::<M::Rows>::for_shard(out_dir, shard)? }))
+fn build_records<M: RecordMethod + FromMethodsConfig>(cfg: &MethodsConfig) -> Box<dyn RecordRows> {
+    Box::new(Recording { method: M::from_config(cfg), rows: M::Rows::default() })
 }
 
 /// Where a method's candidate edges come from. Every edge view gives
@@ -242,7 +261,7 @@ pub enum SqlJob {
     /// `schemas/`) and read back: for results the later jobs read more
     /// than once, since DataFusion inlines a view at every use (a
     /// self-join of a view computes it twice).
-    Table(&'static str, MethodJob),
+    Table(Table, MethodJob),
 }
 
 /// A SQL job that belongs to one method, named as plain data: the registry
@@ -281,7 +300,8 @@ impl SqlJob {
     /// The view's or table's name.
     pub fn name(&self) -> &'static str {
         match self {
-            SqlJob::View(name, _) | SqlJob::Table(name, _) => name,
+            SqlJob::View(name, _) => name,
+            SqlJob::Table(table, _) => table.name(),
         }
     }
 }
@@ -405,8 +425,8 @@ pub static METHODS: &[MethodSpec] = &[
         edges: Edges::Sql {
             jobs: &[
                 SqlJob::View("a11_shingles", MethodJob::A11Shingles),
-                SqlJob::Table("a11_chains", MethodJob::A11Chains),
-                SqlJob::Table("a11_pairs", MethodJob::A11Pairs),
+                SqlJob::Table(a11_chains::NAME, MethodJob::A11Chains),
+                SqlJob::Table(a11_pairs::NAME, MethodJob::A11Pairs),
                 SqlJob::View("a11_edges", MethodJob::A11Edges),
                 SqlJob::View("a11_groups", MethodJob::A11Groups),
             ],
@@ -417,7 +437,7 @@ pub static METHODS: &[MethodSpec] = &[
         history_keys: Some(HistoryKeys {
             sql: MethodJob::A11Keys,
             night: Some(MethodJob::A11RareShingles),
-            kept: "shingles",
+            kept: shingles_table::NAME,
         }),
         includes_comparison: true,
         sql_params: |c| {
@@ -439,7 +459,7 @@ pub static METHODS: &[MethodSpec] = &[
             edges: "a12_edges",
             groups: Some("a12_groups"),
         },
-        history_keys: Some(HistoryKeys { sql: MethodJob::A12Keys, night: None, kept: "a12_records" }),
+        history_keys: Some(HistoryKeys { sql: MethodJob::A12Keys, night: None, kept: a12_records::NAME }),
         sql_params: |c| {
             vec![("ratio", format!("{:?}", c.chain_ratio)), ("num_ratio", format!("{:?}", c.a12.num_ratio))]
         },
@@ -647,19 +667,21 @@ pub fn lists_read(ids: &[String], cfg: &MethodsConfig) -> ListsRead {
 
 /// The tables the methods' own SQL writes in the candidates stage
 /// ([`SqlJob::Table`]), in registry order.
-pub fn sql_tables() -> impl Iterator<Item = &'static str> {
+pub fn sql_tables() -> impl Iterator<Item = Table> {
     METHODS
         .iter()
         .flat_map(|m| match &m.edges {
             Edges::Sql { jobs, .. } => jobs.iter(),
             _ => [].iter(),
         })
-        .filter(|job| matches!(job, SqlJob::Table(..)))
-        .map(SqlJob::name)
+        .filter_map(|job| match job {
+            SqlJob::Table(table, _) => Some(*table),
+            SqlJob::View(..) => None,
+        })
 }
 
 /// The tables of per-document records of every method, in registry order.
-pub fn record_tables() -> impl Iterator<Item = &'static str> {
+pub fn record_tables() -> impl Iterator<Item = Table> {
     METHODS.iter().filter_map(|m| m.records.as_ref().map(|r| r.table))
 }
 
@@ -798,15 +820,7 @@ mod tests {
                     let names: Vec<&str> = jobs.iter().map(SqlJob::name).collect();
                     assert!(names.contains(edges), "{}: edge view {edges} is not among its views", m.id);
                     assert!(groups.is_none_or(|g| names.contains(&g)), "{}: group view is not among its views", m.id);
-                    for job in *jobs {
-                        if let SqlJob::Table(table, _) = job {
-                            assert!(crate::tables::schema::table_names().any(|t| t == *table), "{table}: no schema");
-                        }
-                    }
                 }
-            }
-            if let Some(r) = &m.records {
-                assert!(crate::tables::schema::table_names().any(|t| t == r.table), "{}: no schema", r.table);
             }
             // History keys read the method's own table.
             if let Some(keys) = &m.history_keys {
@@ -816,6 +830,74 @@ mod tests {
         }
         assert_eq!(ids().iter().map(|s| s.to_string()).collect::<Vec<_>>(), config.enabled);
         assert_eq!(comparing_methods().collect::<Vec<_>>(), ["a11"]);
+    }
+
+    /// A method's records leave the method as batches of its table's
+    /// schema, in document order: one each time a document leaves
+    /// `batch_rows` rows pending, the rest at the end. The method opens no
+    /// table (the `signatures` stage writes the batches), and minhash's
+    /// records give its signatures, the bands of each document's sketch.
+    #[test]
+    fn records_are_rows_in_document_order_handed_out_in_batches() {
+        let cfg = MethodsConfig::default();
+        let texts = [
+            "harbor lantern meadow orchard pebble quartz ribbon saddle timber velvet walnut zephyr",
+            "anchor bramble cobalt dune ember fjord glacier hollow inlet juniper kelp lagoon",
+            "",
+            "marble nectar obsidian prairie quiver russet sorrel tundra umber willow yarrow zinnia",
+        ];
+        let normalizer = crate::text::Normalizer::new(&crate::text::settings::TextConfig::default());
+        let tokenized: Vec<crate::text::Tokenized> = texts.iter().map(|t| normalizer.tokenize(t, "en")).collect();
+        let docs: Vec<DocView> = tokenized
+            .iter()
+            .enumerate()
+            .map(|(i, t)| DocView {
+                doc_id: 10 + i as u64,
+                terms: crate::methods::leaked(&t.terms),
+                sentence_ends: &t.sentence_ends,
+                ..DocView::default()
+            })
+            .collect();
+
+        let width = cfg.shingles.shingle_width;
+        let a11 = spec("a11").and_then(|m| m.records.as_ref()).unwrap();
+        assert_eq!(a11.table, crate::tables::columns::shingles::NAME);
+        let mut rows = (a11.build)(&cfg);
+        let mut batches = Vec::new();
+        let signatures = rows
+            .append(&docs, 4, &mut |b| {
+                batches.push(b);
+                Ok(())
+            })
+            .unwrap();
+        assert!(signatures.is_empty(), "a11's records give no signatures");
+        let handed_out = batches.len();
+        batches.push(rows.rest().unwrap());
+        assert!(handed_out >= 2, "{handed_out} batches before the rest");
+        assert!(batches[..handed_out].iter().all(|b| b.num_rows() >= 4));
+        let shingles_schema = crate::tables::schema::arrow_schema("shingles");
+        assert!(batches.iter().all(|b| b.schema() == shingles_schema));
+        let doc_ids: Vec<u64> = batches
+            .iter()
+            .flat_map(|b| crate::tables::columns::shingles::doc_id(b).unwrap().values().to_vec())
+            .collect();
+        let expected: Vec<u64> = docs
+            .iter()
+            .flat_map(|d| std::iter::repeat_n(d.doc_id, shingles::distinct_shingles(d.terms, width).len()))
+            .collect();
+        assert_eq!(doc_ids, expected);
+
+        let minhash = spec("minhash").and_then(|m| m.records.as_ref()).unwrap();
+        let mut rows = (minhash.build)(&cfg);
+        let signatures = rows.append(&docs, usize::MAX, &mut |_| panic!("no batch is full")).unwrap();
+        let method = shingles::MinHash::new(&cfg.minhash);
+        let bands: Vec<Vec<Signature>> =
+            docs.iter().map(|d| method.sketch(d.terms).map(|s| method.bands(&s)).unwrap_or_default()).collect();
+        assert_eq!(signatures, bands);
+        assert!(signatures[2].is_empty() && !signatures[0].is_empty());
+        let sketched = docs.iter().filter(|d| method.sketch(d.terms).is_some()).count();
+        assert_eq!(sketched, 3, "every document with terms has a sketch");
+        assert_eq!(rows.rest().unwrap().num_rows(), sketched * cfg.minhash.functions);
     }
 
     #[test]

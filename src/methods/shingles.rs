@@ -22,9 +22,6 @@ use super::{DocView, Signature, SignatureMethod};
 use crate::methods::traits::FamilySettings;
 use crate::settings::Problems;
 use crate::tables::columns::sketches;
-use crate::tables::write::TableOutput;
-use anyhow::Result;
-use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -191,25 +188,25 @@ impl MinHash {
 /// bands of each sketch, hashed, as the method's signatures.
 impl RecordMethod for MinHash {
     type Rows = sketches::Rows;
+    /// The document's sketch; none for a document without a shingle.
+    type Records = Option<Vec<u64>>;
     const SIGNS: bool = true;
 
-    fn write_records(
-        &self,
-        docs: &[DocView<'_>],
-        out: &mut TableOutput<sketches::Rows>,
-    ) -> Result<Vec<Vec<Signature>>> {
-        let sketches: Vec<Option<Vec<u64>>> = docs.par_iter().map(|d| self.sketch(d.terms)).collect();
-        for (d, s) in docs.iter().zip(&sketches) {
-            for (position, minimum) in s.iter().flatten().enumerate() {
-                out.push(|b| {
-                    b.doc_id.append_value(d.doc_id);
-                    // A sketch of 2^32 minima would not fit in memory to begin with.
-                    b.position.append_value(position as u32);
-                    b.minimum.append_value(*minimum);
-                })?;
-            }
+    fn records(&self, doc: &DocView<'_>) -> Option<Vec<u64>> {
+        self.sketch(doc.terms)
+    }
+
+    fn append(&self, doc: &DocView<'_>, sketch: &Option<Vec<u64>>, rows: &mut sketches::Rows) {
+        for (position, minimum) in sketch.iter().flatten().enumerate() {
+            rows.doc_id.append_value(doc.doc_id);
+            // A sketch of 2^32 minima would not fit in memory to begin with.
+            rows.position.append_value(position as u32);
+            rows.minimum.append_value(*minimum);
         }
-        Ok(sketches.iter().map(|s| s.as_deref().map(|s| self.bands(s)).unwrap_or_default()).collect())
+    }
+
+    fn signatures(&self, sketch: &Option<Vec<u64>>) -> Vec<Signature> {
+        sketch.as_deref().map(|s| self.bands(s)).unwrap_or_default()
     }
 }
 

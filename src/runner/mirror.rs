@@ -32,6 +32,7 @@ use crate::tables::manifest::{self as manifests, Manifest};
 use crate::tables::shard::Shard;
 use crate::tables::write;
 use crate::tables::write::MANIFEST_DIR;
+use crate::tables::Table;
 
 /// An output folder in an object store and its local cache.
 pub struct RemoteOut {
@@ -64,15 +65,15 @@ impl RemoteOut {
     /// the tables in `reads` as committed by all tasks, and the tables in
     /// `writes` as committed by task `shard` of `stage` (its own earlier
     /// output). Returns the number of objects downloaded.
-    pub fn pull(&self, reads: &[&str], stage: &str, writes: &[&str], shard: Shard) -> Result<usize> {
+    pub fn pull(&self, reads: &[Table], stage: &str, writes: &[Table], shard: Shard) -> Result<usize> {
         let manifests = self.pull_manifests()?;
         let own = crate::tables::shard::manifest_file_name(stage, shard);
         let mut downloaded = 0;
         for table in reads {
-            downloaded += self.pull_table(table, &manifests, None)?;
+            downloaded += self.pull_table(table.name(), &manifests, None)?;
         }
         for table in writes.iter().filter(|t| !reads.contains(t)) {
-            downloaded += self.pull_table(table, &manifests, Some((&own, shard)))?;
+            downloaded += self.pull_table(table.name(), &manifests, Some((&own, shard)))?;
         }
         Ok(downloaded)
     }
@@ -92,7 +93,7 @@ impl RemoteOut {
     /// Commits what task `shard` of `stage` just wrote into the cache: the
     /// files of its parts of `tables`, then its manifest, then removes what
     /// that replaced (see the module doc). Returns the objects uploaded.
-    pub fn push(&self, stage: &str, tables: &[&str], shard: Shard) -> Result<usize> {
+    pub fn push(&self, stage: &str, tables: &[Table], shard: Shard) -> Result<usize> {
         let manifest_path = manifests::manifest_path(&self.cache, stage, shard);
         let mut manifest = manifests::read_manifest_file(&manifest_path)
             .with_context(|| format!("stage {stage} left no manifest at {}", manifest_path.display()))?;
@@ -100,7 +101,7 @@ impl RemoteOut {
         manifest.objects.clear();
         let mut uploaded = 0;
         for table in tables {
-            let dir = self.cache.join(table);
+            let dir = self.cache.join(table.name());
             let mut names = Vec::new();
             for file in own_files(&dir, shard)? {
                 if is_committed_name(&file) {

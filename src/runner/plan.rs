@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::stages::stage::{MissingInput, RunContext, Stage};
 use crate::tables::manifest::{completion, Completion, Manifest};
 use crate::tables::shard::Shard;
+use crate::tables::Table;
 
 /// What the tables of one task of a stage would depend on if it ran now,
 /// and the fingerprint of it all: compared with a manifest's, it tells
@@ -58,7 +59,7 @@ impl Plan {
             .outputs(&ctx.config)
             .iter()
             .flat_map(|t| {
-                crate::tables::schema::arrow_schema(t)
+                crate::tables::schema::arrow_schema(t.name())
                     .fields()
                     .iter()
                     .map(|f| format!("{t}.{} {}", f.name(), f.data_type()))
@@ -110,7 +111,7 @@ impl Plan {
 }
 
 /// The stage that writes `table` ("?" for a table no stage writes).
-pub fn maker_of<'a>(table: &str, all: &'a [Box<dyn Stage>], config: &Config) -> &'a str {
+pub fn maker_of<'a>(table: Table, all: &'a [Box<dyn Stage>], config: &Config) -> &'a str {
     all.iter().find(|s| s.outputs(config).contains(&table)).map(|s| s.name()).unwrap_or("?")
 }
 

@@ -38,7 +38,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     crate::runner::leftovers::remove_left_by_dead_runs(&ctx.out);
     for table in stage.inputs() {
         let maker = maker_of(table, all, &ctx.config);
-        if !table_exists(&ctx.out, table) {
+        if !table_exists(&ctx.out, table.name()) {
             return Err(MissingInput(format!(
                 "stage {} needs table `{table}`, which is missing under {}; run `pipeline run --stage {maker}` first (or `--stage all`)",
                 stage.name(),
@@ -46,7 +46,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
             ))
             .into());
         }
-        crate::tables::write::check_table_schema(&ctx.out, table).with_context(|| {
+        crate::tables::write::check_table_schema(&ctx.out, table.name()).with_context(|| {
             format!(
                 "stage {} cannot read its input; rerun the stage that writes it: `pipeline run --stage {maker} --force`",
                 stage.name()
@@ -56,7 +56,7 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
     let plan = Plan::of(stage, all, ctx, shard)?;
     if !force {
         if let Some(m) = read_manifest_file(&manifest_path(&ctx.out, stage.name(), shard)) {
-            let outputs_present = stage.outputs(&ctx.config).iter().all(|t| table_exists(&ctx.out, t));
+            let outputs_present = stage.outputs(&ctx.config).iter().all(|t| table_exists(&ctx.out, t.name()));
             if m.fingerprint == plan.fingerprint && outputs_present {
                 tracing::info!(stage = stage.name(), "up to date, skipped (use --force to rerun)");
                 return Ok(StageOutcome::UpToDate);

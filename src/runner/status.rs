@@ -150,15 +150,19 @@ fn stage_status(
         line.ran_at_unix = Some(merged.started_at_unix);
     }
     let outputs = stage.outputs(&ctx.config);
-    if let Some(table) = outputs.iter().find(|t| !tasks.iter().all(|m| tables.present(&ctx.out, m, t))) {
+    if let Some(table) = outputs.iter().find(|t| !tasks.iter().all(|m| tables.present(&ctx.out, m, t.name()))) {
         line.state = State::Missing { reason: format!("table `{table}` is gone") };
         return line;
     }
     let mut reasons: Vec<String> = Vec::new();
     // An input whose maker will rerun changes under this stage, whatever
     // its manifest says today.
-    let upstream: BTreeSet<&str> =
-        stage.inputs().iter().map(|t| maker_of(t, all, &ctx.config)).filter(|m| not_up_to_date.contains(m)).collect();
+    let upstream: BTreeSet<&str> = stage
+        .inputs()
+        .into_iter()
+        .map(|t| maker_of(t, all, &ctx.config))
+        .filter(|m| not_up_to_date.contains(m))
+        .collect();
     reasons.extend(upstream.iter().map(|m| format!("stage {m} is not up to date")));
     for task in &tasks {
         let shard: Shard = task.shard.parse().unwrap_or(Shard::WHOLE);

@@ -23,6 +23,7 @@ use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{blocks, documents};
 use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 use crate::text::boilerplate::{distinct_block_keys, host_of};
 
 /// The blocks stage.
@@ -32,11 +33,11 @@ impl Stage for Blocks {
     fn name(&self) -> &'static str {
         "blocks"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![documents::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["blocks"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![blocks::NAME]
     }
     fn config_section(&self, _: &Config) -> Value {
         // What a block is (a folded line) is fixed; which blocks are

@@ -13,9 +13,10 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
-use crate::tables::columns::boilerplate;
+use crate::tables::columns::{blocks, boilerplate};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
+use crate::tables::Table;
 use crate::text::boilerplate::Boilerplate as TemplateLines;
 
 /// The boilerplate stage.
@@ -25,11 +26,11 @@ impl Stage for Boilerplate {
     fn name(&self) -> &'static str {
         "boilerplate"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["blocks"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![blocks::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["boilerplate"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![boilerplate::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"boilerplate": config.boilerplate})

@@ -25,9 +25,10 @@ use serde_json::{json, Value};
 
 use crate::config::{Config, MarkRule};
 use crate::stages::stage::{MissingInput, RunContext, Stage};
-use crate::tables::columns::{crawl_clusters, decisions, repeats};
+use crate::tables::columns::{clusters, crawl_clusters, decisions, documents, exact_copies, repeats, tokens};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
+use crate::tables::Table;
 
 /// The decisions counter of the night's pages removed as repeats of an
 /// earlier crawl (reason `repeat`), for the summary line.
@@ -50,11 +51,11 @@ impl Stage for Decide {
     fn name(&self) -> &'static str {
         NAME
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents", "clusters", "tokens", "exact_copies"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![documents::NAME, clusters::NAME, tokens::NAME, exact_copies::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![decisions::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![decisions::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"dedup": config.dedup})

@@ -28,9 +28,10 @@ use crate::methods::term_ids::TermIds;
 use crate::methods::TokenParts;
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::tokens::read::{TokenChunks, CHUNK_DOCS};
-use crate::tables::columns::descr_sample;
+use crate::tables::columns::{corpus_stats, descr_sample, df, exact_copies, tokens};
 use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 
 /// The descr_sample stage.
 pub struct DescrSample;
@@ -39,11 +40,11 @@ impl Stage for DescrSample {
     fn name(&self) -> &'static str {
         "descr_sample"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "exact_copies", "df", "corpus_stats"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME, exact_copies::NAME, df::NAME, corpus_stats::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![descr_sample::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![descr_sample::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})

@@ -58,10 +58,14 @@ use crate::evaluate::settings::{Pool, POOL_ALL};
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::{load_candidate_methods, load_verification_texts_of};
 use crate::tables::column;
-use crate::tables::columns::{gold_clusters, gold_pairs, gold_quality, method_overlap, method_quality};
+use crate::tables::columns::{
+    candidates, clusters, documents, duplicates, exact_copies, exact_groups, failed_pairs, gold_clusters, gold_pairs,
+    gold_quality, method_overlap, method_quality, tokens,
+};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::{TableOutput, TableWriter};
+use crate::tables::Table;
 use crate::verify::compare::{compare, Doc, Outcome, OutcomeCounts};
 
 /// The evaluate stage.
@@ -71,20 +75,20 @@ impl Stage for Evaluate {
     fn name(&self) -> &'static str {
         "evaluate"
     }
-    fn inputs(&self) -> Vec<&'static str> {
+    fn inputs(&self) -> Vec<Table> {
         vec![
-            "documents",
-            "tokens",
-            "candidates",
-            "duplicates",
-            "failed_pairs",
-            "clusters",
-            "exact_copies",
-            "exact_groups",
+            documents::NAME,
+            tokens::NAME,
+            candidates::NAME,
+            duplicates::NAME,
+            failed_pairs::NAME,
+            clusters::NAME,
+            exact_copies::NAME,
+            exact_groups::NAME,
         ]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["method_quality", "method_overlap", "gold_pairs", "gold_clusters", "gold_quality"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![method_quality::NAME, method_overlap::NAME, gold_pairs::NAME, gold_clusters::NAME, gold_quality::NAME]
     }
     fn runs_sql_on_engine(&self) -> bool {
         true

@@ -20,27 +20,23 @@ use serde_json::{json, Value};
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
+use crate::tables::columns::{documents, exact_copies, exact_groups, tokens};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{count, run_into_table, substitute};
+use crate::tables::Table;
 
 /// The exact stage.
 pub struct Exact;
-
-/// The table of the members of exact groups that are not first.
-pub const COPIES: &str = crate::tables::columns::exact_copies::TABLE;
-
-/// The table of the exact groups.
-pub const GROUPS: &str = "exact_groups";
 
 impl Stage for Exact {
     fn name(&self) -> &'static str {
         "exact"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "documents"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME, documents::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![COPIES, GROUPS]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![exact_copies::NAME, exact_groups::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         // The first of a group is the first in the keep order.
@@ -61,11 +57,13 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         &crate::stages::verify::keep_order::keep_params(&ctx.config.dedup),
     );
     let session = ctx.sql_stage_session().await?;
-    report.rows.insert(COPIES.into(), run_into_table(&session, &ctx.out, COPIES, &copies).await?);
+    let rows = run_into_table(&session, &ctx.out, exact_copies::TABLE, &copies).await?;
+    report.rows.insert(exact_copies::TABLE.into(), rows);
     // A new session sees the table just written.
     let session = ctx.sql_stage_session().await?;
     let groups = include_str!("../../jobs/exact_groups.sql");
-    report.rows.insert(GROUPS.into(), run_into_table(&session, &ctx.out, GROUPS, groups).await?);
+    let rows = run_into_table(&session, &ctx.out, exact_groups::TABLE, groups).await?;
+    report.rows.insert(exact_groups::TABLE.into(), rows);
     let written = ctx.session().await?;
     let largest = count(&written, "SELECT COALESCE(MAX(documents), 0) AS n FROM exact_groups").await?;
     report.counters.insert("largest_exact_group".into(), largest);

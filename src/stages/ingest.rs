@@ -27,6 +27,7 @@ use crate::tables::manifest::StageReport;
 use crate::tables::schema::arrow_schema;
 use crate::tables::shard::Shard;
 use crate::tables::write::{PartWriter, TableDir};
+use crate::tables::Table;
 
 /// The ingest stage.
 pub struct Ingest;
@@ -38,11 +39,11 @@ impl Stage for Ingest {
     fn name(&self) -> &'static str {
         "ingest"
     }
-    fn inputs(&self) -> Vec<&'static str> {
+    fn inputs(&self) -> Vec<Table> {
         vec![]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["documents", "revisits", "rejects", "ingest_files"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![documents::NAME, revisits::NAME, rejects::NAME, ingest_files::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         serde_json::to_value(&config.ingest).unwrap_or(Value::Null)

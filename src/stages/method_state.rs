@@ -28,10 +28,11 @@ use crate::methods::registry::{self, StateSource};
 use crate::methods::StateRow;
 use crate::stages::descr_sample::SampleReader;
 use crate::stages::stage::{RunContext, Stage};
-use crate::tables::columns::method_state;
+use crate::tables::columns::{corpus_stats, descr_sample, df, method_state};
 use crate::tables::manifest::StageReport;
 use crate::tables::shard::Shard;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 
 /// The method_state stage.
 pub struct MethodState;
@@ -40,11 +41,11 @@ impl Stage for MethodState {
     fn name(&self) -> &'static str {
         "method_state"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["descr_sample", "df", "corpus_stats"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![descr_sample::NAME, df::NAME, corpus_stats::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![method_state::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![method_state::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})

@@ -71,3 +71,31 @@ pub fn history_phase(with_history: bool) -> Vec<&'static str> {
     let following = history::FOLLOWING.into_iter().filter(|_| with_history);
     own.chain(following).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every table a stage reads is written by a stage before it in run
+    /// order, with and without the history: the types make every name one
+    /// with a schema, this makes it one that some stage writes in time (a
+    /// stage reading a table written later, or by no stage, would never
+    /// find its input).
+    #[test]
+    fn every_input_is_written_by_an_earlier_stage() {
+        let config = crate::config::Config::default();
+        for with_history in [false, true] {
+            let mut written = std::collections::BTreeSet::new();
+            for stage in in_run_order(with_history) {
+                for table in stage.inputs() {
+                    assert!(
+                        written.contains(&table),
+                        "stage {} reads `{table}`, which no earlier stage writes (history: {with_history})",
+                        stage.name()
+                    );
+                }
+                written.extend(stage.outputs(&config));
+            }
+        }
+    }
+}

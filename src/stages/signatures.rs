@@ -31,9 +31,10 @@ use crate::methods::TokenParts;
 use crate::methods::{DocView, Signature};
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::tokens::read::{TokenChunks, CHUNK_DOCS};
-use crate::tables::columns::signatures;
+use crate::tables::columns::{corpus_stats, df, exact_copies, method_state, signatures, tokens};
 use crate::tables::manifest::StageReport;
-use crate::tables::write::{TableOutput, TableWriter};
+use crate::tables::write::{TableOutput, TableWriter, BATCH_ROWS};
+use crate::tables::Table;
 use std::collections::BTreeMap;
 
 /// The signatures stage.
@@ -43,11 +44,11 @@ impl Stage for Signatures {
     fn name(&self) -> &'static str {
         "signatures"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "exact_copies", "df", "corpus_stats", "method_state"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME, exact_copies::NAME, df::NAME, corpus_stats::NAME, method_state::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        std::iter::once("signatures").chain(registry::record_tables()).collect()
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        std::iter::once(signatures::NAME).chain(registry::record_tables()).collect()
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})
@@ -89,10 +90,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let mut empty_records = Vec::new();
     for m in registry::METHODS {
         if let Some(r) = &m.records {
+            let writer = TableWriter::for_shard(&ctx.out, r.table.name(), ctx.shard)?;
             if config.methods.is_enabled(m.id) {
-                records.push((m.id, r.table, (r.open)(&config.methods, &ctx.out, ctx.shard)?));
+                records.push(RecordTable { id: m.id, table: r.table, rows: (r.build)(&config.methods), writer });
             } else {
-                empty_records.push((r.table, TableWriter::for_shard(&ctx.out, r.table, ctx.shard)?));
+                empty_records.push((r.table, writer));
             }
         }
     }
@@ -123,12 +125,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             *spent_ms.entry(format!("{}_sign_ms", method.id())).or_default() += started.elapsed().as_millis() as u64;
             write_signatures(&mut signature_table, method.id(), &docs, &per_doc, &mut signed)?;
         }
-        for (id, _, sink) in &mut records {
+        for table in &mut records {
             let started = std::time::Instant::now();
-            let per_doc = sink.write(&docs)?;
-            *spent_ms.entry(format!("{id}_records_ms")).or_default() += started.elapsed().as_millis() as u64;
+            let per_doc = table.append(&docs)?;
+            *spent_ms.entry(format!("{}_records_ms", table.id)).or_default() += started.elapsed().as_millis() as u64;
             if !per_doc.is_empty() {
-                write_signatures(&mut signature_table, id, &docs, &per_doc, &mut signed)?;
+                write_signatures(&mut signature_table, table.id, &docs, &per_doc, &mut signed)?;
             }
         }
         progress.inc(docs.len() as u64);
@@ -140,13 +142,40 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     }
     report.counters.extend(spent_ms);
     report.rows.insert(signatures::TABLE.into(), signature_table.commit()?);
-    for (_, table, sink) in records {
-        report.rows.insert(table.into(), sink.commit()?);
+    for table in records {
+        report.rows.insert(table.table.to_string(), table.commit()?);
     }
     for (table, writer) in empty_records {
-        report.rows.insert(table.into(), writer.commit()?);
+        report.rows.insert(table.to_string(), writer.commit()?);
     }
     Ok(report)
+}
+
+/// An enabled method's records table being written by this task: the
+/// method making its rows in memory ([`registry::RecordRows`]) and the
+/// writer of the task's part of its table. The method only computes; the
+/// table is written here.
+struct RecordTable {
+    id: &'static str,
+    table: Table,
+    rows: Box<dyn registry::RecordRows>,
+    writer: TableWriter,
+}
+
+impl RecordTable {
+    /// Appends the records of `docs`, writing a batch whenever
+    /// [`BATCH_ROWS`] rows are pending; returns the documents' signatures
+    /// if the records give them.
+    fn append(&mut self, docs: &[DocView<'_>]) -> Result<Vec<Vec<Signature>>> {
+        let writer = &mut self.writer;
+        self.rows.append(docs, BATCH_ROWS, &mut |batch: arrow::array::RecordBatch| writer.write(&batch))
+    }
+
+    /// Writes the pending rows and publishes the table; returns its rows.
+    fn commit(mut self) -> Result<u64> {
+        self.writer.write(&self.rows.rest()?)?;
+        self.writer.commit()
+    }
 }
 
 /// Appends method `id`'s signatures of `docs` (one list per document) to

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use crate::config::Config;
 pub use crate::tables::manifest::StageReport;
 use crate::tables::shard::Shard;
+use crate::tables::Table;
 
 /// Everything a stage may read while it runs.
 pub struct RunContext {
@@ -162,10 +163,11 @@ impl std::error::Error for UsageError {}
 pub trait Stage {
     /// Name used by `--stage` and for the manifest file.
     fn name(&self) -> &'static str;
-    /// Tables this stage reads (each made by an earlier stage).
-    fn inputs(&self) -> Vec<&'static str>;
+    /// Tables this stage reads (each made by an earlier stage), typed: a
+    /// name without a schema file does not compile.
+    fn inputs(&self) -> Vec<Table>;
     /// Tables this stage writes.
-    fn outputs(&self, config: &Config) -> Vec<&'static str>;
+    fn outputs(&self, config: &Config) -> Vec<Table>;
     /// The part of the configuration the outputs depend on.
     fn config_section(&self, config: &Config) -> Value;
     /// Extra inputs outside the output folder (ingest: the archive files).

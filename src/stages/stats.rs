@@ -20,8 +20,9 @@ use crate::config::Config;
 use crate::methods::registry;
 use crate::methods::{CorpusStats, TermStats};
 use crate::stages::stage::{RunContext, Stage};
-use crate::tables::columns::{corpus_stats, df};
+use crate::tables::columns::{corpus_stats, df, exact_copies, tokens};
 use crate::tables::manifest::StageReport;
+use crate::tables::Table;
 
 /// The stats stage.
 pub struct Stats;
@@ -30,11 +31,11 @@ impl Stage for Stats {
     fn name(&self) -> &'static str {
         "stats"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "exact_copies"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME, exact_copies::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["df", "corpus_stats"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![df::NAME, corpus_stats::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})

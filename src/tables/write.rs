@@ -38,7 +38,7 @@ pub const ROW_GROUP_BYTES: usize = 32 << 20;
 /// columns as typed builders, named as in its schema file.
 pub trait Rows: Default {
     /// The table the rows belong to.
-    const TABLE: &'static str;
+    const TABLE: crate::tables::Table;
 
     /// Rows appended since the last [`Rows::finish`].
     fn len(&self) -> usize;
@@ -56,7 +56,7 @@ pub trait Rows: Default {
     /// error here, not a shifted table.
     fn finish(&mut self) -> Result<RecordBatch> {
         let columns = self.finish_columns();
-        RecordBatch::try_new(schema::arrow_schema(Self::TABLE), columns)
+        RecordBatch::try_new(schema::arrow_schema(Self::TABLE.name()), columns)
             .with_context(|| format!("rows of table {}", Self::TABLE))
     }
 }
@@ -288,7 +288,7 @@ impl<R: Rows> TableOutput<R> {
     /// Starts writing `shard`'s part of the table (the whole table for
     /// [`Shard::WHOLE`]), schema from its schema file.
     pub fn for_shard(out_dir: &Path, shard: Shard) -> Result<TableOutput<R>> {
-        Ok(TableOutput { writer: TableWriter::for_shard(out_dir, R::TABLE, shard)?, rows: R::default() })
+        Ok(TableOutput { writer: TableWriter::for_shard(out_dir, R::TABLE.name(), shard)?, rows: R::default() })
     }
 
     /// Starts writing the whole table (a stage that is not sharded).

@@ -28,10 +28,11 @@ use crate::config::Config;
 use crate::methods::registry::{self, Edges, SqlJob};
 
 use crate::stages::stage::{RunContext, Stage};
-use crate::tables::columns::candidates;
+use crate::tables::columns::{candidates, hot_signatures, method_edges, method_pairs, signature_chains, signatures};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{register_table, run_into_table, run_parts_into_table, substitute};
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 
 /// The candidates stage.
 pub struct Candidates;
@@ -40,13 +41,13 @@ impl Stage for Candidates {
     fn name(&self) -> &'static str {
         "candidates"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        let mut tables = vec!["signatures", "method_pairs"];
+    fn inputs(&self) -> Vec<Table> {
+        let mut tables = vec![signatures::NAME, method_pairs::NAME];
         tables.extend(registry::record_tables());
         tables
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        let mut tables = vec!["candidates", "hot_signatures", SIGNATURE_CHAINS, METHOD_EDGES];
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        let mut tables = vec![candidates::NAME, hot_signatures::NAME, SIGNATURE_CHAINS, METHOD_EDGES];
         tables.extend(registry::sql_tables());
         tables
     }
@@ -69,7 +70,7 @@ impl Stage for Candidates {
 /// The chains of the signature groups (`jobs/signature_chains.sql`),
 /// written as a table: the chain walk reads them twice, and
 /// `signature_groups.sql` takes the long groups' sizes from them.
-const SIGNATURE_CHAINS: &str = "signature_chains";
+const SIGNATURE_CHAINS: Table = signature_chains::NAME;
 
 /// The table `candidates.sql` reads every method's edges from, a part per
 /// edge view, each written by its own query (see [`run_parts_into_table`]:
@@ -77,7 +78,7 @@ const SIGNATURE_CHAINS: &str = "signature_chains";
 /// groups' sorts and group-bys at once, each with a slice of the pool; at 8
 /// copies of the Javadoc crawl the stage's SQL took 67.5 CPU-s that way and
 /// 58.4 a view at a time, at 1 copy 5.8 and 5.7).
-const METHOD_EDGES: &str = "method_edges";
+const METHOD_EDGES: Table = method_edges::NAME;
 /// The columns of [`METHOD_EDGES`], as every edge view gives them.
 const EDGE_COLUMNS: &str = "method, doc_a, doc_b, strength, len_gap, score";
 /// The view of every method's groups over `max_group_size` (method, slot,
@@ -124,16 +125,16 @@ async fn run_edge_jobs(
                 session.register_table(view, df.into_view())?;
             }
             EdgeJob::Table(table, sql) => {
-                let rows = run_into_table(session, out, table, &substitute(sql, params)).await?;
-                register_table(session, &folder, table).await?;
+                let rows = run_into_table(session, out, table.name(), &substitute(sql, params)).await?;
+                register_table(session, &folder, table.name()).await?;
                 written.insert(table.to_string(), rows);
             }
         }
     }
     let parts: Vec<(&str, String)> =
         edge_views.iter().map(|v| (*v, format!("SELECT {EDGE_COLUMNS} FROM {v}"))).collect();
-    written.insert(METHOD_EDGES.to_string(), run_parts_into_table(session, out, METHOD_EDGES, &parts).await?);
-    register_table(session, &folder, METHOD_EDGES).await?;
+    written.insert(METHOD_EDGES.to_string(), run_parts_into_table(session, out, METHOD_EDGES.name(), &parts).await?);
+    register_table(session, &folder, METHOD_EDGES.name()).await?;
     let union: Vec<String> = group_views.iter().map(|v| format!("SELECT method, slot, sig, size FROM {v}")).collect();
     let df = session.sql(&union.join("\nUNION ALL\n")).await?;
     session.register_table(METHOD_HOT_GROUPS, df.into_view())?;
@@ -148,7 +149,7 @@ enum EdgeJob {
     /// Registered as a view ([`SqlJob::View`]).
     View(&'static str, &'static str),
     /// Written as a table and read back ([`SqlJob::Table`]).
-    Table(&'static str, &'static str),
+    Table(Table, &'static str),
 }
 
 impl From<SqlJob> for EdgeJob {

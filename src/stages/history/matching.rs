@@ -344,10 +344,10 @@ async fn register_keys(
     let mut past = vec!["SELECT method, slot, sig, doc_id, doc_len, crawl FROM history_signatures".to_string()];
     for m in registry::METHODS {
         let Some(keys) = &m.history_keys else { continue };
-        if !crate::tables::write::table_exists(out, keys.kept) {
+        if !crate::tables::write::table_exists(out, keys.kept.name()) {
             continue;
         }
-        crate::tables::write::check_table_schema(out, keys.kept)?;
+        crate::tables::write::check_table_schema(out, keys.kept.name())?;
         let records = match keys.night {
             Some(job) => {
                 let name = format!("night_{}", keys.kept);

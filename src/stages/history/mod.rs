@@ -29,7 +29,11 @@ use crate::history::History;
 use crate::methods::registry;
 use crate::stages::history::matching::{cluster_night, find_candidates, night_walk_params, verify_night};
 use crate::stages::stage::{HistoryRun, RunContext, Stage};
+use crate::tables::columns::{
+    clusters, crawl_clusters, documents, exact_copies, history_candidates, repeats, signatures, tokens,
+};
 use crate::tables::manifest::StageReport;
+use crate::tables::Table;
 
 pub mod append;
 pub mod matching;
@@ -70,11 +74,11 @@ impl Stage for HistoryCandidates {
     fn name(&self) -> &'static str {
         "history_candidates"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        ["signatures", "tokens", "exact_copies"].into_iter().chain(registry::record_tables()).collect()
+    fn inputs(&self) -> Vec<Table> {
+        [signatures::NAME, tokens::NAME, exact_copies::NAME].into_iter().chain(registry::record_tables()).collect()
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["history_candidates"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![history_candidates::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         let params: serde_json::Map<String, Value> = night_walk_params(config)
@@ -104,11 +108,11 @@ impl Stage for HistoryVerify {
     fn name(&self) -> &'static str {
         "history_verify"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["history_candidates", "documents", "tokens"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![history_candidates::NAME, documents::NAME, tokens::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["repeats"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![repeats::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify})
@@ -136,11 +140,11 @@ impl Stage for HistoryClusters {
     fn name(&self) -> &'static str {
         "history_clusters"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["repeats", "clusters", "documents"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![repeats::NAME, clusters::NAME, documents::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["crawl_clusters"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![crawl_clusters::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"dedup": config.dedup, "mark": config.history.mark})

@@ -21,6 +21,7 @@ use crate::tables::columns::{search_key_links, search_keys};
 use crate::tables::manifest::StageReport;
 use crate::tables::shard::Shard;
 use crate::tables::sql::{run_parts_into_shard, substitute};
+use crate::tables::Table;
 
 /// The search_groups stage.
 pub struct SearchGroups;
@@ -29,11 +30,11 @@ impl Stage for SearchGroups {
     fn name(&self) -> &'static str {
         "search_groups"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec![search_keys::TABLE]
+    fn inputs(&self) -> Vec<Table> {
+        vec![search_keys::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![search_key_links::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![search_key_links::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})

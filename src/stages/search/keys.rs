@@ -22,10 +22,11 @@ use crate::config::Config;
 use crate::methods::{registry, DocPasses, Encoded, KeyedSearch};
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::tokens::read::TokenPasses;
-use crate::tables::columns::{search_forms, search_keys};
+use crate::tables::columns::{exact_copies, search_forms, search_keys, tokens};
 use crate::tables::manifest::StageReport;
 use crate::tables::shard::Shard;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 
 /// The search_keys stage.
 pub struct SearchKeys;
@@ -34,11 +35,11 @@ impl Stage for SearchKeys {
     fn name(&self) -> &'static str {
         "search_keys"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["tokens", "exact_copies"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME, exact_copies::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![search_keys::TABLE, search_forms::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![search_keys::NAME, search_forms::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})

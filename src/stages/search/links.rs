@@ -16,6 +16,7 @@ use crate::stages::stage::{RunContext, Stage};
 use crate::tables::columns::{search_key_links, search_links};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_parts_into_table, substitute};
+use crate::tables::Table;
 
 /// The search_links stage.
 pub struct SearchLinks;
@@ -24,11 +25,11 @@ impl Stage for SearchLinks {
     fn name(&self) -> &'static str {
         "search_links"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec![search_key_links::TABLE]
+    fn inputs(&self) -> Vec<Table> {
+        vec![search_key_links::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![search_links::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![search_links::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods, "max_edges_per_document": config.candidates.max_edges_per_document})

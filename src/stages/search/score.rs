@@ -25,6 +25,7 @@ use crate::tables::columns::{method_pairs, search_forms, search_links};
 use crate::tables::manifest::StageReport;
 use crate::tables::shard::Shard;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 
 /// The search stage.
 pub struct Search;
@@ -33,11 +34,11 @@ impl Stage for Search {
     fn name(&self) -> &'static str {
         "search"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec![search_links::TABLE, search_forms::TABLE]
+    fn inputs(&self) -> Vec<Table> {
+        vec![search_links::NAME, search_forms::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![method_pairs::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![method_pairs::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"methods": config.methods})

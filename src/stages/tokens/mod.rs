@@ -28,9 +28,10 @@ use crate::config::Config;
 
 use crate::methods::registry::{self, ListsRead};
 use crate::stages::stage::{RunContext, Stage};
-use crate::tables::columns::{documents, tokens};
+use crate::tables::columns::{blocks, boilerplate, documents, tokens};
 use crate::tables::manifest::StageReport;
 use crate::tables::write::TableWriter;
+use crate::tables::Table;
 use crate::text::boilerplate::Stripped;
 use crate::text::{Normalizer, TokenBuffers};
 use crate::verify::digest::verification_digest;
@@ -43,11 +44,11 @@ impl Stage for Tokens {
     fn name(&self) -> &'static str {
         "tokens"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["documents", "blocks", "boilerplate"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![documents::NAME, blocks::NAME, boilerplate::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["tokens"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![tokens::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         // The lists written depend on the methods: enabling one that reads

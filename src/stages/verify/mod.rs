@@ -48,10 +48,11 @@ use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::{load_candidate_methods, register_doc_ids, spill_verification_texts};
 use crate::tables::column;
-use crate::tables::columns::{documents, duplicates, failed_pairs};
+use crate::tables::columns::{candidates, documents, duplicates, failed_pairs, tokens, verify_pairs};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::substitute;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 use crate::verify::compare::{held_bytes, Doc, Outcome, OutcomeCounts};
 use crate::verify::partners::{compare_partners, strength_order, PartnerVerdict, Rule};
 use crate::verify::spilled_texts::spilled_docs;
@@ -68,11 +69,11 @@ impl Stage for Verify {
     fn name(&self) -> &'static str {
         "verify"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["verify_pairs", "candidates", "documents", "tokens"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![verify_pairs::NAME, candidates::NAME, documents::NAME, tokens::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["duplicates", "failed_pairs"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![duplicates::NAME, failed_pairs::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify, "dedup": config.dedup})

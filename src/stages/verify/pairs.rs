@@ -15,10 +15,11 @@ use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::load_candidate_methods;
 use crate::stages::verify::keep_order::{keep_params, KEEP_ORDER};
-use crate::tables::columns::verify_pairs;
+use crate::tables::columns::{candidates, documents, verify_pairs};
 use crate::tables::manifest::StageReport;
 use crate::tables::sql::{run_into_table, substitute};
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 use crate::verify::candidate_methods::CandidateMethods;
 use crate::verify::settings::DedupConfig;
 
@@ -29,11 +30,11 @@ impl Stage for VerifyPairs {
     fn name(&self) -> &'static str {
         "verify_pairs"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["candidates", "documents"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![candidates::NAME, documents::NAME]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec![verify_pairs::TABLE]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![verify_pairs::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"dedup": config.dedup})

@@ -41,9 +41,12 @@ use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::{load_candidate_methods, spill_verification_texts};
 use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
-use crate::tables::columns::{clusters, placement_comparisons};
+use crate::tables::columns::{
+    candidates, clusters, duplicates, exact_copies, failed_pairs, placement_comparisons, tokens, verify_pairs,
+};
 use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
+use crate::tables::Table;
 use crate::verify::compare::compare;
 use crate::verify::placement::{Edge, EdgeVerdict, Rounds, Wanted};
 use crate::verify::spilled_texts::spilled_docs;
@@ -55,11 +58,18 @@ impl Stage for Place {
     fn name(&self) -> &'static str {
         "place"
     }
-    fn inputs(&self) -> Vec<&'static str> {
-        vec!["verify_pairs", "candidates", "tokens", "duplicates", "failed_pairs", "exact_copies"]
+    fn inputs(&self) -> Vec<Table> {
+        vec![
+            verify_pairs::NAME,
+            candidates::NAME,
+            tokens::NAME,
+            duplicates::NAME,
+            failed_pairs::NAME,
+            exact_copies::NAME,
+        ]
     }
-    fn outputs(&self, _: &Config) -> Vec<&'static str> {
-        vec!["clusters", "placement_comparisons"]
+    fn outputs(&self, _: &Config) -> Vec<Table> {
+        vec![clusters::NAME, placement_comparisons::NAME]
     }
     fn config_section(&self, config: &Config) -> Value {
         json!({"verify": config.verify, "dedup": config.dedup})
