@@ -176,7 +176,10 @@ fn a_json_run_says_where_it_is_and_what_it_removed(out: &Path, run: &std::proces
     }
     assert!(counts[2] > 0, "the sample has duplicates: {summary}");
     assert_eq!(summary["repeats"], Value::Null);
-    let ingest = query_numbers(out, "SELECT (SELECT COUNT(*) FROM rejects), (SELECT COUNT(*) FROM revisits)");
+    let ingest = query_numbers(
+        out,
+        "SELECT (SELECT COUNT(*) FROM rejects) AS rejects, (SELECT COUNT(*) FROM revisits) AS revisits",
+    );
     assert_eq!((summary["rejects"].as_u64(), summary["revisits"].as_u64()), (Some(ingest[0]), Some(ingest[1])));
     // The bytes and characters removed, summed again another way.
     let removed = query_numbers(
