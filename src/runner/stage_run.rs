@@ -5,8 +5,7 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::process::logging::now_unix;
-use crate::process::logging::Counts;
+use crate::process::logging::{now_unix, Counts};
 use crate::runner::plan::{maker_of, Plan};
 use crate::stages::stage::{MissingInput, RunContext, Stage, StageReport};
 use crate::tables::manifest::{manifest_path, read_manifest_file, remove_stale_manifests, write_manifest, Manifest};
@@ -24,7 +23,9 @@ pub enum StageOutcome {
 /// and `stage_count`), so a long run tells how far it is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Place {
+    /// From 1, in the order the run runs its stages.
     pub number: usize,
+    /// The stages the run was asked for (its history's included).
     pub count: usize,
 }
 
