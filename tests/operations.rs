@@ -54,7 +54,14 @@ fn status_tells_what_a_run_would_redo_and_why() {
     assert_eq!(line(&lines, "ingest")["missing"], serde_json::json!([0]));
 
     // A whole run: everything up to date, exit 0, rows and time recorded.
-    run_ok(&["--quiet", "run", "--input", input, "--out", o]);
+    // Its log and summary are checked by the next function.
+    let run = pipeline()
+        .env(PROGRESS_SECONDS, "0")
+        .args(["--log-format", "json", "run", "--input", input, "--out", o])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    a_json_run_says_where_it_is_and_what_it_removed(&out, &run);
     let (code, lines) = status(&out, &["--input", input]);
     assert_eq!(code, Some(0), "{lines:?}");
     assert!(lines.iter().all(|l| l["state"] == "up_to_date"), "{lines:?}");
@@ -101,6 +108,99 @@ fn status_tells_what_a_run_would_redo_and_why() {
     let _ = std::fs::remove_dir_all(&scratch);
 }
 
+/// The variable that sets the seconds between two progress lines of a
+/// stage whose stderr is no terminal (0: every step, for the tests).
+const PROGRESS_SECONDS: &str = "NEARDUP_PROGRESS_SECONDS";
+
+/// `pipeline query --format csv` of `sql` over `out`: the first row's
+/// fields as numbers.
+fn query_numbers(out: &Path, sql: &str) -> Vec<u64> {
+    let o = pipeline().args(["query", "--out", out.to_str().unwrap(), "--format", "csv", sql]).output().unwrap();
+    assert!(o.status.success(), "{sql}: {}", String::from_utf8_lossy(&o.stderr));
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    let row = text.lines().nth(1).unwrap_or_else(|| panic!("{sql}: no row in {text}"));
+    row.split(',').map(|f| f.parse().unwrap_or_else(|e| panic!("{sql}: {f}: {e}"))).collect()
+}
+
+/// What a whole run under `--log-format json` (progress every step) said
+/// (issue 71, items 1 and 4): each stage's lines carry its place in the
+/// run, `[k/n]` and as numbers; a long stage without a terminal logs its
+/// progress, verify's moving within its one batch of documents; the rows
+/// are objects of numbers; and stdout's summary is one JSON object whose
+/// counts are those of `decisions`, with the bytes of HTML and the
+/// characters of text removed, which the report shows too.
+fn a_json_run_says_where_it_is_and_what_it_removed(out: &Path, run: &std::process::Output) {
+    let lines: Vec<Value> = String::from_utf8_lossy(&run.stderr)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let stages = neardup::stages::all();
+    let running: Vec<&Value> = lines.iter().filter(|l| l["message"].as_str().unwrap().ends_with("] running")).collect();
+    assert_eq!(running.len(), stages.len(), "{running:?}");
+    for (k, (line, stage)) in running.iter().zip(&stages).enumerate() {
+        let place = format!("[{}/{}] running", k + 1, stages.len());
+        assert_eq!(line["message"], place.as_str(), "{line}");
+        assert_eq!(line["stage"], stage.name());
+        assert_eq!(line["fields"]["stage_number"], k + 1);
+        assert_eq!(line["fields"]["stage_count"], stages.len());
+    }
+    let done = lines.iter().find(|l| l["stage"] == "decide" && l["message"].as_str().unwrap().ends_with("] done"));
+    let done = done.unwrap_or_else(|| panic!("no done line of decide: {lines:?}"));
+    assert!(done["fields"]["rows"]["decisions"].as_u64().unwrap() > 0, "{done}");
+    assert!(done["fields"]["seconds"].is_number(), "{done}");
+
+    // Verify counts each document as it is compared: its one batch (the
+    // sample is far below 4,096 documents) logs more than one step.
+    let progress: Vec<u64> = lines
+        .iter()
+        .filter(|l| l["stage"] == "verify" && l["message"].as_str().unwrap().starts_with("progress: "))
+        .map(|l| l["fields"]["done"].as_u64().unwrap())
+        .collect();
+    assert!(progress.len() > 1 && progress.windows(2).any(|w| w[0] < w[1]), "{progress:?}");
+    assert!(lines.iter().any(|l| l["stage"] == "ingest" && l["fields"]["unit"] == "bytes"), "{lines:?}");
+
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let summary: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    let counts = query_numbers(
+        out,
+        "SELECT COUNT(*), SUM(CASE WHEN is_kept THEN 1 ELSE 0 END), SUM(CASE WHEN is_kept THEN 0 ELSE 1 END), \
+         SUM(CASE WHEN reason = 'exact_duplicate' THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN reason = 'near_duplicate' THEN 1 ELSE 0 END), SUM(CASE WHEN reason = 'kept' THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN reason = 'unique' THEN 1 ELSE 0 END), SUM(CASE WHEN reason = 'not_content' THEN 1 ELSE 0 END) \
+         FROM decisions",
+    );
+    let names = ["documents", "kept", "removed", "exact", "near", "clusters", "unique", "not_content"];
+    for (name, count) in names.iter().zip(&counts) {
+        assert_eq!(summary[name].as_u64(), Some(*count), "{name}: {summary}");
+    }
+    assert!(counts[2] > 0, "the sample has duplicates: {summary}");
+    assert_eq!(summary["repeats"], Value::Null);
+    let ingest = query_numbers(
+        out,
+        "SELECT (SELECT COUNT(*) FROM rejects) AS rejects, (SELECT COUNT(*) FROM revisits) AS revisits",
+    );
+    assert_eq!((summary["rejects"].as_u64(), summary["revisits"].as_u64()), (Some(ingest[0]), Some(ingest[1])));
+    // The bytes and characters removed, summed again another way.
+    let removed = query_numbers(
+        out,
+        "SELECT SUM(raw_bytes), SUM(character_length(text)) FROM documents \
+         WHERE doc_id IN (SELECT doc_id FROM decisions WHERE NOT is_kept)",
+    );
+    assert_eq!(
+        (summary["bytes_removed"].as_u64(), summary["chars_removed"].as_u64()),
+        (Some(removed[0]), Some(removed[1]))
+    );
+    assert!(removed[0] > 0 && removed[1] > 0, "{summary}");
+    let report = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(summary["report"], out.join("report.html").to_str().unwrap());
+    let card = format!(
+        "<span class=\"value\">{}</span><span class=\"label\">bytes of HTML removed",
+        neardup::report::html::grouped(removed[0] as i64)
+    );
+    assert!(report.contains(&card), "{card}");
+}
+
 #[test]
 fn logs_in_a_pipe_are_plain_or_json_lines_with_a_summary() {
     let scratch = temp_dir("logs");
@@ -113,7 +213,8 @@ fn logs_in_a_pipe_are_plain_or_json_lines_with_a_summary() {
     let text = String::from_utf8_lossy(&run.stderr);
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(
-        text.lines().any(|l| l.contains("summary") && l.contains("stage=\"ingest\"") && l.contains("rows=documents=")),
+        text.lines()
+            .any(|l| l.contains("summary") && l.contains("stage=\"ingest\"") && l.contains("rows={\"documents\":")),
         "{text}"
     );
 
@@ -137,7 +238,10 @@ fn logs_in_a_pipe_are_plain_or_json_lines_with_a_summary() {
     assert_eq!(summary["level"], "info");
     assert_eq!(summary["fields"]["outcome"], "ran");
     assert!(summary["fields"]["cpu_seconds"].is_number(), "{summary}");
-    assert!(lines.iter().any(|l| l["stage"] == "blocks" && l["message"] == "running"), "{lines:?}");
+    assert!(summary["fields"]["rows"]["blocks"].is_u64(), "{summary}");
+    // One stage asked for: it is the run's only one.
+    let running = lines.iter().find(|l| l["stage"] == "blocks" && l["message"] == "[1/1] running");
+    assert_eq!(running.unwrap_or_else(|| panic!("{lines:?}"))["fields"]["stage_count"], 1);
 
     let _ = std::fs::remove_dir_all(&scratch);
 }

@@ -46,7 +46,7 @@ pub fn main() -> ExitCode {
     init_logging(cli.verbose, cli.quiet, cli.log_format);
     let quiet = cli.quiet;
     let result = match cli.command {
-        Command::Run(args) => run(args, quiet),
+        Command::Run(args) => run(args, quiet, cli.log_format),
         Command::Query(args) => query(args).map(|_| ExitCode::SUCCESS),
         Command::Explain(args) => explain(args).map(|_| ExitCode::SUCCESS),
         Command::Report(args) => report(args).map(|_| ExitCode::SUCCESS),
@@ -91,7 +91,7 @@ fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
 
 /// `pipeline run`: the runner runs the stages and the report, handed to
 /// it from the layers above it.
-fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
+fn run(args: RunArgs, quiet: bool, log_format: LogFormat) -> Result<ExitCode> {
     let (config, inputs) = job_settings(&args.job)?;
     let history = match (args.night.history, args.night.crawl_id) {
         (Some(spec), Some(crawl)) => {
@@ -113,6 +113,7 @@ fn run(args: RunArgs, quiet: bool) -> Result<ExitCode> {
         config,
         inputs,
         progress: !quiet && std::io::stderr().is_terminal(),
+        log_format,
     };
     let end = crate::runner::run::run(request)?;
     Ok(if end.input_errors.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(3) })
@@ -307,7 +308,8 @@ fn history(args: HistoryArgs) -> Result<ExitCode> {
             let matching: Vec<&dyn crate::stages::stage::Stage> =
                 all.iter().filter(|s| phase.contains(&s.name())).map(|s| s.as_ref()).collect();
             let mut rows = std::collections::BTreeMap::new();
-            for (stage, _) in crate::runner::run::run_in_order(&matching, &all, &ctx, false)? {
+            let first = crate::runner::stage_run::Place { number: 1, count: matching.len() };
+            for (stage, _) in crate::runner::run::run_in_order(&matching, &all, &ctx, false, first)? {
                 let manifest = crate::tables::manifest::manifest_path(&ctx.out, stage, Shard::WHOLE);
                 rows.extend(
                     crate::tables::manifest::read_manifest_file(&manifest).map(|m| m.report.rows).unwrap_or_default(),

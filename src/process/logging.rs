@@ -5,7 +5,8 @@
 //! `NO_COLOR` is unset): cron mail, journald and CI logs get plain text.
 //! JSON lines have the keys `time` (RFC 3339, UTC), `level`, `stage` (the
 //! stage running, or null), `message`, `target` and `fields` (everything
-//! else the event carried, numbers as numbers).
+//! else the event carried, numbers as numbers; `rows`, the rows written
+//! per table, as an object of numbers: [`Counts`]).
 
 use serde_json::{Map, Value};
 use std::io::{IsTerminal, Write};
@@ -86,6 +87,22 @@ impl Drop for StageGuard {
     }
 }
 
+/// The fields whose values are [`Counts`]: JSON lines hold them as
+/// objects, not as the text the event recorded.
+const COUNTS_FIELDS: [&str; 1] = ["rows"];
+
+/// Numbers by name (rows per table, a stage's counters) as a log field
+/// (`rows = %Counts(&map)`, named in [`COUNTS_FIELDS`]): the compact JSON
+/// object, which a text line shows as it is and a JSON line holds as an
+/// object of numbers, for a log collector to sum without parsing prose.
+pub struct Counts<'a>(pub &'a std::collections::BTreeMap<String, u64>);
+
+impl std::fmt::Display for Counts<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", serde_json::json!(self.0))
+    }
+}
+
 /// The layer writing one JSON object per event.
 struct JsonLines;
 
@@ -131,7 +148,17 @@ impl Visit for FieldMap {
         self.0.insert(field.name().into(), value.into());
     }
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        self.0.insert(field.name().into(), format!("{value:?}").into());
+        self.0.insert(field.name().into(), debug_value(field.name(), format!("{value:?}")));
+    }
+}
+
+/// A field's value as it recorded its text: an object for the fields of
+/// [`COUNTS_FIELDS`], the text itself otherwise.
+fn debug_value(name: &str, text: String) -> Value {
+    let counts = COUNTS_FIELDS.contains(&name).then(|| serde_json::from_str::<Map<String, Value>>(&text));
+    match counts {
+        Some(Ok(object)) => Value::Object(object),
+        _ => text.into(),
     }
 }
 
@@ -167,6 +194,16 @@ pub fn utc_text(unix_seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_are_objects_of_numbers_in_json_lines_and_compact_json_in_text() {
+        let rows: std::collections::BTreeMap<String, u64> =
+            [("documents".to_string(), 295), ("rejects".into(), 2)].into();
+        assert_eq!(Counts(&rows).to_string(), r#"{"documents":295,"rejects":2}"#);
+        assert_eq!(debug_value("rows", Counts(&rows).to_string())["documents"], 295);
+        // Another field keeps its text, even when it looks like an object.
+        assert_eq!(debug_value("message", Counts(&rows).to_string()), r#"{"documents":295,"rejects":2}"#);
+    }
 
     #[test]
     fn utc_text_matches_known_dates() {

@@ -182,6 +182,20 @@ const OUTCOME: &[(&str, &str, &str)] = &[
         "SELECT COUNT(*) FROM decisions WHERE reason = 'repeat'",
     ),
     ("clusters (one copy kept each)", "decisions", "SELECT COUNT(*) FROM decisions WHERE reason = 'kept'"),
+    // What the dedup saves: the removed documents' HTML (their records'
+    // payloads) and their text.
+    (
+        "bytes of HTML removed (the removed records' payloads)",
+        "decisions",
+        "SELECT CAST(COALESCE(SUM(d.raw_bytes), 0) AS BIGINT) FROM decisions x \
+         JOIN documents d ON d.doc_id = x.doc_id WHERE NOT x.is_kept",
+    ),
+    (
+        "characters of text removed",
+        "decisions",
+        "SELECT CAST(COALESCE(SUM(character_length(d.text)), 0) AS BIGINT) FROM decisions x \
+         JOIN documents d ON d.doc_id = x.doc_id WHERE NOT x.is_kept",
+    ),
     (
         "not content (kept, never deduplicated)",
         "decisions",

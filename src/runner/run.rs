@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 
 use crate::config::Config;
 use crate::history::HistoryLocation;
+use crate::process::logging::{Counts, LogFormat};
 use crate::runner::mirror::RemoteOut;
-use crate::runner::stage_run::{run_stage, StageOutcome};
+use crate::runner::stage_run::{run_stage, Place, StageOutcome};
 use crate::stages::stage::{HistoryRun, RunContext, Stage, UsageError};
 use crate::tables::shard::Shard;
 
@@ -37,6 +38,9 @@ pub struct RunRequest {
     pub inputs: Vec<String>,
     /// Show progress bars.
     pub progress: bool,
+    /// The log's format, which the run's summary on stdout follows: a line
+    /// in words, or one JSON object for a scheduler to read.
+    pub log_format: LogFormat,
 }
 
 /// The history a run is matched against and appended to (`--history`,
@@ -81,6 +85,7 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
         config,
         inputs,
         progress,
+        log_format,
     } = request;
     if threads == Some(0) {
         return Err(UsageError("--threads must be at least 1".into()).into());
@@ -166,9 +171,11 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
     };
     let mut input_errors = Vec::new();
     let mut outcomes = Vec::new();
+    // Numbered in the order they run: the history's stages come last.
+    let stage_count = selected.len();
     // The history's stages are run in the history phase below, under its lock.
     let (history_selected, selected): (Vec<_>, Vec<_>) = selected.into_iter().partition(|s| is_history_stage(s.name()));
-    for stage in &selected {
+    for (index, stage) in selected.iter().enumerate() {
         let writes = stage.outputs(&ctx.config);
         // The store's lock, beside the cache folder's that run_stage takes.
         let _store_lock = match &remote {
@@ -179,7 +186,7 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
             let n = r.pull(&stage.inputs(), stage.name(), &writes, shard)?;
             tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());
         }
-        let outcome = run_stage(*stage, &all, &ctx, force)?;
+        let outcome = run_stage(*stage, &all, &ctx, force, Place { number: index + 1, count: stage_count })?;
         outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
         match outcome {
             // A rerun of a run that could not read some input says so
@@ -205,7 +212,8 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
     if let Some((location, crawl)) = &history {
         let _lock = location.lock(wait)?;
         let local = location.local()?;
-        outcomes.extend(run_in_order(&history_selected, &all, &ctx, force)?);
+        let first = Place { number: selected.len() + 1, count: stage_count };
+        outcomes.extend(run_in_order(&history_selected, &all, &ctx, force, first)?);
         if stage == "all" {
             let kept = crate::stages::history::append::append(local, &ctx.out, crawl, &ctx.config, &ctx.runtime)?;
             location.commit(crawl)?;
@@ -230,7 +238,7 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
         });
     }
     log_summary(&ctx, shard, &outcomes);
-    if let Some(line) = outcome_line(&ctx, shard, &outcomes, report_path.as_deref()) {
+    if let Some(line) = outcome_line(&ctx, shard, &outcomes, report_path.as_deref(), log_format) {
         crate::process::output::print(&format!("{line}\n"))?;
     }
     for e in &input_errors {
@@ -240,18 +248,20 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
 }
 
 /// Runs `stages` one after the other in a local output folder, each
-/// skipped when up to date: the history phase of `pipeline run --history`
-/// and of `pipeline history match`. Returns each stage's name and whether
-/// it ran.
+/// skipped when up to date, the first at place `first` of the run and the
+/// others after it: the history phase of `pipeline run --history` and of
+/// `pipeline history match`. Returns each stage's name and whether it ran.
 pub fn run_in_order(
     stages: &[&dyn Stage],
     all: &[Box<dyn Stage>],
     ctx: &RunContext,
     force: bool,
+    first: Place,
 ) -> Result<Vec<(&'static str, bool)>> {
     let mut outcomes = Vec::new();
-    for stage in stages {
-        let outcome = run_stage(*stage, all, ctx, force)?;
+    for (index, stage) in stages.iter().enumerate() {
+        let place = Place { number: first.number + index, count: first.count };
+        let outcome = run_stage(*stage, all, ctx, force, place)?;
         outcomes.push((stage.name(), matches!(outcome, StageOutcome::Ran(_))));
     }
     Ok(outcomes)
@@ -308,44 +318,139 @@ fn check_inputs(inputs: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// The run's outcome in one line for stdout, from the `decide` stage's
-/// counts: what a user runs a dedup tool for. `None` when that stage was
-/// not part of the run.
+/// The run's outcome for stdout, from the `decide` stage's counters:
+/// what a user runs a dedup tool for. A line in words, or under `--log-format
+/// json` one JSON object ([`summary_json`]). `None` when that stage was not
+/// part of the run.
 fn outcome_line(
     ctx: &RunContext,
     shard: Shard,
     outcomes: &[(&'static str, bool)],
     report: Option<&str>,
+    format: LogFormat,
 ) -> Option<String> {
     outcomes.iter().find(|(stage, _)| *stage == "decide")?;
     let m = crate::tables::manifest::read_manifest_file(&crate::tables::manifest::manifest_path(
         &ctx.out, "decide", shard,
     ))?;
+    let decisions = ctx.out.join("decisions").display().to_string();
+    if format == LogFormat::Json {
+        let ingest = crate::tables::manifest::finished_manifest(&ctx.out, "ingest").map(|m| m.report.rows);
+        return Some(summary_json(&m.report.counters, ingest.as_ref(), report, &decisions).to_string());
+    }
     let mut line = decisions_line(&m.report.counters);
     match report {
         Some(path) => line.push_str(&format!("; report: {path}")),
-        None => line.push_str(&format!("; decisions: {}", ctx.out.join("decisions").display())),
+        None => line.push_str(&format!("; decisions: {decisions}")),
     }
     Some(line)
+}
+
+/// The decisions by reason, and what the removed documents weighed, from
+/// the decide stage's counters.
+struct Decided {
+    /// Clusters' kept copies (one per cluster).
+    kept: u64,
+    unique: u64,
+    exact: u64,
+    near: u64,
+    not_content: u64,
+    /// Removed as repeats of earlier crawls: `None` when the decisions did
+    /// not follow a history.
+    repeats: Option<u64>,
+    /// Bytes of HTML (record payloads) of the removed documents; `None` in a
+    /// manifest written before they were counted.
+    bytes_removed: Option<u64>,
+    /// Characters of text of the removed documents, as `bytes_removed`.
+    chars_removed: Option<u64>,
+}
+
+impl Decided {
+    fn of(counters: &std::collections::BTreeMap<String, u64>) -> Decided {
+        let n = |reason: &str| counters.get(reason).copied().unwrap_or(0);
+        Decided {
+            kept: n("kept"),
+            unique: n("unique"),
+            exact: n("exact_duplicate"),
+            near: n("near_duplicate"),
+            not_content: n("not_content"),
+            repeats: counters.get(crate::stages::decide::REPEAT).copied(),
+            bytes_removed: counters.get(crate::stages::decide::BYTES_REMOVED).copied(),
+            chars_removed: counters.get(crate::stages::decide::CHARS_REMOVED).copied(),
+        }
+    }
+
+    fn documents(&self) -> u64 {
+        self.kept + self.unique + self.exact + self.near + self.not_content + self.repeats.unwrap_or(0)
+    }
+
+    /// Documents that stay: unique, clusters' kept copies, not content.
+    fn staying(&self) -> u64 {
+        self.kept + self.unique + self.not_content
+    }
 }
 
 /// The decisions by reason in words. The night's repeats of earlier crawls
 /// are named when the decisions followed the history (their counter is
 /// there, zero or not): they are removed, but are not this night's
-/// duplicates of its own pages.
+/// duplicates of its own pages. Then what the removed documents weighed.
 fn decisions_line(counters: &std::collections::BTreeMap<String, u64>) -> String {
-    let n = |reason: &str| counters.get(reason).copied().unwrap_or(0);
-    let (kept, unique, exact, near, not_content) =
-        (n("kept"), n("unique"), n("exact_duplicate"), n("near_duplicate"), n("not_content"));
-    let repeats = counters.get("repeat").copied();
-    let documents = kept + unique + exact + near + not_content + repeats.unwrap_or(0);
-    let repeats = repeats.map(|r| format!("{r} repeat earlier crawls, ")).unwrap_or_default();
-    format!(
-        "{documents} documents: {} kept, {repeats}{} removed ({exact} exact and {near} near-duplicates) from {kept} \
-         clusters, {not_content} not content (kept, not deduplicated)",
-        kept + unique + not_content,
-        exact + near,
-    )
+    let d = Decided::of(counters);
+    let repeats = d.repeats.map(|r| format!("{r} repeat earlier crawls, ")).unwrap_or_default();
+    let mut line = format!(
+        "{} documents: {} kept, {repeats}{} removed ({} exact and {} near-duplicates) from {} \
+         clusters, {} not content (kept, not deduplicated)",
+        d.documents(),
+        d.staying(),
+        d.exact + d.near,
+        d.exact,
+        d.near,
+        d.kept,
+        d.not_content,
+    );
+    if let (Some(bytes), Some(chars)) = (d.bytes_removed, d.chars_removed) {
+        line.push_str(&format!(
+            "; removed {bytes} bytes of HTML ({}) and {chars} characters of text",
+            indicatif::HumanBytes(bytes)
+        ));
+    }
+    line
+}
+
+/// The run's outcome as one JSON object, named numbers a scheduler reads
+/// without parsing words: `documents` = `kept` + `removed`; `removed` =
+/// `exact` + `near` + `repeats` (the documents with `is_kept` false);
+/// `clusters` (each with one kept copy), `unique` and `not_content` are
+/// among `kept`. `repeats` is null without a history; `bytes_removed`
+/// (HTML, the removed records' payloads) and `chars_removed` (their text)
+/// are null for a decide stage of an older version; `rejects` and
+/// `revisits` are ingest's records that became no document. `report` is
+/// null when the run wrote none.
+fn summary_json(
+    counters: &std::collections::BTreeMap<String, u64>,
+    ingest_rows: Option<&std::collections::BTreeMap<String, u64>>,
+    report: Option<&str>,
+    decisions: &str,
+) -> serde_json::Value {
+    let d = Decided::of(counters);
+    let ingest = |table: &str| ingest_rows.and_then(|rows| rows.get(table).copied());
+    serde_json::json!({
+        "documents": d.documents(),
+        "kept": d.staying(),
+        "removed": d.exact + d.near + d.repeats.unwrap_or(0),
+        "exact": d.exact,
+        "near": d.near,
+        "repeats": d.repeats,
+        "clusters": d.kept,
+        "unique": d.unique,
+        "not_content": d.not_content,
+        "bytes_removed": d.bytes_removed,
+        "chars_removed": d.chars_removed,
+        "rejects": ingest("rejects"),
+        "revisits": ingest("revisits"),
+        "report": report,
+        "decisions": decisions,
+    })
 }
 
 /// One log line per stage of the run: whether it ran or was up to date,
@@ -358,13 +463,12 @@ fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]
             continue;
         };
         let outcome = if ran { "ran" } else { "up to date" };
-        let rows = crate::tables::manifest::rows_text(&m.report.rows);
         tracing::info!(
             stage,
             outcome,
             wall_seconds = (m.wall_seconds * 100.0).round() / 100.0,
             cpu_seconds = (m.cpu_seconds * 100.0).round() / 100.0,
-            rows = %rows,
+            rows = %Counts(&m.report.rows),
             "summary"
         );
     }
@@ -392,6 +496,39 @@ mod tests {
         let none: Vec<(&str, u64)> = night.iter().copied().chain([("repeat", 0)]).collect();
         assert!(
             decisions_line(&counters(&none)).starts_with("27 documents: 23 kept, 0 repeat earlier crawls, 4 removed")
+        );
+    }
+
+    #[test]
+    fn the_summary_says_what_the_removed_documents_weighed_in_words_and_as_json() {
+        let counters: std::collections::BTreeMap<String, u64> = [
+            ("kept", 2),
+            ("unique", 20),
+            ("exact_duplicate", 3),
+            ("near_duplicate", 1),
+            ("not_content", 1),
+            ("bytes_removed", 1_572_864),
+            ("chars_removed", 4_321),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect();
+        assert!(
+            decisions_line(&counters)
+                .ends_with("; removed 1572864 bytes of HTML (1.50 MiB) and 4321 characters of text"),
+            "{}",
+            decisions_line(&counters)
+        );
+        let ingest = [("documents".to_string(), 27), ("rejects".to_string(), 5)].into();
+        let json = summary_json(&counters, Some(&ingest), None, "out/decisions");
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "documents": 27, "kept": 23, "removed": 4, "exact": 3, "near": 1, "repeats": null,
+                "clusters": 2, "unique": 20, "not_content": 1, "bytes_removed": 1_572_864,
+                "chars_removed": 4_321, "rejects": 5, "revisits": null, "report": null,
+                "decisions": "out/decisions",
+            })
         );
     }
 }

@@ -5,12 +5,10 @@ use anyhow::{bail, Context, Result};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use crate::process::logging::now_unix;
+use crate::process::logging::{now_unix, Counts};
 use crate::runner::plan::{maker_of, Plan};
 use crate::stages::stage::{MissingInput, RunContext, Stage, StageReport};
-use crate::tables::manifest::{
-    manifest_path, read_manifest_file, remove_stale_manifests, rows_text, write_manifest, Manifest,
-};
+use crate::tables::manifest::{manifest_path, read_manifest_file, remove_stale_manifests, write_manifest, Manifest};
 use crate::tables::write::table_exists;
 
 /// Outcome of asking the runner for one stage.
@@ -20,8 +18,32 @@ pub enum StageOutcome {
     UpToDate,
 }
 
-/// Runs `stage` unless it is up to date (and `force` is off).
-pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, force: bool) -> Result<StageOutcome> {
+/// A stage's place in its run: the `number`th of `count` stages, which
+/// its lines say as `[number/count]` (and in the fields `stage_number`
+/// and `stage_count`), so a long run tells how far it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    /// From 1, in the order the run runs its stages.
+    pub number: usize,
+    /// The stages the run was asked for (its history's included).
+    pub count: usize,
+}
+
+impl std::fmt::Display for Place {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "[{}/{}]", self.number, self.count)
+    }
+}
+
+/// Runs `stage`, at `place` in its run, unless it is up to date (and
+/// `force` is off).
+pub fn run_stage(
+    stage: &dyn Stage,
+    all: &[Box<dyn Stage>],
+    ctx: &RunContext,
+    force: bool,
+    place: Place,
+) -> Result<StageOutcome> {
     let shard = ctx.shard;
     if !shard.is_whole() && !stage.shardable() {
         bail!("stage {} cannot be sharded; only map stages take --shard", stage.name());
@@ -58,16 +80,22 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         if let Some(m) = read_manifest_file(&manifest_path(&ctx.out, stage.name(), shard)) {
             let outputs_present = stage.outputs(&ctx.config).iter().all(|t| table_exists(&ctx.out, t.name()));
             if m.fingerprint == plan.fingerprint && outputs_present {
-                tracing::info!(stage = stage.name(), "up to date, skipped (use --force to rerun)");
+                tracing::info!(
+                    stage = stage.name(),
+                    stage_number = place.number,
+                    stage_count = place.count,
+                    "{place} up to date, skipped (use --force to rerun)"
+                );
                 return Ok(StageOutcome::UpToDate);
             }
         }
     }
     remove_stale_manifests(&ctx.out, stage.name(), shard)?;
+    let (number, count) = (place.number, place.count);
     if shard.is_whole() {
-        tracing::info!(stage = stage.name(), "running");
+        tracing::info!(stage = stage.name(), stage_number = number, stage_count = count, "{place} running");
     } else {
-        tracing::info!(stage = stage.name(), shard = %shard, "running");
+        tracing::info!(stage = stage.name(), stage_number = number, stage_count = count, shard = %shard, "{place} running");
     }
     let _stage = crate::process::logging::enter_stage(stage.name());
     let started_at_unix = now_unix();
@@ -101,9 +129,11 @@ pub fn run_stage(stage: &dyn Stage, all: &[Box<dyn Stage>], ctx: &RunContext, fo
         .with_context(|| format!("stage {} failed", stage.name()))?;
     tracing::info!(
         stage = stage.name(),
-        seconds = format!("{:.2}", manifest.wall_seconds),
-        rows = %rows_text(&report.rows),
-        "done"
+        stage_number = number,
+        stage_count = count,
+        seconds = (manifest.wall_seconds * 100.0).round() / 100.0,
+        rows = %Counts(&report.rows),
+        "{place} done"
     );
     Ok(StageOutcome::Ran(report))
 }

@@ -41,6 +41,15 @@ fn history_night(ctx: &RunContext) -> Option<&str> {
     (ctx.config.history.mark != MarkRule::WithinNight).then_some(night.crawl.as_str())
 }
 
+/// The decisions counter of the bytes of HTML the removed documents held
+/// (their records' payloads, `documents.raw_bytes`): what a dedup saves
+/// in the archive, for the summary.
+pub const BYTES_REMOVED: &str = "bytes_removed";
+
+/// The decisions counter of the characters of text the removed documents
+/// held (`documents.text`): what a dedup saves in a text corpus.
+pub const CHARS_REMOVED: &str = "chars_removed";
+
 /// The decide stage.
 pub struct Decide;
 
@@ -116,6 +125,25 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         let n: &arrow::array::Int64Array = crate::tables::column(batch, "n")?;
         for i in 0..batch.num_rows() {
             report.counters.insert(reasons.value(i).to_string(), n.value(i).max(0) as u64);
+        }
+    }
+    // What the removed documents weighed: summed here, once, so the
+    // summary reads it from the manifest.
+    let removed = written
+        .sql(
+            "SELECT CAST(COALESCE(SUM(d.raw_bytes), 0) AS BIGINT) AS bytes, \
+                    CAST(COALESCE(SUM(character_length(d.text)), 0) AS BIGINT) AS chars \
+             FROM decisions x JOIN documents d ON d.doc_id = x.doc_id WHERE NOT x.is_kept",
+        )
+        .await?
+        .collect()
+        .await?;
+    for batch in &removed {
+        let bytes: &arrow::array::Int64Array = crate::tables::column(batch, "bytes")?;
+        let chars: &arrow::array::Int64Array = crate::tables::column(batch, "chars")?;
+        for i in 0..batch.num_rows() {
+            report.counters.insert(BYTES_REMOVED.into(), bytes.value(i).max(0) as u64);
+            report.counters.insert(CHARS_REMOVED.into(), chars.value(i).max(0) as u64);
         }
     }
     Ok(report)

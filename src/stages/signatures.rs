@@ -98,7 +98,11 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             }
         }
     }
-    let progress = crate::process::progress::counter(ctx.progress, total, "signatures", "docs");
+    // A chunk is often the whole crawl: the progress counts each document
+    // once per method that signs it or writes its records, as they finish.
+    let steps = (signers.len() + records.len()) as u64;
+    let progress =
+        crate::process::progress::counter(ctx.progress, total * steps.max(1), "signatures", "document-methods");
     // Per method id: documents given a signature, and milliseconds spent.
     let mut signed: BTreeMap<String, u64> = BTreeMap::new();
     let mut spent_ms: BTreeMap<String, u64> = BTreeMap::new();
@@ -119,6 +123,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 .map(|d| {
                     let mut out = Vec::new();
                     method.sign(d, &mut out);
+                    progress.inc(1);
                     out
                 })
                 .collect();
@@ -128,12 +133,12 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         for table in &mut records {
             let started = std::time::Instant::now();
             let per_doc = table.append(&docs)?;
+            progress.inc(docs.len() as u64);
             *spent_ms.entry(format!("{}_records_ms", table.id)).or_default() += started.elapsed().as_millis() as u64;
             if !per_doc.is_empty() {
                 write_signatures(&mut signature_table, table.id, &docs, &per_doc, &mut signed)?;
             }
         }
-        progress.inc(docs.len() as u64);
     }
     progress.finish_and_clear();
     report.counters.insert("term_ids_ms".into(), term_ids_ms);

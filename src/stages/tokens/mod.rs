@@ -122,6 +122,8 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 } else {
                     normalizer.tokenize_compact(&stripped.text, langs.value(i))
                 };
+                // Per document: a batch holds thousands of them.
+                progress.inc(1);
                 (stripped, tokens)
             })
             .collect();
@@ -133,7 +135,6 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             all_template += stripped.all_template as u64;
         }
         writer.write_rest(&mut out)?;
-        progress.inc(batch.num_rows() as u64);
     }
     progress.finish_and_clear();
     let mut report = StageReport::default();

@@ -150,13 +150,16 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 let group = &pairs[start..end];
                 let partners: Vec<(Arc<Doc>, u64)> =
                     group.iter().map(|p| (docs[&p.earlier].clone(), p.methods)).collect();
-                compare_partners(&docs[&group[0].later], &partners, rule)
+                let verdicts = compare_partners(&docs[&group[0].later], &partners, rule);
+                // Counted per document, not per batch: a batch is often
+                // the whole task, and its bar would sit at 0 until the end.
+                progress.inc(1);
+                verdicts
             })
             .collect();
         for (&(start, end), verdicts) in batch.iter().zip(verdicts) {
             counts.add(&pairs[start..end], &verdicts, &mut compared);
         }
-        progress.inc(batch.len() as u64);
     }
     progress.finish_and_clear();
     drop(texts);
