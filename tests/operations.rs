@@ -53,15 +53,18 @@ fn status_tells_what_a_run_would_redo_and_why() {
     assert_eq!(line(&lines, "ingest")["state"], "tasks_missing");
     assert_eq!(line(&lines, "ingest")["missing"], serde_json::json!([0]));
 
-    // A whole run: everything up to date, exit 0, rows and time recorded.
+    // A whole run, its input named relatively: for the same crawl named by
+    // its absolute path everything is up to date, exit 0, rows and time
+    // recorded (an input was known by its spelling: everything was stale).
     // Its log and summary are checked by the next function.
-    let run = pipeline()
+    let whole = pipeline()
+        .current_dir(&scratch)
         .env(PROGRESS_SECONDS, "0")
-        .args(["--log-format", "json", "run", "--input", input, "--out", o])
+        .args(["--log-format", "json", "run", "--input", "crawl", "--out", o])
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    a_json_run_says_where_it_is_and_what_it_removed(&out, &run);
+    assert!(whole.status.success(), "{}", stderr(&whole));
+    a_json_run_says_where_it_is_and_what_it_removed(&out, &whole);
     let (code, lines) = status(&out, &["--input", input]);
     assert_eq!(code, Some(0), "{lines:?}");
     assert!(lines.iter().all(|l| l["state"] == "up_to_date"), "{lines:?}");
@@ -69,6 +72,41 @@ fn status_tells_what_a_run_would_redo_and_why() {
     assert!(ingest["rows"]["documents"].as_u64().unwrap() > 0, "{ingest}");
     assert!(ingest["ran_at_unix"].as_u64().unwrap() > 1_700_000_000);
     assert_eq!(ingest["tasks"], 1);
+
+    // Without --input, status judges the run against its own inputs, not
+    // the sample (it called everything stale, exit 1).
+    let (code, lines) = status(&out, &[]);
+    assert_eq!(code, Some(0), "{lines:?}");
+
+    // Through a link, with `./`: a run reruns no stage (all of them reran).
+    let link = scratch.join("link");
+    std::os::unix::fs::symlink(&crawl, &link).unwrap();
+    let linked = format!("{}/./", link.display());
+    let again = pipeline().args(["--log-format", "json", "run", "--input", &linked, "--out", o]).output().unwrap();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let outcomes: Vec<String> = String::from_utf8_lossy(&again.stderr)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["message"] == "summary")
+        .map(|l| format!("{} {}", l["stage"], l["fields"]["outcome"]))
+        .collect();
+    assert_eq!(outcomes.len(), neardup::stages::all().len(), "{outcomes:?}");
+    assert!(outcomes.iter().all(|o| o.ends_with("\"up to date\"")), "{outcomes:?}");
+
+    // The export finds the run's files under the crawl named otherwise, and
+    // in a list (`--input @FILE` said "no such file or folder").
+    let list = scratch.join("inputs.txt");
+    std::fs::write(&list, format!("# the crawl, through the link\n{linked}\n")).unwrap();
+    let mut written = Vec::new();
+    for (to, given) in [("by-link", linked.clone()), ("by-list", format!("@{}", list.display()))] {
+        let to = scratch.join(to);
+        let args = ["export", "--out", o, "--to", to.to_str().unwrap(), "--format", "warc", "--input", &given];
+        let export = pipeline().args(args).output().unwrap();
+        assert!(export.status.success(), "{given}: {}", stderr(&export));
+        written.push(std::fs::read(to.join("kept.warc.gz")).unwrap());
+    }
+    assert!(!written[0].is_empty());
+    assert_eq!(written[0], written[1]);
 
     // Another setting: verify and place are stale for it, evaluate because
     // of both; nothing before verify.

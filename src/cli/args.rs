@@ -58,7 +58,8 @@ pub(crate) enum Command {
     Report(ReportArgs),
     /// Tell, per stage, whether `pipeline run` with the same options would
     /// redo it: up to date, stale (and why), missing, or sharded with tasks
-    /// missing. Exit code 0 when everything is up to date, 1 otherwise.
+    /// missing. Without --input, for the inputs the run was given. Exit
+    /// code 0 when everything is up to date, 1 otherwise.
     Status(StatusArgs),
     /// Keep a history of earlier crawls (`--history DIR|URL`): match a
     /// finished run against it, append the run as a crawl, list, drop or
@@ -121,9 +122,9 @@ pub(crate) struct ExportArgs {
     #[arg(long, value_name = "I/N")]
     pub(crate) shard: Option<Shard>,
     /// Where the run's input files are now, when they moved since the run
-    /// (files, folders, globs, URLs as `run --input` takes them): each file
-    /// is found by its path relative to the input folder. Default: the
-    /// paths the run read, from its ingest manifest.
+    /// (files, folders, globs, URLs, `@FILE` lists and `-` as `run --input`
+    /// takes them): each file is found by its path relative to the input
+    /// folder. Default: the paths the run read, from its ingest manifest.
     #[arg(long, num_args = 1..)]
     pub(crate) input: Vec<String>,
     /// Memory of the query that streams the decisions, e.g. 2G, as `run
@@ -297,7 +298,8 @@ pub(crate) struct JobArgs {
     /// (read recursively), globs, or object-store URLs of objects or prefixes
     /// (`s3://bucket/crawl/`, `file:///data/crawl`); `@FILE` reads a list of
     /// them from FILE, one a line, and `-` from stdin. Default: sample-data/,
-    /// the sample crawl of the source checkout.
+    /// the sample crawl of the source checkout (`status`: the inputs the run
+    /// in --out was given).
     #[arg(long, num_args = 1..)]
     pub(crate) input: Vec<String>,
     /// Job config (TOML); defaults are those of jobs/default.toml.
@@ -491,8 +493,16 @@ pub(crate) fn job_inputs(job: &JobArgs) -> Result<Vec<String>> {
         ))
         .into());
     }
+    read_input_lists(&job.input)
+}
+
+/// `--input`'s arguments with each list (`@FILE`, or `-` for stdin) read
+/// into the inputs it names (see [`job_inputs`]): the same for `run`,
+/// `status` and `export`. A list that cannot be read or names nothing is a
+/// usage error.
+pub(crate) fn read_input_lists(given: &[String]) -> Result<Vec<String>> {
     let mut inputs = Vec::new();
-    for input in &job.input {
+    for input in given {
         let list = if input == "-" {
             std::io::read_to_string(std::io::stdin()).map_err(|e| UsageError(format!("--input -: {e}")))?
         } else if let Some(file) = input.strip_prefix('@') {

@@ -220,11 +220,18 @@ fn sql_error(
 }
 
 fn status(args: StatusArgs) -> Result<ExitCode> {
-    let (config, inputs) = job_settings(&args.job)?;
+    let config = job_config(&args.job)?;
     let (out, remote) = local_out(&args.out, args.cache.cache.clone(), Shard::WHOLE)?;
     if let Some(r) = &remote {
         r.pull_manifests()?;
     }
+    // Without --input, the run is judged against its own inputs, not the
+    // sample: unchanged inputs are not "stale".
+    let recorded = if args.job.input.is_empty() { crate::runner::status::recorded_inputs(&out) } else { None };
+    let inputs = match recorded {
+        Some(inputs) => inputs,
+        None => job_inputs(&args.job)?,
+    };
     // With --history, the history's stages too, judged against its crawls
     // (an object-store history is pulled into its cache first, as a run
     // pulls it before matching).
@@ -395,7 +402,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
         removed: args.removed,
         keep_boilerplate: args.keep_boilerplate,
         shard: args.shard.unwrap_or(Shard::WHOLE),
-        inputs: args.input,
+        inputs: read_input_lists(&args.input)?,
         memory: crate::process::memory::run_limit(args.memory_limit).map(|l| l.sql()),
         spill,
         progress: !quiet && std::io::stderr().is_terminal(),

@@ -46,7 +46,7 @@ use std::path::{Path, PathBuf};
 
 use crate::ingest::inputs::expand_inputs;
 use crate::ingest::source::Source;
-use crate::stages::stage::MissingInput;
+use crate::stages::stage::{MissingInput, AS_GIVEN};
 use crate::tables::columns::{decisions, documents};
 use crate::tables::shard::Shard;
 
@@ -62,10 +62,15 @@ fn run_files(out: &Path, decided_names: &[String]) -> Result<Vec<RunFile>> {
         ))
     })?;
     let listed = manifest.external_inputs["files"].as_array().cloned().unwrap_or_default();
+    // The path each file was read by, as the tables name it; manifests
+    // written before the files were known by their canonical path had it
+    // in the file's entry.
+    let given = manifest.external_inputs[AS_GIVEN]["paths"].as_array().cloned().unwrap_or_default();
     let decided: HashSet<&str> = decided_names.iter().map(String::as_str).collect();
     let mut files = Vec::new();
-    for entry in &listed {
-        let (Some(path), Some(label)) = (entry["path"].as_str(), entry["label"].as_str()) else { continue };
+    for (i, entry) in listed.iter().enumerate() {
+        let path = given.get(i).unwrap_or(&entry["path"]).as_str();
+        let (Some(path), Some(label)) = (path, entry["label"].as_str()) else { continue };
         let name = if decided.contains(label) && !decided.contains(path) { label } else { path };
         // A relative path is relative to where the run ran.
         let at = match &manifest.working_dir {

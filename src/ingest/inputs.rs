@@ -17,11 +17,13 @@ use crate::storage::location;
 /// (`.jsonl`, `.parquet`, ...: see [`corpus::is_corpus_file`]); a path given
 /// explicitly is always taken. An object-store URL (`s3://bucket/crawl/`,
 /// `file:///data/crawl`) is an object or, like a folder, a prefix listed
-/// recursively. Links are followed (see [`Walker`]), and a local file
-/// reached by several paths (links, hard links, an input given twice) is
-/// read once, under the first of its paths in sorted order. Two files with
-/// the same name would give the same document ids, so the second one is
-/// reported instead of read. Returns the files, the problems (inputs not
+/// recursively. The files are listed in the order of their
+/// [`Source::identity`] (canonical path or URL), so that the same inputs
+/// named otherwise list the same. Links are followed (see [`Walker`]), and
+/// a local file reached by several paths (links, hard links, an input
+/// given twice) is read once, under the first of its paths in that order.
+/// Two files with the same name would give the same document ids, so the
+/// second one is reported instead of read. Returns the files, the problems (inputs not
 /// read: exit code 3) and warnings for the log (loops, odd names), which
 /// the caller logs once.
 pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>, Vec<String>) {
@@ -59,7 +61,10 @@ pub fn expand_inputs(inputs: &[String]) -> (Vec<InputFile>, Vec<String>, Vec<Str
             problems.push(format!("{input}: no such file or folder"));
         }
     }
-    files.sort_by_key(|f| f.source.name());
+    // In the order of what the files are, not of how they were named: the
+    // listing decides the part files and each task's share, which another
+    // spelling of the same inputs must not change.
+    files.sort_by_cached_key(|f| (f.source.identity(), f.source.name()));
     files.dedup_by(|a, b| matches!(a.source, Source::Object { .. }) && a.source.name() == b.source.name());
     let mut read_as: HashMap<(u64, u64), String> = HashMap::new();
     files.retain(|f| {

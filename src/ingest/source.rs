@@ -32,6 +32,23 @@ impl Source {
         }
     }
 
+    /// What the input is, whatever way it was named: a local file's
+    /// canonical path (absolute, links resolved, no `.` or `..`), an
+    /// object's URL as given. `sample-data`, `./sample-data/`, its
+    /// absolute path and a link to it name the same files, and the ingest
+    /// stage's fingerprint keys them by this, so another spelling reruns
+    /// nothing; [`Source::name`] stays as spelled, for the tables and
+    /// messages. A file that cannot be resolved (gone since it was
+    /// listed) goes by its absolute path.
+    pub fn identity(&self) -> String {
+        match self {
+            Source::File(p) => std::fs::canonicalize(p)
+                .or_else(|_| std::path::absolute(p))
+                .map_or_else(|_| p.display().to_string(), |c| c.display().to_string()),
+            Source::Object { location, .. } => location.url.clone(),
+        }
+    }
+
     /// The last part of the name, which tells archives from corpora
     /// (`.warc.gz`, `.jsonl`, ...).
     pub fn file_name(&self) -> String {

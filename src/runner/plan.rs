@@ -6,7 +6,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 use crate::config::Config;
-use crate::stages::stage::{MissingInput, RunContext, Stage};
+use crate::stages::stage::{spelling_free, MissingInput, RunContext, Stage};
 use crate::tables::manifest::{completion, Completion, Manifest};
 use crate::tables::shard::Shard;
 use crate::tables::Table;
@@ -19,6 +19,8 @@ pub struct Plan {
     pub fingerprint: String,
     /// Fingerprints of the manifests of the stages that made the inputs.
     pub inputs: BTreeMap<String, String>,
+    /// The stage's external inputs as the manifest records them; the
+    /// fingerprint and [`Plan::changes`] see them [`spelling_free`].
     pub external: Value,
     pub config: Value,
     /// `table.column type` of every column the stage writes: a program whose
@@ -72,7 +74,7 @@ impl Plan {
             &Value::String(env!("CARGO_PKG_VERSION").into()),
             &Value::String(shard.to_string()),
             &serde_json::to_value(&inputs)?,
-            &external,
+            &spelling_free(&external),
             &config,
             &Value::Array(columns),
         ]);
@@ -94,8 +96,9 @@ impl Plan {
                 why.push(format!("input table `{table}` was rewritten"));
             }
         }
-        if self.external != manifest.external_inputs {
-            why.push(changed_files(&manifest.external_inputs, &self.external));
+        let (before, now) = (spelling_free(&manifest.external_inputs), spelling_free(&self.external));
+        if before != now {
+            why.push(changed_files(&before, &now));
         }
         if self.config != manifest.config {
             why.push(changed_settings(&manifest.config, &self.config));
@@ -116,15 +119,19 @@ pub fn maker_of<'a>(table: Table, all: &'a [Box<dyn Stage>], config: &Config) ->
 }
 
 /// "input files changed: ..." from two external fingerprints of ingest
-/// (`{"files": [{"path", ...}]}`), naming up to three files; other stages
-/// have none, so anything else is reported as a whole.
+/// (`{"files": [{"file", ...}]}`; `path` in manifests written before files
+/// were known by their canonical path), naming up to three files; other
+/// stages have none, so anything else is reported as a whole.
 fn changed_files(before: &Value, now: &Value) -> String {
     let files = |v: &Value| -> BTreeMap<String, Value> {
         v.get("files")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
-            .map(|f| (f.get("path").and_then(Value::as_str).unwrap_or("?").to_string(), f.clone()))
+            .map(|f| {
+                let name = f.get("file").or_else(|| f.get("path")).and_then(Value::as_str).unwrap_or("?");
+                (name.to_string(), f.clone())
+            })
             .collect()
     };
     let (old, new) = (files(before), files(now));
@@ -167,6 +174,7 @@ fn changed_settings(before: &Value, now: &Value) -> String {
     format!("config changed: {}", keys.join(", "))
 }
 
+/// A stable hex fingerprint of JSON values (serde_json maps are sorted, so
 /// the serialization is canonical).
 pub fn fingerprint_of(parts: &[&Value]) -> String {
     let mut h = xxhash_rust::xxh3::Xxh3::new();

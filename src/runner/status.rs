@@ -10,7 +10,7 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::runner::plan::{maker_of, Plan};
-use crate::stages::stage::{RunContext, Stage};
+use crate::stages::stage::{RunContext, Stage, AS_GIVEN};
 use crate::tables::manifest::{completion, Completion, Manifest};
 use crate::tables::shard::Shard;
 
@@ -207,6 +207,28 @@ fn lock_holders(out: &std::path::Path, stage: &str) -> (Option<String>, Option<S
         }
     }
     (running, interrupted)
+}
+
+/// The inputs the run in `out` was given (`--input`, its lists read), from
+/// its ingest manifest, relative paths made absolute against the folder it
+/// ran in: what `pipeline status` without `--input` judges the run
+/// against, so that it answers for the run's own crawl wherever it is
+/// asked from. `None` when ingest has not finished there, or ran before
+/// manifests recorded its inputs.
+pub fn recorded_inputs(out: &std::path::Path) -> Option<Vec<String>> {
+    let manifest = crate::tables::manifest::finished_manifest(out, "ingest")?;
+    let given = manifest.external_inputs[AS_GIVEN]["inputs"].as_array()?;
+    let inputs = given
+        .iter()
+        .filter_map(serde_json::Value::as_str)
+        .map(|input| match &manifest.working_dir {
+            Some(dir) if !crate::storage::location::is_url(input) && std::path::Path::new(input).is_relative() => {
+                std::path::Path::new(dir).join(input).display().to_string()
+            }
+            _ => input.to_string(),
+        })
+        .collect();
+    Some(inputs)
 }
 
 /// True when a run would do nothing: every stage is up to date.

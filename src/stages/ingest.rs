@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::ingest::inputs::{expand_inputs, InputFile};
 use crate::ingest::record::{Document, Outcome, Reject, Revisit};
 use crate::ingest::{corpus, ingest_file, FileSummary};
-use crate::stages::stage::{RunContext, Stage};
+use crate::stages::stage::{RunContext, Stage, AS_GIVEN};
 use crate::tables::columns::{documents, ingest_files, rejects, revisits};
 use crate::tables::manifest::StageReport;
 use crate::tables::schema::arrow_schema;
@@ -51,13 +51,20 @@ impl Stage for Ingest {
     fn shardable(&self) -> bool {
         true
     }
+    /// Each file by what it is (its canonical path or URL), its label and
+    /// version; how the inputs were named (the arguments, and the path
+    /// each file was read by, as `warc_file` shows it) goes under
+    /// [`AS_GIVEN`], outside the fingerprint.
     fn external_fingerprint(&self, ctx: &RunContext) -> Result<Value> {
-        let (files, problems, _) = expand_inputs(&ctx.inputs);
-        let files: Vec<Value> = files
+        let (listed, problems, _) = expand_inputs(&ctx.inputs);
+        let files: Vec<Value> = listed
             .iter()
-            .map(|InputFile { source, label }| json!({"path": source.name(), "label": label, "version": source.version()}))
+            .map(|InputFile { source, label }| {
+                json!({"file": source.identity(), "label": label, "version": source.version()})
+            })
             .collect();
-        Ok(json!({"files": files, "problems": problems}))
+        let paths: Vec<String> = listed.iter().map(|f| f.source.name()).collect();
+        Ok(json!({"files": files, "problems": problems, AS_GIVEN: {"inputs": ctx.inputs, "paths": paths}}))
     }
     fn run(&self, ctx: &RunContext) -> Result<StageReport> {
         let (all_files, mut problems, warnings) = expand_inputs(&ctx.inputs);

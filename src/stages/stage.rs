@@ -159,6 +159,26 @@ impl std::fmt::Display for UsageError {
 
 impl std::error::Error for UsageError {}
 
+/// The member of a stage's external inputs ([`Stage::external_fingerprint`])
+/// that says how they were named on the command line (ingest: the
+/// `--input` arguments and the path each file was read by). It is what
+/// `documents.warc_file` and the messages show, what `pipeline status`
+/// without `--input` reads the inputs again from, and what the export
+/// matches the tables' file names with; but another spelling of the same
+/// files (relative, absolute, through a link) is the same input, so it is
+/// left out of the fingerprint.
+pub const AS_GIVEN: &str = "as_given";
+
+/// `external` without its [`AS_GIVEN`] member: what identifies a stage's
+/// external inputs, whichever way they were named.
+pub fn spelling_free(external: &Value) -> Value {
+    let mut identity = external.clone();
+    if let Some(members) = identity.as_object_mut() {
+        members.remove(AS_GIVEN);
+    }
+    identity
+}
+
 /// One step of the pipeline.
 pub trait Stage {
     /// Name used by `--stage` and for the manifest file.
@@ -171,6 +191,9 @@ pub trait Stage {
     /// The part of the configuration the outputs depend on.
     fn config_section(&self, config: &Config) -> Value;
     /// Extra inputs outside the output folder (ingest: the archive files).
+    /// A top-level member [`AS_GIVEN`] records how the user named them; it
+    /// is kept in the manifest but is no part of the fingerprint (see
+    /// [`spelling_free`]).
     fn external_fingerprint(&self, _ctx: &RunContext) -> Result<Value> {
         Ok(Value::Null)
     }

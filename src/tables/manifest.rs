@@ -59,9 +59,11 @@ pub struct Manifest {
     /// record: readers take these objects and no others.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub objects: BTreeMap<String, Vec<String>>,
-    /// The folder the stage ran in: the input paths of `external_inputs`
-    /// are as the user gave them, relative to it (`pipeline export` reads
-    /// the inputs again from wherever it runs). Not part of the fingerprint.
+    /// The folder the stage ran in: the input paths under `as_given` in
+    /// `external_inputs` are as the user gave them, relative to it
+    /// (`pipeline export` reads the inputs again, and `pipeline status`
+    /// judges the run against them, from wherever it runs). Not part of
+    /// the fingerprint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub working_dir: Option<String>,
 }
