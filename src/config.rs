@@ -40,14 +40,18 @@ impl Config {
         let text =
             std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("cannot read config {}: {e}", path.display()))?;
         let bad = |e: &dyn std::fmt::Display| anyhow::anyhow!("bad config {}: {e}", path.display());
-        let table: toml::Table = toml::from_str(&text).map_err(|e| bad(&e))?;
-        let problems = key_problems(&table);
+        let mut table: toml::Table = toml::from_str(&text).map_err(|e| bad(&e))?;
+        // The keys that read are checked too, so that a typo does not hide
+        // a value out of range: every problem of the file at once.
+        let mut problems = key_problems(&mut table);
+        let mut config: Config = toml::Value::Table(table).try_into().map_err(|e| bad(&e))?;
+        if let Err(e) = config.move_history_keep() {
+            problems.push(e.to_string());
+        }
+        problems.extend(config.problems());
         if !problems.is_empty() {
             return Err(bad(&problems.join("; ")));
         }
-        let mut config: Config = toml::from_str(&text).map_err(|e| bad(&e))?;
-        config.move_history_keep().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
-        config.validate().map_err(|e| anyhow::anyhow!("bad config {}: {e}", path.display()))?;
         Ok(config)
     }
 
@@ -83,6 +87,13 @@ impl Config {
     }
 
     pub fn validate(&self) -> anyhow::Result<()> {
+        let problems = self.problems();
+        anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
+        Ok(())
+    }
+
+    /// Every problem [`Config::validate`] reports, one message each.
+    fn problems(&self) -> Vec<String> {
         let mut problems = Problems::default();
         self.ingest.check(&mut problems);
         self.boilerplate.check(&mut problems);
@@ -91,9 +102,7 @@ impl Config {
         self.verify.check(&mut problems);
         self.evaluate.check(&mut problems);
         self.dedup.check(&mut problems);
-        let problems = problems.into_messages();
-        anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));
-        Ok(())
+        problems.into_messages()
     }
 }
 
@@ -113,29 +122,33 @@ const SECTIONS: [(&str, SectionReader); 9] = [
 ];
 
 /// Every key of a job file that does not read: unknown sections and keys
-/// (typos), values of the wrong type. Reading the file whole stops at the
-/// first; here each key is read alone into its section (every key has a
-/// default), so one bad key does not hide the next, and the user fixes
-/// them all in one go, as with the range checks of [`Config::validate`].
-fn key_problems(table: &toml::Table) -> Vec<String> {
+/// (typos), values of the wrong type, each taken out of `table`. Reading
+/// the file whole stops at the first; here each key is read alone into its
+/// section (every key has a default), so one bad key does not hide the
+/// next, and what is left of `table` reads, for the range checks of
+/// [`Config::validate`]: the user fixes them all in one go.
+fn key_problems(table: &mut toml::Table) -> Vec<String> {
     let mut problems = Vec::new();
-    for (section, value) in table {
-        let Some((_, read)) = SECTIONS.iter().find(|(name, _)| name == section) else {
+    table.retain(|section, value| {
+        let Some((_, read)) = SECTIONS.iter().find(|(name, _)| *name == section) else {
             let known: Vec<&str> = SECTIONS.iter().map(|(name, _)| *name).collect();
             problems.push(format!("unknown section [{section}] (sections: {})", known.join(", ")));
-            continue;
+            return false;
         };
-        let Some(keys) = value.as_table() else {
+        let Some(keys) = value.as_table_mut() else {
             problems.push(format!("`{section}` must be a section ([{section}]), not a value"));
-            continue;
+            return false;
         };
-        for (key, value) in keys {
-            let alone = toml::Table::from_iter([(key.clone(), value.clone())]);
-            if let Err(e) = read(toml::Value::Table(alone)) {
+        keys.retain(|key, value| {
+            let alone = toml::Table::from_iter([(key.to_string(), value.clone())]);
+            let read = read(toml::Value::Table(alone));
+            if let Err(e) = &read {
                 problems.push(format!("[{section}] {key}: {}", e.message().trim()));
             }
-        }
-    }
+            read.is_ok()
+        });
+        true
+    });
     problems
 }
 
@@ -221,7 +234,12 @@ mod tests {
         assert!(problems.iter().any(|p| p.starts_with("[verify] treshold: unknown field `treshold`")), "{err}");
         assert!(problems.iter().any(|p| p.starts_with("[verify] threshold: invalid type: string \"high\"")), "{err}");
         // A file that reads has none.
-        assert!(key_problems(&toml::from_str("[verify]\nthreshold = 0.9\n[dedup]\n").unwrap()).is_empty());
+        assert!(key_problems(&mut toml::from_str("[verify]\nthreshold = 0.9\n[dedup]\n").unwrap()).is_empty());
+        // A misspelt key does not hide a value out of range.
+        std::fs::write(&path, "[verify]\ntreshold = 0.9\nthreshold = 1.5\n").unwrap();
+        let err = format!("{:#}", Config::from_file(&path).unwrap_err());
+        assert!(err.contains("[verify] treshold: unknown field `treshold`"), "{err}");
+        assert!(err.contains("[verify] threshold = 1.5 must be between 0 and 1"), "{err}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -249,6 +267,10 @@ mod tests {
         assert_eq!(problems_of("[evaluate]\npool = [\"a4\", \"slst\"]\n"), "");
         assert_eq!(problems_of("[methods]\nminhash_functions = 100\nminhash_band_rows = 5\n"), "");
         assert_eq!(problems_of("[methods]\nmegashingle_functions = 84\n"), "");
+        // Every column the docs name, in expressions, quoted or not.
+        let order = "CASE WHEN http_status = 200 THEN 0 ELSE 1 END, character_length(url), \\\"text_chars\\\" DESC, \
+                     CRAWL, canonical_url = url, crawl_date NULLS LAST, doc_id";
+        assert_eq!(problems_of(&format!("[dedup]\nkeep = \"sql\"\nkeep_order_by = \"{order}\"\n")), "");
     }
 
     #[test]
@@ -336,6 +358,19 @@ mod tests {
             ("[candidates]\nmax_group_size = 0", "[candidates] max_group_size = 0 must be at least 1"),
             ("[candidates]\nmax_edges_per_document = 0", "[candidates] max_edges_per_document = 0 must be at least 1"),
             ("[verify]\nthreshold = 1.01", "[verify] threshold = 1.01 must be between 0 and 1"),
+            (
+                "[dedup]\nkeep = \"sql\"\nkeep_order_by = \"nosuch DESC\"",
+                "[dedup] keep_order_by = \"nosuch DESC\": no column `nosuch`; it may name crawl, doc_id, url,",
+            ),
+            (
+                "[dedup]\nkeep = \"sql\"\nkeep_order_by = \"CASE WHEN members.host_hash = 1 THEN 0 END\"",
+                "[dedup] keep_order_by = \"CASE WHEN members.host_hash = 1 THEN 0 END\": no column `members.host_hash`",
+            ),
+            (
+                "[dedup]\nkeep = \"sql\"\nkeep_order_by = \"text_chars) AS x; DROP TABLE documents; --\"",
+                "[dedup] keep_order_by = \"text_chars) AS x; DROP TABLE documents; --\" is not one SQL ORDER BY list",
+            ),
+            ("[dedup]\nkeep = \"sql\"", "[dedup] keep = \"sql\" needs keep_order_by"),
             ("[verify]\nscreen = 1.0", "[verify] screen = 1 must be at least 0 and below 1"),
             ("[verify]\nscreen = -0.1", "[verify] screen = -0.1 must be at least 0 and below 1"),
             ("[verify]\nscreen = nan", "[verify] screen = NaN must be at least 0 and below 1"),

@@ -221,6 +221,20 @@ fn crawls_are_appended_whole_replaced_on_rerun_compacted_and_dropped() {
     let again = pipeline().args(["history", "--history", history_s, "drop", "night1"]).output().unwrap();
     assert_eq!(again.status.code(), Some(1));
 
+    // A crawl earlier than one already there: night 2 was matched without
+    // it, and the append says so, with the command that matches it again.
+    let earlier = pipeline()
+        .args(["history", "--history", history_s, "append", "--out", out_s, "--crawl-id", "night0"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&earlier.stderr);
+    assert!(earlier.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("crawl night0 comes before night2 already in the history")
+            && stderr.contains(&format!("pipeline history match --out {out_s} --crawl-id night2")),
+        "{stderr}"
+    );
+
     // A crawl id names folders: a path is refused as bad usage.
     let bad = pipeline()
         .args(["history", "--history", history_s, "append", "--out", out_s, "--crawl-id", "../night3"])

@@ -119,6 +119,14 @@ fn status_tells_what_a_run_would_redo_and_why() {
     assert_eq!(reasons(line(&lines, "evaluate")), "stage place is not up to date; stage verify is not up to date");
     assert_eq!(line(&lines, "candidates")["state"], "up_to_date");
 
+    // The keep rule: every stage that ranks by it names it alike (tokens
+    // said `keep`, the others `dedup.keep`).
+    std::fs::write(&config, "[dedup]\nkeep = \"longest-text\"\n").unwrap();
+    let (_, lines) = status(&out, &["--input", input, "--config", config.to_str().unwrap()]);
+    for stage in ["tokens", "exact", "verify_pairs"] {
+        assert!(reasons(line(&lines, stage)).ends_with("config changed: dedup.keep"), "{stage}: {lines:?}");
+    }
+
     // A changed input file: ingest is stale and names it; every later stage
     // follows.
     let file = std::fs::OpenOptions::new().append(true).open(crawl.join("night.warc.gz")).unwrap();

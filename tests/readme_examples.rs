@@ -143,6 +143,21 @@ fn readme_examples_run_on_the_sample() {
         }
     }
     eprintln!("{ran} commands of {} marked README blocks ran", blocks.len());
+    // What the examples write in a clone (`out`, the exports, a saved
+    // query) is ignored by git: a reader who ran them has a clean `git
+    // status`.
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        if name == "sample-data" {
+            continue;
+        }
+        let ignored = Command::new("git")
+            .args(["check-ignore", "--quiet", "--no-index", &name])
+            .current_dir(root)
+            .status()
+            .expect("git, to read .gitignore");
+        assert!(ignored.success(), "the README's examples write `{name}` in a clone, which .gitignore does not ignore");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -72,6 +72,16 @@ fn without_session_path_parameter(path: &str) -> Option<String> {
     Some(segments.join("/"))
 }
 
+/// True when `url` is an http or https URL (the scheme in any case): a page
+/// a reader can be sent to. Pages at any other (`javascript:`, `about:`, a
+/// relative path a malformed record gave) are counted at ingest
+/// (`ingest_files.not_http_url`) and never kept over an http(s) copy
+/// (`crate::verify::settings::DedupConfig::keep_order`).
+pub fn is_http_url(url: &str) -> bool {
+    let scheme = url.split_once(':').map_or("", |(scheme, _)| scheme);
+    scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("https")
+}
+
 /// The canonical URL of the page at `url` that declares `declared` (the
 /// `href` of its `<link rel="canonical">`, if any). An unparseable URL is
 /// only cut at its fragment.
@@ -108,6 +118,16 @@ pub fn canonical_url(url: &str, declared: Option<&str>) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_http_and_https_urls_are_web_pages() {
+        for url in ["http://a/", "HTTPS://a/b", "https:x"] {
+            assert!(super::is_http_url(url), "{url}");
+        }
+        for url in ["javascript:alert(1)", "/just/a/path", "about:blank", "ftp://a/", "", "httpx://a/"] {
+            assert!(!super::is_http_url(url), "{url}");
+        }
+    }
+
     use super::*;
 
     #[test]

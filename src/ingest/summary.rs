@@ -38,6 +38,9 @@ pub struct FileSummary {
     /// Documents that are not content ([`super::record::not_content`]); a subset
     /// of `documents`.
     pub not_content: u64,
+    /// Documents whose URL is not http(s) ([`super::canonical::is_http_url`]);
+    /// a subset of `documents`.
+    pub not_http_url: u64,
     /// Where the end of the file cut it short (a crawl file only): what was
     /// read before is kept, the cut record is a `truncated` reject, and the
     /// run tells (exit code 3).
@@ -60,6 +63,7 @@ impl FileSummary {
             flattened: 0,
             text_truncated: 0,
             not_content: 0,
+            not_http_url: 0,
             cut: None,
         }
     }
@@ -73,11 +77,24 @@ impl FileSummary {
                 self.flattened += u64::from(d.flattened);
                 self.text_truncated += u64::from(d.text_truncated);
                 self.not_content += u64::from(d.not_content.is_some());
+                self.not_http_url += u64::from(!super::canonical::is_http_url(&d.url));
             }
             Outcome::Revisit(_) => self.revisits += 1,
             Outcome::Reject(_) => self.rejects += 1,
             Outcome::Skipped { .. } => self.skipped += 1,
         }
+    }
+
+    /// Moves the documents counted in `documents` (a summary of documents
+    /// only, counted by [`FileSummary::count`]) to the rejects: documents
+    /// found to be rejects after they were read (a repeated record id).
+    pub fn reject_documents(&mut self, documents: &FileSummary) {
+        self.documents -= documents.documents;
+        self.rejects += documents.documents;
+        self.flattened -= documents.flattened;
+        self.text_truncated -= documents.text_truncated;
+        self.not_content -= documents.not_content;
+        self.not_http_url -= documents.not_http_url;
     }
 }
 

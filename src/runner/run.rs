@@ -14,7 +14,7 @@ use crate::history::HistoryLocation;
 use crate::process::logging::{Counts, LogFormat};
 use crate::runner::mirror::RemoteOut;
 use crate::runner::stage_run::{run_stage, Place, StageOutcome};
-use crate::stages::stage::{HistoryRun, RunContext, Stage, UsageError};
+use crate::stages::stage::{HistoryRun, MissingInput, RunContext, Stage, UsageError};
 use crate::tables::shard::Shard;
 
 /// What `pipeline run` was asked to do.
@@ -137,6 +137,9 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
             map_stages.join(", ")
         ))
         .into());
+    }
+    if !crate::storage::location::is_url(&out) {
+        check_earlier_tables(&selected, &all, &out, &config)?;
     }
     let (out_dir, remote) = local_out(&out, cache, shard)?;
     std::fs::create_dir_all(&out_dir)
@@ -269,6 +272,32 @@ pub fn run_in_order(
 
 /// The stages `--stage` names: all of them in run order, or one. A
 /// history stage without `--history`, or an unknown name, is a usage error.
+/// The tables the selected stages read that no selected stage writes must
+/// be in the local output folder `out` already: a stage run alone on a
+/// folder without them is a [`MissingInput`] found before the folder or
+/// its locks are made (which would otherwise be left behind), with the
+/// command that makes the table, `--out` included.
+fn check_earlier_tables(selected: &[&dyn Stage], all: &[Box<dyn Stage>], out: &str, config: &Config) -> Result<()> {
+    let out_dir = Path::new(out);
+    let written: Vec<crate::tables::Table> = selected.iter().flat_map(|s| s.outputs(config)).collect();
+    for stage in selected {
+        for table in stage.inputs() {
+            if written.contains(&table) || crate::tables::write::table_exists(out_dir, table.name()) {
+                continue;
+            }
+            let maker = crate::runner::plan::maker_of(table, all, config);
+            let input = if maker == "ingest" { " --input CRAWL" } else { "" };
+            return Err(MissingInput(format!(
+                "stage {} needs table `{table}`, which is missing under {out}; run `pipeline run --stage {maker}{input} \
+                 --out {out}` first (or `--stage all`)",
+                stage.name()
+            ))
+            .into());
+        }
+    }
+    Ok(())
+}
+
 fn select_stages<'a>(stage: &str, all: &'a [Box<dyn Stage>], history_names: &[&str]) -> Result<Vec<&'a dyn Stage>> {
     if stage == "all" {
         return Ok(all.iter().map(|s| s.as_ref()).collect());

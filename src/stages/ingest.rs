@@ -128,6 +128,7 @@ impl Stage for Ingest {
                         ("flattened", &mut list.flattened, s.flattened),
                         ("text_truncated", &mut list.text_truncated, s.text_truncated),
                         ("not_content", &mut list.not_content, s.not_content),
+                        ("not_http_url", &mut list.not_http_url, s.not_http_url),
                     ] {
                         column.append_value(v);
                         *totals.entry(name).or_default() += v;
@@ -147,6 +148,7 @@ impl Stage for Ingest {
                         &mut list.flattened,
                         &mut list.text_truncated,
                         &mut list.not_content,
+                        &mut list.not_http_url,
                     ] {
                         column.append_value(0);
                     }
@@ -163,6 +165,13 @@ impl Stage for Ingest {
         }
         for (table, key) in [("documents", "documents"), ("revisits", "revisits"), ("rejects", "rejects")] {
             report.rows.insert(table.into(), totals.get(key).copied().unwrap_or(0));
+        }
+        if let Some(&pages) = totals.get("not_http_url").filter(|&&n| n > 0) {
+            tracing::warn!(
+                documents = pages,
+                "{pages} documents have a URL that is not http(s) (javascript:, a relative path, ...; \
+                 ingest_files.not_http_url): they are deduplicated, but never kept over an http(s) copy"
+            );
         }
         report.counters = totals.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
         report.input_errors.extend(problems);
@@ -225,8 +234,9 @@ fn ingest_one(
     let duplicate_type = if corpus::is_corpus_file(&name) { corpus::record_type(&name) } else { "response" };
     let mut seen_ids = std::collections::HashSet::new();
     let mut rejected: BTreeMap<String, u64> = BTreeMap::new();
-    let mut repeated_ids = 0u64;
-    let (mut repeated_flattened, mut repeated_truncated, mut repeated_not_content) = (0u64, 0u64, 0u64);
+    // The documents whose record id repeats, counted as documents by the
+    // reader and moved to the rejects at the end.
+    let mut repeated = FileSummary::new(&file_label);
     let read = ingest_file(source, &input.label, &config.ingest, &mut |mut outcome| {
         if write_error.is_some() {
             return;
@@ -234,10 +244,7 @@ fn ingest_one(
         // A record id repeated inside one file would repeat a doc_id.
         if let Outcome::Document(d) = &outcome {
             if !seen_ids.insert(d.doc_id) {
-                repeated_ids += 1;
-                repeated_flattened += u64::from(d.flattened);
-                repeated_truncated += u64::from(d.text_truncated);
-                repeated_not_content += u64::from(d.not_content.is_some());
+                repeated.count(&outcome);
                 outcome = Outcome::Reject(Reject {
                     warc_file: d.warc_file.clone(),
                     warc_offset: d.warc_offset,
@@ -280,11 +287,7 @@ fn ingest_one(
             return Err(e);
         }
     };
-    summary.documents -= repeated_ids;
-    summary.rejects += repeated_ids;
-    summary.flattened -= repeated_flattened;
-    summary.text_truncated -= repeated_truncated;
-    summary.not_content -= repeated_not_content;
+    summary.reject_documents(&repeated);
     writers[0].write_rest(&mut document_rows)?;
     writers[1].write_rest(&mut revisit_rows)?;
     writers[2].write_rest(&mut reject_rows)?;

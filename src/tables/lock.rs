@@ -97,6 +97,13 @@ impl Holder {
     pub fn is_gone(&self) -> bool {
         self.host == host_name() && !is_running_here(self.pid)
     }
+
+    /// True when the holder is a process of this host that is ending: a
+    /// run killed (`kill -9`, the OOM killer) keeps its locks until the
+    /// kernel has closed its files, which takes a moment for a large one.
+    pub fn is_ending(&self) -> bool {
+        self.host == host_name() && is_ending_here(self.pid)
+    }
 }
 
 impl std::fmt::Display for Holder {
@@ -127,6 +134,7 @@ impl std::fmt::Display for Busy {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let by = self.by;
         let who = match &self.holder {
+            Some(h) if h.is_ending() => format!("another {by} ({h}), which is ending but did not let go of it"),
             Some(h) => format!("another {by} ({h})"),
             None => format!("another {by}"),
         };
@@ -197,10 +205,11 @@ pub fn acquire_run(out: &Path, shard: Shard, wait: bool) -> Result<RunLock> {
     let task = format!("a run on {}", out.display());
     // Under the check lock: an export's look at the run lock holds it for
     // a moment, and must not pass for a run.
-    let taken = {
+    let take = || -> Result<bool> {
         let _check = hold_check(&dir)?;
-        flock(&file, exclusive, false)?
+        flock(&file, exclusive, false)
     };
+    let taken = take()? || (!wait && taken_once_ending(read_holder(&path).as_ref(), take)?);
     if !taken {
         // Only an exclusive holder writes its name; what a gone one wrote is
         // no one's.
@@ -404,7 +413,8 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
             .truncate(false)
             .open(path)
             .with_context(|| format!("cannot open lock file {}", path.display()))?;
-        if !flock(&file, true, false)? {
+        let take = || flock(&file, true, false);
+        if !take()? && !(!wait && taken_once_ending(read_holder(path).as_ref(), take)?) {
             if !wait {
                 let lock = path.display().to_string();
                 return Err(Busy { task: task.to_string(), lock, holder: read_holder(path), by: "run" }.into());
@@ -566,6 +576,42 @@ fn flock(file: &File, exclusive: bool, block: bool) -> Result<bool> {
     }
 }
 
+/// How long a run that finds its lock held by an ending process
+/// ([`Holder::is_ending`]) waits for the kernel to free it, without
+/// `--wait`: a killed run's rerun then goes ahead instead of exiting 4
+/// ("running in another run") for a run that is already over.
+const ENDING_HOLDER_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Tries `take` again and again for [`ENDING_HOLDER_GRACE`] when `holder`
+/// is ending; true once it took the lock. False at once for a holder that
+/// is alive (or unknown): that one is [`Busy`].
+fn taken_once_ending(holder: Option<&Holder>, mut take: impl FnMut() -> Result<bool>) -> Result<bool> {
+    let Some(holder) = holder.filter(|h| h.is_ending()) else { return Ok(false) };
+    tracing::info!("the lock's holder ({holder}) is ending; waiting for it to let go");
+    let start = std::time::Instant::now();
+    while start.elapsed() < ENDING_HOLDER_GRACE {
+        if take()? {
+            return Ok(true);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    Ok(false)
+}
+
+/// True when process `pid` of this host is ending: gone, a zombie, or
+/// flagged as exiting (`PF_EXITING` in `/proc/<pid>/stat`, set from the
+/// moment a killed process starts closing its files).
+fn is_ending_here(pid: u32) -> bool {
+    const PF_EXITING: u64 = 0x4;
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return true };
+    // The command name (field 2) is in parentheses and may hold spaces.
+    let Some((_, rest)) = stat.rsplit_once(')') else { return false };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let state = fields.first().copied().unwrap_or_default();
+    let flags: u64 = fields.get(6).and_then(|f| f.parse().ok()).unwrap_or(0);
+    matches!(state, "Z" | "X" | "x") || flags & PF_EXITING != 0
+}
+
 /// Who the lock file `path` says holds it, if it says.
 pub fn read_holder(path: &Path) -> Option<Holder> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
@@ -620,6 +666,54 @@ mod tests {
         drop(first);
         assert!(!path.exists(), "a released lock leaves no file");
         drop(acquire(&path, "stage candidates", false).unwrap());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A child that has exited and is not reaped yet: a process that is
+    /// ending, as a killed run is while the kernel closes its files.
+    fn zombie() -> std::process::Child {
+        let child = std::process::Command::new("true").spawn().unwrap();
+        let stat = format!("/proc/{}/stat", child.id());
+        let start = std::time::Instant::now();
+        while !std::fs::read_to_string(&stat).unwrap_or_default().contains(") Z") {
+            assert!(start.elapsed().as_secs() < 10, "the child did not exit");
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        child
+    }
+
+    /// Right after a `kill -9`, the killed run's lock may still be held
+    /// for a moment: a rerun waits for it instead of exiting 4 (`running in
+    /// another run`), and a holder that does not let go is named as ending.
+    #[test]
+    fn a_rerun_waits_for_a_holder_that_is_ending() {
+        let mut ending = zombie();
+        let mut alive = std::process::Command::new("sleep").arg("30").spawn().unwrap();
+        assert!(!is_ending_here(alive.id()) && is_ending_here(ending.id()) && is_ending_here(u32::MAX));
+        let holder = |pid: u32| Holder { pid, ..Holder::this_process("a run") };
+        assert!(holder(ending.id()).is_ending() && !holder(alive.id()).is_ending());
+
+        let dir = scratch("ending");
+        let held = acquire_run(&dir, Shard::WHOLE, false).unwrap();
+        let path = dir.join(LOCK_DIR).join(RUN_LOCK_FILE);
+        // The held lock names a holder that is alive: refused at once.
+        std::fs::write(&path, serde_json::to_string(&holder(alive.id())).unwrap()).unwrap();
+        let start = std::time::Instant::now();
+        let refused = acquire_run(&dir, Shard::WHOLE, false).unwrap_err();
+        assert!(refused.downcast_ref::<Busy>().is_some() && start.elapsed().as_secs() < 2, "{refused}");
+        // It names one that is ending, which lets go a moment later: taken.
+        std::fs::write(&path, serde_json::to_string(&holder(ending.id())).unwrap()).unwrap();
+        let release = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            drop(held);
+        });
+        acquire_run(&dir, Shard::WHOLE, false).expect("taken once the ending holder let go");
+        release.join().unwrap();
+        let busy = Busy { task: "a run".into(), lock: "l".into(), holder: Some(holder(ending.id())), by: "run" };
+        assert!(busy.to_string().contains("which is ending"), "{busy}");
+        alive.kill().unwrap();
+        alive.wait().unwrap();
+        ending.wait().unwrap();
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

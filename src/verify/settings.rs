@@ -228,7 +228,11 @@ impl DedupConfig {
 
     /// The `ORDER BY` list that ranks a cluster's members, first = kept,
     /// over the columns named at [`DedupConfig::keep_order_by`]; the crawl
-    /// id and doc id close every rule. The SQL that ranks by it is
+    /// id and doc id close every rule. Whatever the rule, a page at an
+    /// http(s) URL goes before one at any other (`javascript:`, `about:`, a
+    /// relative path from a malformed record): such a URL is no page a
+    /// reader could be sent to, so it must never be the copy kept while an
+    /// http(s) copy is removed. The SQL that ranks by it is
     /// `crate::stages::verify::keep_order`'s.
     pub fn keep_order(&self) -> String {
         let rule = match self.keep {
@@ -241,38 +245,79 @@ impl DedupConfig {
             }
             KeepRule::Sql => self.keep_order_by.as_str(),
         };
-        format!("{rule}, crawl, doc_id")
+        format!("{WEB_URL_FIRST}, {rule}, crawl, doc_id")
     }
 
-    /// `keep = "sql"` needs its order; the order is one SQL expression list,
-    /// so it may not close the window it is placed in.
+    /// `keep = "sql"` needs its order; the order is one SQL `ORDER BY`
+    /// list over the columns [`KEEP_COLUMNS`] only. Checked here, before
+    /// any stage: a wrong column otherwise fails the first stage that ranks
+    /// (`tokens`, three stages in) with an error listing the SQL's internal
+    /// columns, which the user cannot name.
     pub fn check(&self, p: &mut Problems) {
         p.require(self.keep != KeepRule::Sql || !self.keep_order_by.trim().is_empty(), || {
             "[dedup] keep = \"sql\" needs keep_order_by, e.g. \"http_status, text_chars DESC\"".to_string()
         });
-        p.require(is_one_order_list(&self.keep_order_by), || {
-            format!(
-                "[dedup] keep_order_by = \"{}\": one ORDER BY list, balanced parentheses, no `;`",
-                self.keep_order_by
-            )
-        });
+        if self.keep_order_by.trim().is_empty() {
+            return;
+        }
+        match order_list_columns(&self.keep_order_by) {
+            Err(why) => p.require(false, || {
+                format!("[dedup] keep_order_by = \"{}\" is not one SQL ORDER BY list: {why}", self.keep_order_by)
+            }),
+            Ok(columns) => {
+                for column in columns.iter().filter(|c| !KEEP_COLUMNS.contains(&c.as_str())) {
+                    p.require(false, || {
+                        format!(
+                            "[dedup] keep_order_by = \"{}\": no column `{column}`; it may name {}",
+                            self.keep_order_by,
+                            KEEP_COLUMNS.join(", ")
+                        )
+                    });
+                }
+            }
+        }
     }
 }
 
-/// True when `order` can stand inside `OVER (... ORDER BY order)`: its
-/// parentheses balance and it holds no statement separator.
-fn is_one_order_list(order: &str) -> bool {
-    let mut depth = 0i64;
-    for c in order.chars() {
-        match c {
-            '(' => depth += 1,
-            ')' => depth -= 1,
-            ';' => return false,
-            _ => {}
-        }
-        if depth < 0 {
-            return false;
-        }
+/// The columns `[dedup] keep_order_by` may name: those of
+/// `jobs/keep_columns.sql`, plus the crawl id, as every job that ranks
+/// gives them.
+pub const KEEP_COLUMNS: [&str; 7] =
+    ["crawl", "doc_id", "url", "canonical_url", "crawl_date", "http_status", "text_chars"];
+
+/// The first key of every keep order: pages at an http(s) URL before any
+/// other (see [`DedupConfig::keep_order`]).
+const WEB_URL_FIRST: &str = "CASE WHEN lower(url) LIKE 'http://%' OR lower(url) LIKE 'https://%' THEN 0 ELSE 1 END";
+
+/// The columns an `ORDER BY` list names (lowercased unless quoted, as
+/// DataFusion reads them), or why it is not one list: parsed whole, so
+/// that it cannot close the window it is placed in (`) ...`, `;`).
+fn order_list_columns(order: &str) -> Result<Vec<String>, String> {
+    use datafusion::sql::sqlparser::ast::{visit_expressions, Expr};
+    use datafusion::sql::sqlparser::dialect::GenericDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    use std::ops::ControlFlow;
+    let dialect = GenericDialect {};
+    let mut parser = Parser::new(&dialect).try_with_sql(order).map_err(|e| e.to_string())?;
+    let keys = parser.parse_comma_separated(Parser::parse_order_by_expr).map_err(|e| e.to_string())?;
+    if parser.peek_token().token != Token::EOF {
+        return Err(format!("unexpected `{}` after the list", parser.peek_token().token));
     }
-    depth == 0
+    let name = |ident: &datafusion::sql::sqlparser::ast::Ident| match ident.quote_style {
+        Some(_) => ident.value.clone(),
+        None => ident.value.to_lowercase(),
+    };
+    let mut columns = Vec::new();
+    for key in &keys {
+        let _ = visit_expressions(&key.expr, |expr| {
+            match expr {
+                Expr::Identifier(ident) => columns.push(name(ident)),
+                Expr::CompoundIdentifier(parts) => columns.push(parts.iter().map(&name).collect::<Vec<_>>().join(".")),
+                _ => {}
+            }
+            ControlFlow::<()>::Continue(())
+        });
+    }
+    Ok(columns)
 }

@@ -55,7 +55,34 @@ pub fn append(
         objects: listed_objects(&staging)?,
     };
     history.install(&manifest, &staging)?;
+    warn_of_later_crawls(history, crawl)?;
     Ok(manifest)
+}
+
+/// Warns when the history already holds crawls later than `crawl`: each
+/// night is matched against the crawls before it, so those were matched
+/// without this one, and their repeats and kept copies may change when
+/// they are matched again (`pipeline history match`, which `status` then
+/// shows as stale).
+fn warn_of_later_crawls(history: &History, crawl: &str) -> Result<()> {
+    let later: Vec<CrawlManifest> = history.crawls()?.into_iter().filter(|c| c.crawl.as_str() > crawl).collect();
+    if later.is_empty() {
+        return Ok(());
+    }
+    let rerun: Vec<String> = later
+        .iter()
+        .map(|c| format!("`pipeline history match --out {} --crawl-id {}`", c.appended_from, c.crawl))
+        .collect();
+    let names: Vec<&str> = later.iter().map(|c| c.crawl.as_str()).collect();
+    tracing::warn!(
+        crawl,
+        later = %names.join(","),
+        "crawl {crawl} comes before {} already in the history, which were matched without it: their repeats \
+         and kept copies are out of date; match them again: {}",
+        names.join(", "),
+        rerun.join(", ")
+    );
+    Ok(())
 }
 
 /// Writes every table of the crawl under `staging/<table>/`, the

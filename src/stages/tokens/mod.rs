@@ -59,7 +59,7 @@ impl Stage for Tokens {
             "text": config.text,
             "lists": lists_written(config),
             "verify_text": config.verify.text,
-            "keep": crate::stages::verify::keep_order::keep_params(&config.dedup),
+            "dedup": config.dedup,
         })
     }
     fn shardable(&self) -> bool {

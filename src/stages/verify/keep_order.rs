@@ -31,24 +31,26 @@ mod tests {
 
     /// The keep order of `jobs/keep_order.sql` under two rules: the copy at
     /// its canonical URL first, or the earliest crawl date (unknown dates
-    /// last), then the longest text, then the smallest doc_id.
+    /// last), then the longest text, then the smallest doc_id; under both,
+    /// a page at a URL that is not http(s) after every http(s) page.
     #[test]
     fn keep_order_follows_the_keep_rule() {
         use crate::tables::columns::documents;
         use crate::verify::settings::KeepRule;
         use arrow::array::{ArrayRef, RecordBatch, StringArray, UInt16Array, UInt64Array};
         use std::sync::Arc;
-        let ids = [1u64, 2, 3, 4, 5];
-        let urls = ["http://t/a?utm_source=x", "http://t/a", "http://t/b", "http://t/c", "http://t/d"];
-        let canonical = ["http://t/a", "http://t/a", "http://t/b", "http://t/c", "http://t/d"];
-        let dates = [Some("2024-01-01"), Some("2024-03-01"), Some("2024-01-01"), None, Some("2024-01-01")];
-        let texts = ["longer one", "x", "longer two", "the longest text", "short"];
+        let ids = [1u64, 2, 3, 4, 5, 6];
+        let urls = ["http://t/a?utm_source=x", "http://t/a", "http://t/b", "http://t/c", "HTTPS://t/d", "javascript:x"];
+        let canonical = ["http://t/a", "http://t/a", "http://t/b", "http://t/c", "HTTPS://t/d", "javascript:x"];
+        let dates =
+            [Some("2024-01-01"), Some("2024-03-01"), Some("2024-01-01"), None, Some("2024-01-01"), Some("2023-01-01")];
+        let texts = ["longer one", "x", "longer two", "the longest text", "short", "the very longest text"];
         let documents = RecordBatch::try_from_iter([
             ("doc_id", Arc::new(UInt64Array::from(ids.to_vec())) as ArrayRef),
             ("url", Arc::new(StringArray::from(urls.to_vec()))),
             ("canonical_url", Arc::new(StringArray::from(canonical.to_vec()))),
             ("crawl_date", Arc::new(StringArray::from(dates.to_vec()))),
-            ("http_status", Arc::new(UInt16Array::from(vec![200u16; 5]))),
+            ("http_status", Arc::new(UInt16Array::from(vec![200u16; 6]))),
             ("text", Arc::new(StringArray::from(texts.to_vec()))),
         ])
         .unwrap();
@@ -70,10 +72,12 @@ mod tests {
             ranked.sort_unstable();
             ranked.into_iter().map(|(_, id)| id).collect()
         };
-        // 1 and 3 tie on date and length: the smaller id first.
-        assert_eq!(order(KeepRule::EarliestCrawl), [1, 3, 5, 2, 4]);
-        // The utm copy 1 goes last, behind its canonical copy 2, though
-        // crawled earlier.
-        assert_eq!(order(KeepRule::CanonicalUrl), [3, 5, 2, 4, 1]);
+        // 1 and 3 tie on date and length: the smaller id first. 6, crawled
+        // first with the longest text, is at no web URL: last.
+        assert_eq!(order(KeepRule::EarliestCrawl), [1, 3, 5, 2, 4, 6]);
+        // The utm copy 1 goes behind its canonical copy 2, though crawled
+        // earlier; 6 is at its canonical URL, but no web page.
+        assert_eq!(order(KeepRule::CanonicalUrl), [3, 5, 2, 4, 1, 6]);
+        assert_eq!(order(KeepRule::LongestText), [4, 1, 3, 5, 2, 6]);
     }
 }
