@@ -205,3 +205,52 @@ fn each_file_is_read_once_whatever_the_links() {
     assert_eq!(files, ["a.warc", "far/b.warc", "odd-\u{fffd}.warc"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Odd URLs do not decide what is kept (issue 71): four captures of one
+/// page, the earliest at `javascript:alert(1)` and one at a relative path,
+/// as malformed records give. The keep rule (the copy at its canonical
+/// URL, then the earliest capture) kept the `javascript:` one; now the
+/// http(s) copies go first, and ingest counts the two others.
+#[test]
+fn a_page_at_no_http_url_is_never_kept_over_an_http_copy() {
+    let dir = temp_dir("odd-urls");
+    let crawl = dir.join("crawl");
+    std::fs::create_dir_all(&crawl).unwrap();
+    let body = format!(
+        "<html><head><title>Bracketed</title></head><body><p>{}</p></body></html>",
+        "The same article, captured four times under four addresses. ".repeat(8)
+    );
+    let mut warc = Vec::new();
+    for (n, (url, date)) in [
+        ("javascript:alert(1)", "2024-01-01"),
+        ("/just/a/path", "2024-01-02"),
+        ("https://example.com/bracketed", "2024-01-03"),
+        ("http://example.com/later", "2024-01-04"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let record = warc_record(&format!("odd-{n}"), "", body.as_bytes());
+        let record = String::from_utf8(record).unwrap();
+        let record = record
+            .replace(&format!("WARC-Target-URI: http://example.com/odd-{n}"), &format!("WARC-Target-URI: {url}"))
+            .replace("WARC-Date: 2024-01-01T00:00:00Z", &format!("WARC-Date: {date}T00:00:00Z"));
+        warc.extend(gzip(record.as_bytes()));
+    }
+    std::fs::write(crawl.join("odd.warc.gz"), warc).unwrap();
+    let out = dir.join("out");
+    let (crawl_s, out_s) = (crawl.to_str().unwrap(), out.to_str().unwrap());
+    let run = pipeline().args(["run", "-q", "--methods", "a0", "--input", crawl_s, "--out", out_s]).output().unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let query = |sql: &str| {
+        let o = pipeline().args(["query", "--out", out_s, "--format", "csv", sql]).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    assert_eq!(
+        query("SELECT d.url, k.reason FROM decisions k JOIN documents d USING (doc_id) WHERE k.is_kept"),
+        "url,reason\nhttps://example.com/bracketed,kept\n"
+    );
+    assert_eq!(query("SELECT SUM(not_http_url) AS n FROM ingest_files"), "n\n2\n");
+    let _ = std::fs::remove_dir_all(&dir);
+}
