@@ -281,7 +281,21 @@ fn sample_data_all_stages_deterministic_and_schema_conformant() {
     run_ok(&["--quiet", "run", "--out", out1.to_str().unwrap(), "--threads", "2"]);
     // The second run also caps DataFusion's memory (sort-merge joins,
     // spilling): a memory limit may change how, never what.
-    run_ok(&["--quiet", "run", "--out", out2.to_str().unwrap(), "--threads", "1", "--memory-limit", "64M"]);
+    let limited = pipeline()
+        .args(["run", "--out", out2.to_str().unwrap(), "--threads", "1", "--memory-limit", "64M"])
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&limited.stderr);
+    assert!(limited.status.success(), "{log}");
+    // Each stage's manifest has its peak resident memory, and a run whose
+    // peak went above the limit says what the limit bounds.
+    for stage in ["ingest", "tokens", "candidates", "verify", "decide"] {
+        let manifest: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(out2.join(format!("_manifests/{stage}.json"))).unwrap()).unwrap();
+        let peak = manifest["peak_rss_bytes"].as_u64().unwrap_or_else(|| panic!("{stage}: {manifest}"));
+        assert!(peak > 8 << 20 && peak < 8 << 30, "{stage}: {peak}");
+    }
+    assert!(log.contains("above the memory limit of 64.0 MiB: the limit bounds the data a stage holds"), "{log}");
     check_schemas(&out1);
     check_ingest_accounting(&out1);
     assert!(rows(&out1, "documents") > 100);

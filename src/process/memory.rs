@@ -145,6 +145,26 @@ pub fn release_free_memory() {
     }
 }
 
+/// Starts a new peak of this process's resident memory, so that the peak
+/// read after a stage ([`resident_peak_bytes`]) is that stage's own: the
+/// stages of a run share one process, and its lifetime peak would hide
+/// which stage needed the memory. Writes 5 to `/proc/self/clear_refs`
+/// (Linux 4.0 and later); where that cannot be done, the peak read is the
+/// process's since it started.
+pub fn start_resident_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The peak resident memory of this process since [`start_resident_peak`]
+/// (`VmHWM` of `/proc/self/status`), in bytes: what `--memory-limit` is set
+/// against. `None` where that is not available.
+pub fn resident_peak_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
 /// See [`RunLimit`]'s `Display`.
 fn describe(limit: usize, source: LimitSource) -> String {
     let origin = match source {

@@ -240,7 +240,10 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
             None => path.display().to_string(),
         });
     }
-    log_summary(&ctx, shard, &outcomes);
+    let peak = log_summary(&ctx, shard, &outcomes);
+    if let (Some((stage, bytes)), Some(limit)) = (peak, ctx.memory_limit) {
+        warn_above_the_limit(stage, bytes, limit);
+    }
     if let Some(line) = outcome_line(&ctx, shard, &outcomes, report_path.as_deref(), log_format) {
         crate::process::output::print(&format!("{line}\n"))?;
     }
@@ -484,7 +487,10 @@ fn summary_json(
 
 /// One log line per stage of the run: whether it ran or was up to date,
 /// its rows, wall and CPU time (from its manifest).
-fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) {
+/// Logs every stage's figures from its manifest; returns the stage that
+/// ran with the highest peak resident memory, and that peak.
+fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) -> Option<(&'static str, u64)> {
+    let mut peak: Option<(&'static str, u64)> = None;
     for &(stage, ran) in outcomes {
         let Some(m) = crate::tables::manifest::read_manifest_file(&crate::tables::manifest::manifest_path(
             &ctx.out, stage, shard,
@@ -497,10 +503,39 @@ fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]
             outcome,
             wall_seconds = (m.wall_seconds * 100.0).round() / 100.0,
             cpu_seconds = (m.cpu_seconds * 100.0).round() / 100.0,
+            peak_rss_mib = m.peak_rss_bytes.map(|b| b >> 20),
             rows = %Counts(&m.report.rows),
             "summary"
         );
+        if let Some(bytes) = m.peak_rss_bytes.filter(|_| ran) {
+            if peak.is_none_or(|(_, most)| bytes > most) {
+                peak = Some((stage, bytes));
+            }
+        }
     }
+    peak
+}
+
+/// Says so when a stage's peak resident memory went above the run's
+/// memory limit: the limit bounds the data a stage holds (the SQL
+/// engine's pool, the batches and buffers sized from it), not the program
+/// itself (its code, the engine's sessions, the thread pools' stacks and
+/// the allocator's arenas), which a small limit leaves outside.
+fn warn_above_the_limit(stage: &str, peak: u64, limit: crate::process::memory::RunLimit) {
+    use crate::process::memory::human_bytes;
+    if peak <= limit.bytes as u64 {
+        return;
+    }
+    tracing::warn!(
+        stage,
+        peak_rss_bytes = peak,
+        limit_bytes = limit.bytes,
+        "stage {stage} peaked at {} resident, above the memory limit of {}: the limit bounds the data a stage \
+         holds, not the program itself (see --memory-limit in docs/usage.md); give a larger limit, or keep the \
+         process's limit (a container's) above that peak",
+        human_bytes(peak as usize),
+        human_bytes(limit.bytes)
+    );
 }
 
 #[cfg(test)]

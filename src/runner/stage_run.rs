@@ -100,11 +100,13 @@ pub fn run_stage(
     let _stage = crate::process::logging::enter_stage(stage.name());
     let started_at_unix = now_unix();
     let cpu_before = process_cpu_seconds();
+    crate::process::memory::start_resident_peak();
     let t0 = Instant::now();
     let report = stage
         .run(ctx)
         .map_err(|e| crate::tables::write::name_the_disk(e, &ctx.out))
         .with_context(|| format!("stage {} failed", stage.name()))?;
+    let peak_rss_bytes = crate::process::memory::resident_peak_bytes();
     crate::process::memory::release_free_memory();
     let manifest = Manifest {
         stage: stage.name().into(),
@@ -121,6 +123,7 @@ pub fn run_stage(
         started_at_unix,
         wall_seconds: t0.elapsed().as_secs_f64(),
         cpu_seconds: process_cpu_seconds() - cpu_before,
+        peak_rss_bytes,
         objects: BTreeMap::new(),
         working_dir: std::env::current_dir().ok().map(|d| d.display().to_string()),
     };
@@ -132,6 +135,7 @@ pub fn run_stage(
         stage_number = number,
         stage_count = count,
         seconds = (manifest.wall_seconds * 100.0).round() / 100.0,
+        peak_rss_mib = manifest.peak_rss_bytes.map(|b| b >> 20),
         rows = %Counts(&report.rows),
         "{place} done"
     );

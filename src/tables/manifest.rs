@@ -53,6 +53,12 @@ pub struct Manifest {
     pub started_at_unix: u64,
     pub wall_seconds: f64,
     pub cpu_seconds: f64,
+    /// The stage's peak resident memory, in bytes
+    /// ([`crate::process::memory::resident_peak_bytes`]): the figure to set
+    /// `--memory-limit` against; absent where the system does not tell it,
+    /// and in manifests written before it was recorded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
     /// For an output folder in an object store: the objects of each table
     /// this task committed (file names inside `<table>/`). Written with the
     /// manifest by [`crate::runner::mirror`], which makes the manifest the commit
