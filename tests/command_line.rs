@@ -145,12 +145,17 @@ fn inputs_come_from_lists_and_a_missing_sample_says_how_to_name_a_crawl() {
 /// A stage run alone on a folder without the tables it reads fails before
 /// it makes anything (it left `X/_locks` behind), and the command it
 /// suggests names the same `--out` (it said `pipeline run --stage
-/// verify_pairs`, which would have written to `./out`).
+/// verify_pairs`, which would have written to `./out`). Run away from the
+/// checkout, it does not ask for an `--input` it would not read.
 #[test]
 fn a_stage_alone_without_its_input_names_the_command_and_leaves_nothing() {
     let scratch = temp_dir("stage-alone");
     let out = scratch.join("fresh");
-    let o = pipeline().args(["run", "--stage", "verify", "--out", out.to_str().unwrap()]).output().unwrap();
+    let o = pipeline()
+        .args(["run", "--stage", "verify", "--out", out.to_str().unwrap()])
+        .current_dir(&scratch)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
     let message = text(&o.stderr);
     assert!(message.contains("pipeline run --stage verify_pairs --out"), "{message}");

@@ -438,11 +438,6 @@ pub(crate) fn check_output_folder(dir: &Path, out: &str) -> Result<()> {
     Err(UsageError(format!("--out {out}: not an output folder; run `pipeline run --out {out}` first")).into())
 }
 
-/// The config and inputs of a job ([`job_config`], [`job_inputs`]).
-pub(crate) fn job_settings(job: &JobArgs) -> Result<(Config, Vec<String>)> {
-    Ok((job_config(job)?, job_inputs(job)?))
-}
-
 /// The config of a job: the config file (or the defaults) with the command
 /// line's changes, validated.
 pub(crate) fn job_config(job: &JobArgs) -> Result<Config> {

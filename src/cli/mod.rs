@@ -92,7 +92,13 @@ fn init_logging(verbose: u8, quiet: bool, format: LogFormat) {
 /// `pipeline run`: the runner runs the stages and the report, handed to
 /// it from the layers above it.
 fn run(args: RunArgs, quiet: bool, log_format: LogFormat) -> Result<ExitCode> {
-    let (config, inputs) = job_settings(&args.job)?;
+    let config = job_config(&args.job)?;
+    // Only ingest reads the inputs: a later stage run alone needs neither
+    // --input nor the bundled sample.
+    let inputs = match args.job.input.is_empty() && !matches!(args.stage.as_str(), "all" | "ingest") {
+        true => Vec::new(),
+        false => job_inputs(&args.job)?,
+    };
     let history = match (args.night.history, args.night.crawl_id) {
         (Some(spec), Some(crawl)) => {
             Some(crate::runner::run::NightHistory { spec, cache: args.night.history_cache.history_cache, crawl })
