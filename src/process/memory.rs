@@ -145,6 +145,27 @@ pub fn release_free_memory() {
     }
 }
 
+/// What to do about a stage that failed for want of memory (DataFusion's
+/// "Resources exhausted", or a sort that cannot spill any further), under
+/// the run's `limit`; `None` for any other error. The engine's own message
+/// names its configuration keys (`datafusion.runtime.memory_limit`), which
+/// a user of this program does not set.
+pub fn exhausted_hint(error: &anyhow::Error, limit: Option<RunLimit>) -> Option<String> {
+    let text = format!("{error:#}");
+    if !(text.contains("Resources exhausted") || text.contains("Not enough memory to continue")) {
+        return None;
+    }
+    Some(match limit {
+        Some(limit) => format!(
+            "out of memory under the memory limit of {} ({} for the SQL engine): rerun with a larger \
+             --memory-limit (docs/usage.md gives what crawls of some sizes need)",
+            human_bytes(limit.bytes),
+            human_bytes(sql_pool_bytes(limit.bytes))
+        ),
+        None => "out of memory: rerun with --memory-limit".to_string(),
+    })
+}
+
 /// Starts a new peak of this process's resident memory, so that the peak
 /// read after a stage ([`resident_peak_bytes`]) is that stage's own: the
 /// stages of a run share one process, and its lifetime peak would hide
@@ -231,6 +252,19 @@ fn parse_cgroup_limit(text: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_stage_out_of_memory_is_told_to_raise_the_limit() {
+        let limit = Some(RunLimit { bytes: 128 << 20, source: LimitSource::CommandLine });
+        let exhausted = anyhow::Error::new(datafusion::error::DataFusionError::ResourcesExhausted(
+            "Failed to allocate additional 3.9 MB for ExternalSorter[1]".into(),
+        ))
+        .context("Not enough memory to continue external sort");
+        let hint = exhausted_hint(&exhausted, limit).unwrap();
+        assert!(hint.starts_with("out of memory under the memory limit of 128.0 MiB (64.0 MiB for the SQL engine)"));
+        assert!(hint.contains("rerun with a larger --memory-limit"), "{hint}");
+        assert_eq!(exhausted_hint(&anyhow::anyhow!("No field named nosuch"), limit), None);
+    }
 
     #[test]
     fn limits_come_from_the_command_line_cgroup_or_machine() {

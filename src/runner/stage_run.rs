@@ -104,7 +104,10 @@ pub fn run_stage(
     let t0 = Instant::now();
     let report = stage
         .run(ctx)
-        .map_err(|e| crate::tables::write::name_the_disk(e, &ctx.out))
+        .map_err(|e| match crate::process::memory::exhausted_hint(&e, ctx.memory_limit) {
+            Some(hint) => e.context(hint),
+            None => crate::tables::write::name_the_disk(e, &ctx.out),
+        })
         .with_context(|| format!("stage {} failed", stage.name()))?;
     let peak_rss_bytes = crate::process::memory::resident_peak_bytes();
     crate::process::memory::release_free_memory();
