@@ -118,8 +118,11 @@ fn trim_start(b: &[u8]) -> &[u8] {
 }
 
 /// Decodes `payload` with `enc` (a BOM wins), replacing bad bytes.
-pub fn decode(payload: &[u8], enc: &'static Encoding) -> String {
-    enc.decode(payload).0.into_owned()
+/// Borrowed when the payload is already valid UTF-8 text of that encoding
+/// (most pages): the text is extracted from the record's bytes without a
+/// copy of the page.
+pub fn decode<'a>(payload: &'a [u8], enc: &'static Encoding) -> Cow<'a, str> {
+    enc.decode(payload).0
 }
 
 /// Title and visible text of an HTML document.
@@ -184,6 +187,7 @@ pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
                     pre += usize::from(role.pre);
                 }
                 Part::Text(t) => {
+                    let t: &str = t;
                     if in_title > 0 {
                         title.get_or_insert_with(String::new).push_str(t);
                     } else if skip == 0 {
