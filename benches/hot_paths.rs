@@ -149,7 +149,7 @@ static SAMPLE_HTML: LazyLock<Vec<String>> = LazyLock::new(|| {
             let resp = http::parse_response(&r.block).ok()?;
             let plain = resp.header("transfer-encoding").is_none() && resp.header("content-encoding").is_none();
             let body = &r.block[resp.body_start.min(r.block.len())..];
-            (plain && sniff_html(body)).then(|| html::decode(body, html::decide_charset(body, None).0))
+            (plain && sniff_html(body)).then(|| html::decode(body, html::decide_charset(body, None).0).into_owned())
         })
         .collect()
 });

@@ -21,7 +21,9 @@
 //! [`flatten`] misjudges, such as stray end tags that html5ever ignores) is
 //! [`TooDeep`]. Either way a parse costs O(size × limit). The tokenizer
 //! compares each attribute of a tag with the earlier ones, so tags are cut
-//! after `max_html_attributes` attributes first ([`limit_attributes`]).
+//! after `max_html_attributes` attributes first, and the attributes that
+//! neither the tree builder nor the page's links read are not given to it
+//! at all ([`drop_attributes`]).
 
 pub use super::page_tree::PageLinks;
 use super::page_tree::{is_block, PageNode, PageTree, Part};
@@ -118,8 +120,11 @@ fn trim_start(b: &[u8]) -> &[u8] {
 }
 
 /// Decodes `payload` with `enc` (a BOM wins), replacing bad bytes.
-pub fn decode(payload: &[u8], enc: &'static Encoding) -> String {
-    enc.decode(payload).0.into_owned()
+/// Borrowed when the payload is already valid UTF-8 text of that encoding
+/// (most pages): the text is extracted from the record's bytes without a
+/// copy of the page.
+pub fn decode<'a>(payload: &'a [u8], enc: &'static Encoding) -> Cow<'a, str> {
+    enc.decode(payload).0
 }
 
 /// Title and visible text of an HTML document.
@@ -148,14 +153,13 @@ pub struct TooDeep {
 
 /// Extracts the title and the visible text of an HTML document (spec §0.1)
 /// within `cfg`'s limits: tags are cut after `max_html_attributes`
-/// attributes, a tree nesting deeper than `max_html_depth` is parsed again
+/// attributes (and lose those the text does not need), a tree nesting deeper than `max_html_depth` is parsed again
 /// flattened (see the module documentation), and one still deeper than
 /// twice that is [`TooDeep`].
 pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
-    use ego_tree::iter::Edge;
     let max_depth = cfg.max_html_depth;
-    let limited = limit_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
-    let cut_attributes = matches!(limited, Cow::Owned(_));
+    let (limited, cut_attributes) =
+        drop_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
     let html = limited.as_ref();
     let ((tree, links), flattened) = match parse_bounded(html, max_depth) {
         Some(parsed) => (parsed, cut_attributes),
@@ -164,6 +168,14 @@ pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
             (parse_bounded(&flatten(html, max_depth), limit).ok_or(TooDeep { limit })?, true)
         }
     };
+    let (title, text) = walk(&tree);
+    Ok(Extracted { title, text, flattened, links })
+}
+
+/// The title (whitespace collapsed) and the visible text of a parsed page,
+/// by an iterative walk of its tree.
+fn walk(tree: &Tree<PageNode>) -> (String, String) {
+    use ego_tree::iter::Edge;
     let mut text = Lines::default();
     let mut title: Option<String> = None;
     let mut in_title = 0usize;
@@ -184,6 +196,7 @@ pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
                     pre += usize::from(role.pre);
                 }
                 Part::Text(t) => {
+                    let t: &str = t;
                     if in_title > 0 {
                         title.get_or_insert_with(String::new).push_str(t);
                     } else if skip == 0 {
@@ -219,7 +232,7 @@ pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
             }
         }
     }
-    Ok(Extracted { title: collapse(&title.unwrap_or_default()), text: text.text, flattened, links })
+    (collapse(&title.unwrap_or_default()), text.text)
 }
 
 /// How much of the page the tree builder gets at a time: the depth is
@@ -376,17 +389,34 @@ fn flatten(html: &str, max_depth: u32) -> String {
     out
 }
 
-/// `html` with every tag cut after its first `max` attributes (closed
-/// there, the rest of its attributes dropped); borrowed when no tag has
-/// more. html5ever compares each attribute of a tag with all the earlier
-/// ones (to drop duplicates), so a tag with n attributes costs n².
-fn limit_attributes(html: &str, max: usize) -> Cow<'_, str> {
+/// Elements whose attributes the tree builder or [`PageLinks`] reads:
+/// `link` and `meta` (canonical URL, refresh), `input` (`type=hidden`
+/// stays in a table), `annotation-xml` (`encoding` makes HTML inside
+/// MathML), `font` (`color`, `face` or `size` end SVG and MathML content)
+/// and `template` (`shadowrootmode`).
+fn attributes_matter(name: &str) -> bool {
+    matches!(name, "link" | "meta" | "input" | "annotation-xml" | "font" | "template")
+}
+
+/// `html` with the attributes of every start tag dropped but those of
+/// [`attributes_matter`]'s elements, which are cut after their first `max`
+/// attributes instead (as end tags are); true when some tag had more than
+/// `max`. Borrowed when no tag changes.
+///
+/// Why: the text never depends on the other attributes, but html5ever's
+/// tokenizer reads them character by character into buffers of their own
+/// (link targets and titles are most of a generated page's bytes), and
+/// compares each attribute of a tag with all the earlier ones (to drop
+/// duplicates), so a tag with n attributes costs n². The same scan finds
+/// both.
+fn drop_attributes(html: &str, max: usize) -> (Cow<'_, str>, bool) {
     let b = html.as_bytes();
     let mut out = String::new();
+    let mut cut_any = false;
     let (mut i, mut copied) = (0usize, 0usize);
     while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
         let Some(markup) = markup_at(b, at, max) else { break };
-        let (tag, raw_text) = match markup {
+        let (name, tag, start, self_closing) = match markup {
             Markup::Text => {
                 i = at + 1;
                 continue;
@@ -395,32 +425,34 @@ fn limit_attributes(html: &str, max: usize) -> Cow<'_, str> {
                 i = end;
                 continue;
             }
-            Markup::Start(name, _, tag) if name == "plaintext" => {
-                if let Some(cut) = tag.cut {
-                    out.push_str(&html[copied..cut]);
-                    out.push('>');
-                    copied = tag.end;
-                }
-                break;
-            }
-            Markup::Start(name, _, tag) => (tag, is_raw_text(&name).then_some(name)),
-            Markup::End(_, tag) => (tag, None),
+            Markup::Start(name, self_closing, tag) => (name, tag, true, self_closing),
+            Markup::End(name, tag) => (name, tag, false, false),
         };
-        if let Some(cut) = tag.cut {
+        cut_any |= tag.cut.is_some();
+        let name_start = at + if start { 1 } else { 2 };
+        let name_end = b[name_start..tag.end]
+            .iter()
+            .position(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'))
+            .map_or(tag.end, |k| name_start + k);
+        if start && !attributes_matter(&name) && name_end + 1 < tag.end {
+            out.push_str(&html[copied..name_end]);
+            out.push_str(if self_closing { "/>" } else { ">" });
+            copied = tag.end;
+        } else if let Some(cut) = tag.cut {
             out.push_str(&html[copied..cut]);
             out.push('>');
             copied = tag.end;
         }
-        i = match raw_text {
-            Some(name) => raw_text_end(b, tag.end, &name),
-            None => tag.end,
-        };
+        if start && name == "plaintext" {
+            break;
+        }
+        i = if start && is_raw_text(&name) { raw_text_end(b, tag.end, &name) } else { tag.end };
     }
     if copied == 0 {
-        return Cow::Borrowed(html);
+        return (Cow::Borrowed(html), cut_any);
     }
     out.push_str(&html[copied..]);
-    Cow::Owned(out)
+    (Cow::Owned(out), cut_any)
 }
 
 /// The markup starting at the `<` at `at`, or `None` when it runs to the
@@ -792,20 +824,54 @@ mod tests {
     }
 
     #[test]
-    fn tags_are_cut_after_max_attributes() {
+    fn attributes_are_dropped_or_cut_after_max() {
         // Separators as the tokenizer sees them: spaces, `/`, a quoted value
         // followed directly by a name; `>` inside quotes; script content is
         // not markup.
-        let page = "<p a b=1 c = 'x>y' d/e f=\"\"g>one</p><script>'<i a b c d>'</script><p a b>two";
-        assert_eq!(limit_attributes(page, 2), "<p a b=1 >one</p><script>'<i a b c d>'</script><p a b>two");
-        assert!(matches!(limit_attributes(page, 7), Cow::Borrowed(_)));
-        assert_eq!(limit_attributes(page, 6), page.replace("f=\"\"g>", "f=\"\">"));
+        let page = "<meta a b=1 c = 'x>y' d/e f=\"\"g>one</P x><script>'<i a b c d>'</script><link a b>two";
+        let (dropped, cut) = drop_attributes(page, 2);
+        assert_eq!(dropped, "<meta a b=1 >one</P x><script>'<i a b c d>'</script><link a b>two");
+        assert!(cut);
+        assert!(matches!(drop_attributes(page, 7), (Cow::Borrowed(_), false)));
+        assert_eq!(drop_attributes(page, 6), (Cow::Owned(page.replace("f=\"\"g>", "f=\"\">")), true));
         // A quoted value ends only at its own quote.
-        assert_eq!(limit_attributes("<p a='x\"y>' b c>t", 2), "<p a='x\"y>' b >t");
+        assert_eq!(drop_attributes("<input a='x\"y>' b c>t", 2).0, "<input a='x\"y>' b >t");
+        // Other start tags lose every attribute (a `/>` is kept: it closes
+        // SVG elements); their count still decides `flattened`.
+        let other = "<p class=x title='a>b' a b>one <a href=\"/x\">two</a> <svg><path d=\"M0\"/></svg><br/>";
+        assert_eq!(
+            drop_attributes(other, 256),
+            (Cow::Owned("<p>one <a>two</a> <svg><path/></svg><br/>".into()), false)
+        );
+        assert!(drop_attributes(other, 3).1);
         let cfg = IngestConfig { max_html_attributes: 2, ..IngestConfig::default() };
         let ex = extract(page, &cfg).unwrap();
         assert_eq!((ex.text.as_str(), ex.flattened), ("one\ntwo", true));
         assert!(!extract(page, &IngestConfig::default()).unwrap().flattened);
+        // What the page says about itself is still read.
+        let head = "<link rel=canonical href=/c title=t><meta http-equiv=refresh content=0><p id=x>text";
+        let ex = extract(head, &IngestConfig::default()).unwrap();
+        assert_eq!((ex.links.canonical.as_deref(), ex.links.refresh, ex.text.as_str()), (Some("/c"), true, "text"));
+    }
+
+    #[test]
+    fn text_is_the_same_with_attributes_dropped() {
+        // Pages whose tree depends on attributes (a hidden input stays in
+        // its table, `font color` leaves SVG, `annotation-xml`'s encoding
+        // makes HTML) and pages whose attributes hold markup.
+        let pages = [
+            "<table><tr><td>a</td></tr><input type=hidden name=x>b<tr><td>c</td></tr></table>",
+            "<svg><text>in svg <font color=red>out</font> after</text></svg><p>p",
+            "<math><annotation-xml encoding='text/html'><div>html</div></annotation-xml></math>x",
+            "<div title='<p>not a tag</p>' data-x=\"a>b\">visible<span class=s>more</span></div>",
+            "<template shadowrootmode=open><p>shadow</p></template><p>light",
+            "<ul><li value=3>one<li class=x>two</ul><pre class=c>\nx  y\n z</pre>",
+        ];
+        for page in pages {
+            let parse = |html: &str| parse_bounded(html, 512).map(|(tree, links)| (walk(&tree), links));
+            let (dropped, _) = drop_attributes(page, 256);
+            assert_eq!(parse(page), parse(&dropped), "{page}");
+        }
     }
 
     /// The lines as they were built before [`Lines`]: each line collapsed

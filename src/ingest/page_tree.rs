@@ -44,8 +44,9 @@ pub enum Part {
     Document,
     /// An element: its name (for the tree builder) and its role.
     Element(QualName, Role),
-    /// Text, adjacent text already joined.
-    Text(String),
+    /// Text, adjacent text already joined: the tokenizer's tendril, which
+    /// shares the buffer of the page's chunk rather than copying it.
+    Text(StrTendril),
     /// A comment, doctype, processing instruction or template contents.
     Other,
 }
@@ -135,11 +136,11 @@ impl PageTree {
 }
 
 /// Appends `text` to the text node `node` if it is one; false if not.
-fn join_text(node: Option<NodeMut<'_, PageNode>>, text: &str) -> bool {
+fn join_text(node: Option<NodeMut<'_, PageNode>>, text: &StrTendril) -> bool {
     match node {
         Some(mut node) => match &mut node.value().part {
             Part::Text(t) => {
-                t.push_str(text);
+                t.push_tendril(text);
                 true
             }
             _ => false,
@@ -204,7 +205,7 @@ impl TreeSink for PageTree {
             }
             NodeOrText::AppendText(text) => {
                 if !join_text(parent.last_child(), &text) {
-                    parent.append(PageNode::new(Part::Text(text.to_string())));
+                    parent.append(PageNode::new(Part::Text(text)));
                 }
             }
         }
@@ -225,7 +226,7 @@ impl TreeSink for PageTree {
             }
             NodeOrText::AppendText(text) => {
                 if !join_text(sibling.prev_sibling(), &text) {
-                    sibling.insert_before(PageNode::new(Part::Text(text.to_string())));
+                    sibling.insert_before(PageNode::new(Part::Text(text)));
                 }
             }
         }
