@@ -104,6 +104,10 @@ fi
 BIN="$(realpath "$BIN")"
 mkdir -p "$WORK"
 WORK="$(realpath "$WORK")"
+JSON_OUT="$(realpath -m "$JSON_OUT")"
+# Every stage after ingest runs without --input, which `pipeline run`
+# accepts only in the checkout (its default input is the sample there).
+cd "$ROOT"
 
 # run_stages OUT INPUT...: every stage in order, each its own timed process.
 run_stages() {
