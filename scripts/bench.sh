@@ -5,7 +5,8 @@
 # Usage: scripts/bench.sh [--scale N[,N...]] [--bin PATH | --profile P]
 #                         [--work DIR] [--json FILE] [--memory-limit SIZE]
 #                         [--threads N] [--new-words] [--one-host]
-#                         [--first-as-is] [--url-copies R] [--half-words] CORPUS...
+#                         [--first-as-is] [--url-copies R] [--half-words]
+#                         [--config FILE] [--methods LIST] CORPUS...
 #
 # CORPUS: WARC/ARC or JSON Lines files or folders, as for `pipeline run --input`.
 #
@@ -39,6 +40,11 @@
 # under distinct names instead (exact duplicates, so the pair counts grow
 # quadratically: the script says so).
 #
+# --config FILE and --methods LIST are passed to every stage's `pipeline
+# run`, as --memory-limit and --threads are: the same crawl measured under
+# two settings (say `[verify] screen = 0` against the default) or with
+# one method.
+#
 # Needs python3 and GNU time at /usr/bin/time (Debian/Ubuntu: apt-get
 # install time; the shell's `time` builtin has no peak RSS).
 
@@ -56,7 +62,7 @@ CORPUS_FLAGS=()
 CORPUS=()
 
 usage() {
-    sed -n '5,8p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+    sed -n '5,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -69,6 +75,8 @@ while [[ $# -gt 0 ]]; do
         --json) JSON_OUT="${2:?--json needs a file}"; shift 2 ;;
         --memory-limit) RUN_FLAGS+=(--memory-limit "${2:?--memory-limit needs a size}"); shift 2 ;;
         --threads) RUN_FLAGS+=(--threads "${2:?--threads needs a number}"); shift 2 ;;
+        --config) RUN_FLAGS+=(--config "$(realpath "${2:?--config needs a file}")"); shift 2 ;;
+        --methods) RUN_FLAGS+=(--methods "${2:?--methods needs a list}"); shift 2 ;;
         --new-words) CORPUS_FLAGS+=(--new-words); shift ;;
         --one-host) CORPUS_FLAGS+=(--one-host); shift ;;
         --first-as-is) CORPUS_FLAGS+=(--first-as-is); shift ;;
@@ -96,6 +104,10 @@ fi
 BIN="$(realpath "$BIN")"
 mkdir -p "$WORK"
 WORK="$(realpath "$WORK")"
+JSON_OUT="$(realpath -m "$JSON_OUT")"
+# Every stage after ingest runs without --input, which `pipeline run`
+# accepts only in the checkout (its default input is the sample there).
+cd "$ROOT"
 
 # run_stages OUT INPUT...: every stage in order, each its own timed process.
 run_stages() {

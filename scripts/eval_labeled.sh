@@ -6,11 +6,14 @@
 # pipeline on them and prints table gold_quality twice: with label 3 as
 # positive, then with labels 2-3; label 0 is negative both times.
 #
-# Usage: scripts/eval_labeled.sh [--out DIR] [--limit N] [--labels FILE]
+# Usage: scripts/eval_labeled.sh [--out DIR] [--limit N] [--labels FILE] [--config FILE]
 #   --out DIR      output folder (default: out-labeled); corpus.jsonl and
 #                  gold.jsonl are written into it too
 #   --limit N      only the first N labeled pairs (default: all)
 #   --labels FILE  the labeled pairs (default: the Webis file above)
+#   --config FILE  settings for the runs (say `[verify] screen = 0`), put
+#                  before the [evaluate] table the script writes; it must
+#                  not have an [evaluate] table of its own
 #   PIPELINE=path  a built `pipeline` binary to use instead of
 #                  `cargo run --release --bin pipeline --`
 set -euo pipefail
@@ -19,12 +22,14 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 labels="$root/../shared/data/labeled/webis_s3_labeled_pairs.jsonl"
 out="out-labeled"
 limit=0
+base_config=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --out) out="$2"; shift 2 ;;
         --limit) limit="$2"; shift 2 ;;
         --labels) labels="$2"; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        --config) base_config="$2"; shift 2 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -70,7 +75,9 @@ query='SELECT method, positives, negatives, tp, fp, fn,
        FROM gold_quality ORDER BY method = '"'final'"', method'
 for positive_min in 3 2; do
     config="$out/evaluate-positive-$positive_min.toml"
-    printf '[evaluate]\ngold_positive_min_label = %s\ngold_negative_max_label = 0\n' "$positive_min" > "$config"
+    { [ -z "$base_config" ] || cat "$base_config"
+      printf '\n[evaluate]\ngold_positive_min_label = %s\ngold_negative_max_label = 0\n' "$positive_min"
+    } > "$config"
     # Only the evaluate stage depends on the thresholds: the second pass
     # reuses every other table.
     "${pipeline[@]}" --quiet run --input "$out/corpus.jsonl" --gold "$out/gold.jsonl" \
