@@ -111,19 +111,25 @@ pub fn verdict(a: &str, b: &str, limit: f64) -> Verdict {
     verdict_from(a, b, limit, None)
 }
 
-/// [`verdict`], the band starting at `first_edits` edits (when given) and
-/// doubled until it proves the result exact (Ukkonen's doubling), up to
-/// the band the limit allows.
+/// [`verdict`], the band starting at `first_edits` edits (when given); a
+/// band that does not prove the result is followed by at most one more:
+/// the band of the edits the first one's alignment needs, or the band the
+/// limit allows when that is no narrower.
 ///
 /// Why: the band the limit allows is about 0.4 of the shorter text at
 /// 0.8, and a pair at 0.98 needs a tenth of it; a band of E edits costs
 /// `|short|·E/64` words, so a pair costs by its own edits. Why the result
 /// is the same bit for bit: the LCS a band of E edits gives is exact when
-/// the pair needs at most E edits, and below what E edits allow when it
-/// needs more ([`lcs_bit_parallel`]); so a result that fits in E edits is
-/// the exact LCS, and one that does not widens the band, the last being
-/// the limit's, computed as without a start. A wrong estimate costs at
-/// most the doublings: the bands before the last add up to less than it.
+/// the pair needs at most E edits, and otherwise a value between the best
+/// alignment inside the band and the true LCS ([`lcs_bit_parallel`]). So
+/// a result that fits in E edits is the exact LCS; one that does not still
+/// bounds the pair's edits by `middles - 2·value`, and a band that wide
+/// holds the best alignment: its LCS is exact. Why not Ukkonen's doubling
+/// (E, 2E, 4E, ... up to the limit's band): a pair that fails just below
+/// the limit, the common case among template siblings, fits none of the
+/// narrower bands and paid for all of them, about twice the limit's band
+/// (stop 76, docs/benchmarks.md, "The screen in release builds"); now it
+/// pays the first band and the limit's.
 pub fn verdict_from(a: &str, b: &str, limit: f64, first_edits: Option<usize>) -> Verdict {
     if a == b {
         return Verdict::of_value(1.0, limit);
@@ -154,15 +160,18 @@ pub fn verdict_from(a: &str, b: &str, limit: f64, first_edits: Option<usize>) ->
     let max_edits = middles.saturating_sub(2 * needed.saturating_sub(fixed));
     // Every alignment has at least the length difference in edits.
     let mut edits = first_edits.map_or(max_edits, |e| e.max(long_mid.len() - short_mid.len()).max(1).min(max_edits));
-    while edits < max_edits {
+    for _ in 0..2 {
+        if edits >= max_edits {
+            break;
+        }
         // The LCS of the middles that E edits leave, rounded up.
         let band_needed = (middles - edits).div_ceil(2);
-        if let Ok(mid) = lcs_bit_parallel(short_mid, long_mid, edits, band_needed) {
-            if middles - 2 * mid <= edits {
-                return Verdict::of_value(ratio(fixed + mid), limit);
-            }
+        match lcs_bit_parallel(short_mid, long_mid, edits, band_needed) {
+            Ok(mid) if middles - 2 * mid <= edits => return Verdict::of_value(ratio(fixed + mid), limit),
+            // At most this many edits: the next band holds the best alignment.
+            Ok(mid) => edits = middles - 2 * mid,
+            Err(_) => break,
         }
-        edits = edits.saturating_mul(2).min(max_edits);
     }
     match lcs_bit_parallel(short_mid, long_mid, max_edits, needed.saturating_sub(fixed)) {
         Ok(mid) => Verdict::of_value(ratio(fixed + mid), limit),
