@@ -55,12 +55,6 @@ impl Config {
         Ok(config)
     }
 
-    /// Checks every value of every section, so that a wrong one stops the
-    /// run before any stage starts (`pipeline run` exits 2) instead of
-    /// panicking, looping or being silently clamped deep inside a stage.
-    /// Every problem is reported at once, each naming its section and
-    /// parameter. `pipeline run` calls it again after the command line has
-    /// overridden the file.
     /// `[history] keep` and `keep_order_by` moved to `[dedup]` (one keep
     /// rule for single runs and the history): an old file's values are
     /// taken there, with a warning; both sections with different rules are
@@ -86,6 +80,12 @@ impl Config {
         Ok(())
     }
 
+    /// Checks every value of every section, so that a wrong one stops the
+    /// run before any stage starts (`pipeline run` exits 2) instead of
+    /// panicking, looping or being silently clamped deep inside a stage.
+    /// Every problem is reported at once, each naming its section and
+    /// parameter. `pipeline run` calls it again after the command line has
+    /// overridden the file.
     pub fn validate(&self) -> anyhow::Result<()> {
         let problems = self.problems();
         anyhow::ensure!(problems.is_empty(), "{}", problems.join("; "));

@@ -273,8 +273,6 @@ pub fn run_in_order(
     Ok(outcomes)
 }
 
-/// The stages `--stage` names: all of them in run order, or one. A
-/// history stage without `--history`, or an unknown name, is a usage error.
 /// The tables the selected stages read that no selected stage writes must
 /// be in the local output folder `out` already: a stage run alone on a
 /// folder without them is a [`MissingInput`] found before the folder or
@@ -301,6 +299,8 @@ fn check_earlier_tables(selected: &[&dyn Stage], all: &[Box<dyn Stage>], out: &s
     Ok(())
 }
 
+/// The stages `--stage` names: all of them in run order, or one. A
+/// history stage without `--history`, or an unknown name, is a usage error.
 fn select_stages<'a>(stage: &str, all: &'a [Box<dyn Stage>], history_names: &[&str]) -> Result<Vec<&'a dyn Stage>> {
     if stage == "all" {
         return Ok(all.iter().map(|s| s.as_ref()).collect());
@@ -486,9 +486,9 @@ fn summary_json(
 }
 
 /// One log line per stage of the run: whether it ran or was up to date,
-/// its rows, wall and CPU time (from its manifest).
-/// Logs every stage's figures from its manifest; returns the stage that
-/// ran with the highest peak resident memory, and that peak.
+/// its rows, wall and CPU time and peak resident memory (from its
+/// manifest). Returns the stage that ran with the highest peak, and that
+/// peak.
 fn log_summary(ctx: &RunContext, shard: Shard, outcomes: &[(&'static str, bool)]) -> Option<(&'static str, u64)> {
     let mut peak: Option<(&'static str, u64)> = None;
     for &(stage, ran) in outcomes {

@@ -414,7 +414,8 @@ pub fn acquire(path: &Path, task: &str, wait: bool) -> Result<TaskLock> {
             .open(path)
             .with_context(|| format!("cannot open lock file {}", path.display()))?;
         let take = || flock(&file, true, false);
-        if !take()? && !(!wait && taken_once_ending(read_holder(path).as_ref(), take)?) {
+        let taken = take()? || (!wait && taken_once_ending(read_holder(path).as_ref(), take)?);
+        if !taken {
             if !wait {
                 let lock = path.display().to_string();
                 return Err(Busy { task: task.to_string(), lock, holder: read_holder(path), by: "run" }.into());
