@@ -286,8 +286,9 @@ pub const KEEP_COLUMNS: [&str; 7] =
     ["crawl", "doc_id", "url", "canonical_url", "crawl_date", "http_status", "text_chars"];
 
 /// The first key of every keep order: pages at an http(s) URL before any
-/// other (see [`DedupConfig::keep_order`]).
-const WEB_URL_FIRST: &str = "CASE WHEN lower(url) LIKE 'http://%' OR lower(url) LIKE 'https://%' THEN 0 ELSE 1 END";
+/// other (see [`DedupConfig::keep_order`]); the same rule, the URL's scheme,
+/// as ingest's count of them (`crate::ingest::canonical::is_http_url`).
+const WEB_URL_FIRST: &str = "CASE WHEN lower(split_part(url, ':', 1)) IN ('http', 'https') THEN 0 ELSE 1 END";
 
 /// The columns an `ORDER BY` list names (lowercased unless quoted, as
 /// DataFusion reads them), or why it is not one list: parsed whole, so
