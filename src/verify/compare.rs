@@ -212,6 +212,17 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// Every outcome, at its own number (`outcome as usize`): how one
+    /// stored as that number is read back.
+    pub const ALL: [Outcome; 6] = [
+        Outcome::LengthBound,
+        Outcome::CharBound,
+        Outcome::Screen,
+        Outcome::Lcs,
+        Outcome::LcsStoppedEarly,
+        Outcome::Identical,
+    ];
+
     /// The outcome's name in the tables (`failed_pairs.outcome`,
     /// `placement_comparisons.outcome`).
     pub fn name(self) -> &'static str {
@@ -228,9 +239,9 @@ impl Outcome {
 
 /// How many comparisons ended each way: the counters `verify` (round 0)
 /// and `place` (its rounds) write in their manifests, under the same names;
-/// one count per kind, `Identical` being the last.
+/// one count per kind, in the order of [`Outcome::ALL`].
 #[derive(Debug, Default, Clone, Copy)]
-pub struct OutcomeCounts([u64; Outcome::Identical as usize + 1]);
+pub struct OutcomeCounts([u64; Outcome::ALL.len()]);
 
 impl OutcomeCounts {
     /// Counts one comparison.

@@ -13,17 +13,23 @@
 //! text. Round 0 (`verify`'s tasks, [`crate::verify::partners`]) compares
 //! every candidate pair once, by its later document. The pass
 //! ([`pass`]) then reads the edges in keep order with their verdicts,
-//! holding one representative per document, and lists the comparisons it
-//! lacks: a representative reached through a partner that is not itself a
+//! one document's at a time, with the rounds' comparisons sorted the same
+//! way beside them; the representatives are kept by the caller
+//! ([`Representatives`]: `place` keeps them in a file), and what the pass
+//! places or lacks goes out as it goes ([`Placed`]). It lists the
+//! comparisons it lacks: a representative reached through a partner that is not itself a
 //! partner. Those are made and the pass runs again ([`Rounds`]),
 //! until none is missing. Given the same comparisons, the result is the
 //! placement that compares each document with its representatives as it
 //! goes (the test below checks it against that rule written out).
 
 use anyhow::Result;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+use std::iter::Peekable;
+use std::path::{Path, PathBuf};
 
-use crate::verify::compare::{Comparison, Outcome};
+use crate::storage::disk_array::{FixedRecord, RecordFile};
+use crate::verify::compare::Outcome;
 use crate::verify::partners::strength_order;
 
 /// One candidate pair as the pass reads it: the keep indices (0 = first
@@ -58,15 +64,23 @@ pub struct Wanted {
     pub methods: u64,
 }
 
-/// What one pass gives.
-pub struct Placement {
-    /// The representative of each document, by keep index (its own index
-    /// for a representative).
-    pub representative: Vec<u32>,
-    /// Each document's similarity to its representative (None for one).
-    pub similarity: Vec<Option<f64>>,
+/// Where a pass keeps each document's representative while it walks the
+/// keep order: a document not joined to another is its own. `place` keeps
+/// them in a file ([`crate::storage::disk_array::DiskArray`]), so that no
+/// process holds a number per page of the crawl.
+pub trait Representatives {
+    /// The representative of `doc` (placed earlier in this pass).
+    fn representative(&mut self, doc: u32) -> Result<u32>;
+    /// Joins `doc` to the cluster of `representative` (an earlier
+    /// document).
+    fn join(&mut self, doc: u32, representative: u32) -> Result<()>;
+}
+
+/// What one pass counted.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PassCounts {
     /// The comparisons this pass lacked (counted as failed in it).
-    pub missing: Vec<Wanted>,
+    pub missing: u64,
     /// Documents whose reached representatives were more than the bound.
     pub capped: u64,
     /// The rounds' comparisons this pass used (the others were asked for by
@@ -74,76 +88,127 @@ pub struct Placement {
     pub used: u64,
 }
 
-/// One pass over the candidate edges of `n` documents, given grouped by
-/// their later document in keep order (each group's edges in any order).
+/// What one pass says of one document, in keep order.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Placed {
+    /// The document joined the cluster of `representative`, at this
+    /// similarity.
+    Joined { doc: u32, representative: u32, similarity: f64 },
+    /// A comparison the pass lacked (pushed for each document in the order
+    /// of its representatives).
+    Missing(Wanted),
+}
+
+/// One pass over the candidate edges, given grouped by their later
+/// document in keep order (each group's edges in any order), with the
+/// rounds' comparisons `made` sorted by (doc, representative).
 /// Document i is compared with the representatives of its earlier
 /// partners, at most `max_comparisons` of them, most methods first: a
 /// representative that is itself a partner by round 0's verdict, another
-/// by `made` (the rounds' comparisons by (doc, representative)), and one
-/// in neither is listed in [`Placement::missing`]. It joins the most
-/// similar that verified; ties go to the earlier one.
+/// by `made`, and one in neither is [`Placed::Missing`]. It joins the most
+/// similar that verified ([`Placed::Joined`]); ties go to the earlier one.
+/// Memory holds one document's edges at a time; the representatives are
+/// `representatives`' to keep.
 pub fn pass(
-    n: usize,
     edges: impl Iterator<Item = Result<Edge>>,
-    made: &HashMap<(u32, u32), Option<f64>>,
+    made: impl Iterator<Item = Result<RoundComparison>>,
+    representatives: &mut impl Representatives,
     max_comparisons: usize,
-) -> Result<Placement> {
-    let mut placement = Placement {
-        representative: (0..n as u32).collect(),
-        similarity: vec![None; n],
-        missing: Vec::new(),
-        capped: 0,
-        used: 0,
-    };
+    mut placed: impl FnMut(Placed) -> Result<()>,
+) -> Result<PassCounts> {
+    let mut counts = PassCounts::default();
+    let mut made = MadeCursor { made: made.peekable(), of_doc: Vec::new() };
     let mut group: Vec<Edge> = Vec::new();
     let mut last: Option<u32> = None;
     for edge in edges {
         let edge = edge?;
         anyhow::ensure!(
-            edge.earlier < edge.later && (edge.later as usize) < n && last.is_none_or(|l| l <= edge.later),
+            edge.earlier < edge.later && last.is_none_or(|l| l <= edge.later),
             "placement's edges out of keep order at ({}, {})",
             edge.later,
             edge.earlier
         );
         if last.is_some_and(|l| l != edge.later) {
-            place_one(&group, &mut placement, made, max_comparisons);
+            place_one(&group, representatives, &mut made, max_comparisons, &mut counts, &mut placed)?;
             group.clear();
         }
         last = Some(edge.later);
         group.push(edge);
     }
     if !group.is_empty() {
-        place_one(&group, &mut placement, made, max_comparisons);
+        place_one(&group, representatives, &mut made, max_comparisons, &mut counts, &mut placed)?;
     }
-    Ok(placement)
+    Ok(counts)
+}
+
+/// The rounds' comparisons read alongside the edges, one document at a
+/// time.
+struct MadeCursor<I: Iterator<Item = Result<RoundComparison>>> {
+    made: Peekable<I>,
+    /// The current document's: (representative, similarity).
+    of_doc: Vec<(u32, Option<f64>)>,
+}
+
+impl<I: Iterator<Item = Result<RoundComparison>>> MadeCursor<I> {
+    /// Moves to `doc` (at or after the last one asked for).
+    fn seek(&mut self, doc: u32) -> Result<()> {
+        self.of_doc.clear();
+        while let Some(next) = self.made.peek() {
+            match next {
+                Ok(c) if c.wanted.doc > doc => break,
+                Ok(c) => {
+                    if c.wanted.doc == doc {
+                        self.of_doc.push((c.wanted.representative, c.similarity));
+                    }
+                    self.made.next();
+                }
+                Err(_) => return Err(self.made.next().expect("peeked").expect_err("an error")),
+            }
+        }
+        Ok(())
+    }
+
+    /// The comparison of the current document with `representative`.
+    fn get(&self, representative: u32) -> Option<Option<f64>> {
+        self.of_doc.iter().find(|(r, _)| *r == representative).map(|&(_, s)| s)
+    }
 }
 
 /// Places the later document of `partners` (its edges to earlier
 /// documents, all placed).
-fn place_one(partners: &[Edge], placement: &mut Placement, made: &HashMap<(u32, u32), Option<f64>>, max: usize) {
+fn place_one<I: Iterator<Item = Result<RoundComparison>>>(
+    partners: &[Edge],
+    representatives: &mut impl Representatives,
+    made: &mut MadeCursor<I>,
+    max: usize,
+    counts: &mut PassCounts,
+    placed: &mut impl FnMut(Placed) -> Result<()>,
+) -> Result<()> {
     let doc = partners[0].later;
+    made.seek(doc)?;
     let mut reached: BTreeMap<u32, u64> = BTreeMap::new();
     for e in partners {
-        *reached.entry(placement.representative[e.earlier as usize]).or_default() |= e.methods;
+        *reached.entry(representatives.representative(e.earlier)?).or_default() |= e.methods;
     }
     let mut reps: Vec<(u32, u64)> = reached.into_iter().collect();
     reps.sort_by_key(|&(r, methods)| strength_order(methods, u64::from(r)));
-    placement.capped += u64::from(reps.len() > max);
+    counts.capped += u64::from(reps.len() > max);
     reps.truncate(max);
     let mut best: Option<(u32, f64)> = None;
+    let mut missing: Vec<Wanted> = Vec::new();
     for (r, methods) in reps {
         let similarity = match partners.iter().find(|e| e.earlier == r) {
             Some(e) => match e.verdict {
                 EdgeVerdict::Similar(s) => Some(s),
                 EdgeVerdict::Failed | EdgeVerdict::Uncompared => None,
             },
-            None => match made.get(&(doc, r)) {
-                Some(&s) => {
-                    placement.used += 1;
+            None => match made.get(r) {
+                Some(s) => {
+                    counts.used += 1;
                     s
                 }
                 None => {
-                    placement.missing.push(Wanted { doc, representative: r, methods });
+                    missing.push(Wanted { doc, representative: r, methods });
                     None
                 }
             },
@@ -154,15 +219,24 @@ fn place_one(partners: &[Edge], placement: &mut Placement, made: &HashMap<(u32, 
             }
         }
     }
-    if let Some((r, s)) = best {
-        placement.representative[doc as usize] = r;
-        placement.similarity[doc as usize] = Some(s);
+    // By representative, so that a round's comparisons come sorted as the
+    // made ones are.
+    missing.sort_unstable();
+    counts.missing += missing.len() as u64;
+    for wanted in missing {
+        placed(Placed::Missing(wanted))?;
     }
+    if let Some((representative, similarity)) = best {
+        representatives.join(doc, representative)?;
+        placed(Placed::Joined { doc, representative, similarity })?;
+    }
+    Ok(())
 }
 
 /// A comparison a round made: what was wanted, its similarity (None below
 /// the threshold), how it ended and the value it ended at, and the round
 /// (1 = the first).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RoundComparison {
     pub wanted: Wanted,
     pub similarity: Option<f64>,
@@ -171,45 +245,142 @@ pub struct RoundComparison {
     pub round: u32,
 }
 
-/// The comparisons the rounds made. The caller runs [`Rounds::pass`] until
-/// it lacks none (or a bound on the rounds), and between passes makes what
-/// it lacked ([`Rounds::record`]). The set of comparisons made only grows,
-/// so the rounds end; given the comparisons, each pass is the sequential
-/// rule, and the last one has every comparison it asks for.
-#[derive(Default)]
+impl FixedRecord for Wanted {
+    const SIZE: usize = 16;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.doc.to_le_bytes());
+        out[4..8].copy_from_slice(&self.representative.to_le_bytes());
+        out[8..16].copy_from_slice(&self.methods.to_le_bytes());
+    }
+    fn decode(bytes: &[u8]) -> Self {
+        Wanted { doc: u32_at(bytes, 0), representative: u32_at(bytes, 4), methods: u64_at(bytes, 8) }
+    }
+}
+
+impl FixedRecord for RoundComparison {
+    /// The wanted pair, then a flag and the similarity, the outcome, the
+    /// value and the round.
+    const SIZE: usize = Wanted::SIZE + 1 + 8 + 1 + 8 + 4;
+    fn encode(&self, out: &mut [u8]) {
+        self.wanted.encode(&mut out[0..16]);
+        out[16] = u8::from(self.similarity.is_some());
+        out[17..25].copy_from_slice(&self.similarity.unwrap_or(0.0).to_le_bytes());
+        out[25] = self.outcome as u8;
+        out[26..34].copy_from_slice(&self.value.to_le_bytes());
+        out[34..38].copy_from_slice(&self.round.to_le_bytes());
+    }
+    fn decode(bytes: &[u8]) -> Self {
+        RoundComparison {
+            wanted: Wanted::decode(&bytes[0..16]),
+            similarity: (bytes[16] == 1).then(|| f64::from_bits(u64_at(bytes, 17))),
+            outcome: Outcome::ALL[usize::from(bytes[25]).min(Outcome::ALL.len() - 1)],
+            value: f64::from_bits(u64_at(bytes, 26)),
+            round: u32_at(bytes, 34),
+        }
+    }
+}
+
+impl FixedRecord for Edge {
+    /// later, earlier, methods, the verdict's kind (0 uncompared, 1
+    /// failed, 2 similar) and its similarity.
+    const SIZE: usize = 4 + 4 + 8 + 1 + 8;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.later.to_le_bytes());
+        out[4..8].copy_from_slice(&self.earlier.to_le_bytes());
+        out[8..16].copy_from_slice(&self.methods.to_le_bytes());
+        let (kind, value) = match self.verdict {
+            EdgeVerdict::Uncompared => (0, 0.0),
+            EdgeVerdict::Failed => (1, 0.0),
+            EdgeVerdict::Similar(s) => (2, s),
+        };
+        out[16] = kind;
+        out[17..25].copy_from_slice(&f64::to_le_bytes(value));
+    }
+    fn decode(bytes: &[u8]) -> Self {
+        let verdict = match bytes[16] {
+            2 => EdgeVerdict::Similar(f64::from_bits(u64_at(bytes, 17))),
+            1 => EdgeVerdict::Failed,
+            _ => EdgeVerdict::Uncompared,
+        };
+        Edge { later: u32_at(bytes, 0), earlier: u32_at(bytes, 4), methods: u64_at(bytes, 8), verdict }
+    }
+}
+
+fn u32_at(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+}
+
+/// The comparisons the rounds made, in a file of the spill folder sorted
+/// by (doc, representative), as [`pass`] reads them. The caller runs
+/// [`Rounds::pass`] until it lacks none (or a bound on the rounds), and
+/// between passes makes what it lacked and hands them over
+/// ([`Rounds::record`]). The set of comparisons made only grows, so the
+/// rounds end; given the comparisons, each pass is the sequential rule,
+/// and the last one has every comparison it asks for.
 pub struct Rounds {
-    known: HashMap<(u32, u32), Option<f64>>,
-    pub made: Vec<RoundComparison>,
+    out: PathBuf,
+    made: RecordFile<RoundComparison>,
     /// The rounds of comparisons made so far.
     pub round: u32,
 }
 
 impl Rounds {
-    /// A [`pass`] with the comparisons made so far.
-    pub fn pass(
-        &self,
-        n: usize,
-        edges: impl Iterator<Item = Result<Edge>>,
-        max_comparisons: usize,
-    ) -> Result<Placement> {
-        pass(n, edges, &self.known, max_comparisons)
+    /// No comparison made yet; files go to the spill folder under `out`.
+    pub fn new(out: &Path) -> Result<Rounds> {
+        Ok(Rounds { out: out.to_path_buf(), made: RecordFile::create(out, "placement-made")?, round: 0 })
     }
 
-    /// Records a round: the comparisons a pass lacked and their verdicts.
-    pub fn record(&mut self, wanted: &[Wanted], verdicts: Vec<Comparison>) -> Result<()> {
-        anyhow::ensure!(
-            verdicts.len() == wanted.len(),
-            "a round compared {} of {} pairs",
-            verdicts.len(),
-            wanted.len()
-        );
+    /// A [`pass`] with the comparisons made so far.
+    pub fn pass(
+        &mut self,
+        edges: impl Iterator<Item = Result<Edge>>,
+        representatives: &mut impl Representatives,
+        max_comparisons: usize,
+        placed: impl FnMut(Placed) -> Result<()>,
+    ) -> Result<PassCounts> {
+        pass(edges, self.made.read()?, representatives, max_comparisons, placed)
+    }
+
+    /// Records round `self.round + 1`: the comparisons a pass lacked, in
+    /// the order it listed them, with their verdicts (each of that round).
+    pub fn record(&mut self, compared: impl Iterator<Item = Result<RoundComparison>>) -> Result<()> {
         self.round += 1;
-        for (&wanted, c) in wanted.iter().zip(verdicts) {
-            self.known.insert((wanted.doc, wanted.representative), c.similarity);
-            let (similarity, outcome, value) = (c.similarity, c.outcome, c.value);
-            self.made.push(RoundComparison { wanted, similarity, outcome, value, round: self.round });
+        let round = self.round;
+        let mut merged = RecordFile::create(&self.out, "placement-made")?;
+        let mut earlier = self.made.read()?.peekable();
+        let mut previous: Option<Wanted> = None;
+        for c in compared {
+            let c = c?;
+            anyhow::ensure!(c.round == round, "a comparison of round {} recorded in round {round}", c.round);
+            let key = (c.wanted.doc, c.wanted.representative);
+            anyhow::ensure!(
+                previous.is_none_or(|p| (p.doc, p.representative) < key),
+                "a round's comparisons out of order at ({}, {})",
+                key.0,
+                key.1
+            );
+            previous = Some(c.wanted);
+            while let Some(e) =
+                earlier.next_if(|e| e.as_ref().map_or(true, |e| (e.wanted.doc, e.wanted.representative) < key))
+            {
+                merged.push(&e?)?;
+            }
+            merged.push(&c)?;
         }
+        for e in earlier {
+            merged.push(&e?)?;
+        }
+        self.made = merged;
         Ok(())
+    }
+
+    /// Every comparison made, by (doc, representative).
+    pub fn made(&mut self) -> Result<impl Iterator<Item = Result<RoundComparison>> + '_> {
+        self.made.read()
     }
 }
 
@@ -217,10 +388,32 @@ impl Rounds {
 mod tests {
     use super::*;
     use crate::verify::similarity::similarity;
+    use std::collections::HashMap;
+
+    impl Representatives for HashMap<u32, u32> {
+        fn representative(&mut self, doc: u32) -> Result<u32> {
+            Ok(self.get(&doc).copied().unwrap_or(doc))
+        }
+        fn join(&mut self, doc: u32, representative: u32) -> Result<()> {
+            self.insert(doc, representative);
+            Ok(())
+        }
+    }
+
+    /// What the last pass placed: each document's representative and
+    /// similarity to it, and the rounds' comparisons as (doc,
+    /// representative, round).
+    struct ByRounds {
+        representative: Vec<u32>,
+        similarity: Vec<Option<f64>>,
+        capped: u64,
+        made: Vec<(u32, u32, u32)>,
+        rounds: u32,
+    }
 
     /// Round 0 and the rounds over `texts` (in keep order) and the
     /// `pairs` (i, j, methods), every pair compared, at threshold `t`.
-    fn by_rounds(texts: &[&str], pairs: &[(u32, u32, u64)], t: f64, max: usize) -> (Placement, Rounds) {
+    fn by_rounds(texts: &[&str], pairs: &[(u32, u32, u64)], t: f64, max: usize) -> ByRounds {
         let sim = |i: u32, j: u32| Some(similarity(texts[i as usize], texts[j as usize])).filter(|&s| s >= t);
         let mut edges: Vec<Edge> = pairs
             .iter()
@@ -231,21 +424,54 @@ mod tests {
             })
             .collect();
         edges.sort_by_key(|e| (e.later, e.earlier));
-        let mut rounds = Rounds::default();
+        let out = std::env::temp_dir().join(format!("neardup-placement-{}", std::process::id()));
+        let mut rounds = Rounds::new(&out).unwrap();
         loop {
-            let placement = rounds.pass(texts.len(), edges.iter().copied().map(Ok), max).unwrap();
-            if placement.missing.is_empty() {
-                return (placement, rounds);
-            }
-            let verdicts = placement
-                .missing
-                .iter()
-                .map(|w| {
-                    let similarity = sim(w.doc, w.representative);
-                    Comparison { similarity, outcome: Outcome::Lcs, value: similarity.unwrap_or(0.0) }
+            let n = texts.len();
+            let mut placed = ByRounds {
+                representative: (0..n as u32).collect(),
+                similarity: vec![None; n],
+                capped: 0,
+                made: Vec::new(),
+                rounds: rounds.round,
+            };
+            let mut missing = Vec::new();
+            let mut representatives = HashMap::new();
+            let counts = rounds
+                .pass(edges.iter().copied().map(Ok), &mut representatives, max, |p| {
+                    match p {
+                        Placed::Joined { doc, representative, similarity } => {
+                            placed.representative[doc as usize] = representative;
+                            placed.similarity[doc as usize] = Some(similarity);
+                        }
+                        Placed::Missing(w) => missing.push(w),
+                    }
+                    Ok(())
                 })
-                .collect();
-            rounds.record(&placement.missing, verdicts).unwrap();
+                .unwrap();
+            assert_eq!(counts.missing, missing.len() as u64);
+            if missing.is_empty() {
+                placed.capped = counts.capped;
+                placed.made = rounds
+                    .made()
+                    .unwrap()
+                    .map(|c| c.map(|c| (c.wanted.doc, c.wanted.representative, c.round)))
+                    .collect::<Result<_>>()
+                    .unwrap();
+                return placed;
+            }
+            let round = rounds.round + 1;
+            let compared = missing.into_iter().map(|w| {
+                let similarity = sim(w.doc, w.representative);
+                Ok(RoundComparison {
+                    wanted: w,
+                    similarity,
+                    outcome: Outcome::Lcs,
+                    value: similarity.unwrap_or(0.0),
+                    round,
+                })
+            });
+            rounds.record(compared).unwrap();
         }
     }
 
@@ -255,14 +481,12 @@ mod tests {
     #[test]
     fn chained_similarity_does_not_chain_clusters() {
         let texts = ["aaaaaaaaaa", "aaaaaaaabb", "aaaaaabbbb", "aaaabbbbbb"];
-        let (placement, rounds) = by_rounds(&texts, &[(0, 1, 1), (1, 2, 1), (2, 3, 1)], 0.8, 64);
+        let placed = by_rounds(&texts, &[(0, 1, 1), (1, 2, 1), (2, 3, 1)], 0.8, 64);
         // 1 joins 0 (0.8); 2 reaches rep 0 through 1, a comparison of
         // round 1: 0.6, so it starts its own cluster; 3 reaches rep 2: 0.8.
-        assert_eq!(placement.representative, [0, 0, 2, 2]);
-        assert_eq!(placement.similarity, [None, Some(0.8), None, Some(0.8)]);
-        let made: Vec<(u32, u32, u32)> =
-            rounds.made.iter().map(|c| (c.wanted.doc, c.wanted.representative, c.round)).collect();
-        assert_eq!((made, rounds.round), (vec![(2, 0, 1)], 1));
+        assert_eq!(placed.representative, [0, 0, 2, 2]);
+        assert_eq!(placed.similarity, [None, Some(0.8), None, Some(0.8)]);
+        assert_eq!((placed.made, placed.rounds), (vec![(2, 0, 1)], 1));
     }
 
     /// A document reaching a representative only through a partner joins
@@ -271,14 +495,15 @@ mod tests {
     #[test]
     fn a_round_brings_a_document_to_its_partner_s_representative() {
         let texts = ["aaaaaaaaaa", "aaaaaaaaab", "aaaaaaaaac", "bbbbbbbbbb", "bbbbbbbbba"];
-        let (placement, rounds) = by_rounds(&texts, &[(0, 1, 1), (1, 2, 1), (3, 4, 2), (2, 4, 1)], 0.05, 64);
+        let placed = by_rounds(&texts, &[(0, 1, 1), (1, 2, 1), (3, 4, 2), (2, 4, 1)], 0.05, 64);
         // 2 reaches 0 through 1 (0.9 in round 1); 4 reaches 3 (0.9) and,
         // once 2 is in 0's cluster, 0 through 2 (0.1, round 2): it joins 3.
-        assert_eq!(placement.representative, [0, 0, 0, 3, 3]);
-        assert_eq!(rounds.round, 2);
+        assert_eq!(placed.representative, [0, 0, 0, 3, 3]);
+        assert_eq!(placed.rounds, 2);
+        assert_eq!(placed.made, [(2, 0, 1), (4, 0, 2)], "the made file stays sorted across rounds");
         // With room for one representative, 4 keeps the strongest (bit 1:
         // 3 and bit 0: 0 tie on one method; the earlier, 0, first).
-        let (bounded, _) = by_rounds(&texts, &[(0, 1, 1), (1, 2, 1), (3, 4, 2), (2, 4, 1)], 0.05, 1);
+        let bounded = by_rounds(&texts, &[(0, 1, 1), (1, 2, 1), (3, 4, 2), (2, 4, 1)], 0.05, 1);
         assert_eq!(bounded.representative, [0, 0, 0, 3, 0]);
         assert_eq!(bounded.capped, 1);
     }
@@ -306,7 +531,7 @@ mod tests {
             }
             let t = 0.6 + next(30) as f64 / 100.0;
             let max = 1 + next(4) as usize;
-            let (placement, _) = by_rounds(&texts, &pairs, t, max);
+            let placed = by_rounds(&texts, &pairs, t, max);
             let (mut rep, mut sim): (Vec<usize>, Vec<Option<f64>>) = ((0..n).collect(), vec![None; n]);
             for i in 0..n {
                 let mut reached: BTreeMap<usize, u64> = BTreeMap::new();
@@ -327,8 +552,8 @@ mod tests {
                     (rep[i], sim[i]) = (r, Some(s));
                 }
             }
-            let got: Vec<usize> = placement.representative.iter().map(|&r| r as usize).collect();
-            assert_eq!((got, &placement.similarity), (rep, &sim), "{texts:?} {pairs:?} {t} {max}");
+            let got: Vec<usize> = placed.representative.iter().map(|&r| r as usize).collect();
+            assert_eq!((got, &placed.similarity), (rep, &sim), "{texts:?} {pairs:?} {t} {max}");
         }
     }
 
@@ -336,8 +561,33 @@ mod tests {
     #[test]
     fn edges_out_of_order_are_an_error() {
         let edge = |later, earlier| Ok(Edge { later, earlier, methods: 1, verdict: EdgeVerdict::Failed });
-        let err = pass(4, [edge(3, 1), edge(2, 0)].into_iter(), &HashMap::new(), 8).err().unwrap();
+        let place = |edges: Vec<Result<Edge>>| {
+            pass(edges.into_iter(), std::iter::empty(), &mut HashMap::new(), 8, |_| Ok(())).map(|_| ())
+        };
+        let err = place(vec![edge(3, 1), edge(2, 0)]).err().unwrap();
         assert!(err.to_string().contains("out of keep order"), "{err}");
-        assert!(pass(4, [edge(1, 2)].into_iter(), &HashMap::new(), 8).is_err());
+        assert!(place(vec![edge(1, 2)]).is_err());
+    }
+
+    /// Each record comes back from its bytes as it was.
+    #[test]
+    fn records_read_back_as_written() {
+        let wanted = Wanted { doc: 7, representative: 3, methods: 1 << 40 | 5 };
+        for (similarity, outcome) in [(Some(0.875), Outcome::Lcs), (None, Outcome::Screen), (None, Outcome::Identical)]
+        {
+            let c = RoundComparison { wanted, similarity, outcome, value: 0.125, round: 9 };
+            let mut bytes = vec![0u8; RoundComparison::SIZE];
+            c.encode(&mut bytes);
+            assert_eq!(RoundComparison::decode(&bytes), c);
+        }
+        for verdict in [EdgeVerdict::Similar(0.9), EdgeVerdict::Failed, EdgeVerdict::Uncompared] {
+            let e = Edge { later: 9, earlier: 2, methods: 6, verdict };
+            let mut bytes = vec![0u8; Edge::SIZE];
+            e.encode(&mut bytes);
+            assert_eq!(Edge::decode(&bytes), e);
+        }
+        for (i, outcome) in Outcome::ALL.iter().enumerate() {
+            assert_eq!(*outcome as usize, i, "Outcome::ALL is in the order of the outcomes' numbers");
+        }
     }
 }

@@ -10,35 +10,41 @@
 //!
 //! `verify` compared every candidate pair. This stage reads the pairs
 //! (`verify_pairs`) in keep order with their verdicts
-//! (`jobs/place_edges.sql`, sorted by the engine) into a file on local disk, and passes over it holding a few
-//! numbers per document and no text: a representative reached through a
-//! partner that is not itself a partner is a comparison the pass lacks.
-//! Those are made between passes, their texts read by id, and the pass
-//! runs again until it lacks none (at most `verify.max_placement_rounds`
-//! rounds). That is the global step of verification: its cost is a pass
-//! over the edges per round, plus the few comparisons the rounds make.
-//! Those are [`crate::verify::compare::compare`]'s, screen included (no
-//! round compares a pair a method proposed, so none is a11's): every one,
+//! (`jobs/place_edges.sql`, sorted by the engine) into a file on local
+//! disk, and passes over it. No number per page stays in memory (issue
+//! 72): each document's id and, during a pass, its representative are
+//! files of the spill folder read through a bounded cache
+//! ([`DiskArray`]), and what a pass places or lacks is written to files
+//! as it goes. A representative reached through a partner that is not
+//! itself a partner is a comparison the pass lacks. Those are made
+//! between passes, their texts read by id (one scan of `tokens` per
+//! [`WANTED_PER_SCAN`] of them), and the pass runs again until it lacks
+//! none (at most `verify.max_placement_rounds` rounds). That is the global
+//! step of verification: its cost is a pass over the edges per round,
+//! plus the few comparisons the rounds make. Those are
+//! [`crate::verify::compare::compare`]'s, screen included (no round
+//! compares a pair a method proposed, so none is a11's): every one,
 //! verified or rejected, is a row of `placement_comparisons` with its
 //! outcome and value, and counted by outcome in the manifest.
 //!
-//! Exact copies (`exact_copies`, stage `exact`) were in no candidate edge:
-//! each joins its first's cluster ([`with_copies`]) with similarity 1 to a
-//! first that is the representative, else the first's own, and a first
-//! alone becomes the representative of a cluster of its copies.
+//! The clusters are made by the engine from the last pass's joins
+//! (`jobs/place_clusters.sql`), which also adds the exact copies
+//! (`exact_copies`, stage `exact`; in no candidate edge): each joins its
+//! first's cluster with similarity 1 to a first that is the
+//! representative, else the first's own, and a first alone becomes the
+//! representative of a cluster of its copies.
 
 use anyhow::{Context, Result};
 use arrow::array::Array;
 use futures::StreamExt;
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use std::fs::File;
-use std::io::{BufReader, BufWriter, Read, Write};
 
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::{load_candidate_methods, spill_verification_texts};
+use crate::storage::disk_array::{DiskArray, FixedRecord, RecordFile};
 use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
 use crate::tables::columns::{
@@ -48,7 +54,7 @@ use crate::tables::manifest::StageReport;
 use crate::tables::write::TableOutput;
 use crate::tables::Table;
 use crate::verify::compare::compare;
-use crate::verify::placement::{Edge, EdgeVerdict, Rounds, Wanted};
+use crate::verify::placement::{Edge, EdgeVerdict, Placed, Representatives, RoundComparison, Rounds, Wanted};
 use crate::verify::spilled_texts::spilled_docs;
 
 /// The place stage.
@@ -83,282 +89,335 @@ impl Stage for Place {
 /// held together.
 const ROUND_CHUNK: usize = 4096;
 
+/// The wanted comparisons whose texts one scan of `tokens` reads: a round
+/// of more makes more scans, so that the ids it looks for stay bounded.
+const WANTED_PER_SCAN: usize = 1 << 20;
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
     let methods = load_candidate_methods(&session).await?;
     let verify = &ctx.config.verify;
-    let edges = EdgeFile::write(&session, &ctx.out).await?;
-    let n = edges.ids.len();
+    let (mut edges, mut ids) = write_edges(&session, &ctx.out).await?;
 
-    let mut rounds = Rounds::default();
-    let placement = loop {
-        let placement = rounds.pass(n, edges.read()?, verify.max_comparisons_per_document)?;
-        if placement.missing.is_empty() || rounds.round == verify.max_placement_rounds {
-            break placement;
-        }
-        let verdicts = compare_wanted(&session, &placement.missing, &edges.ids, verify.rule(), &ctx.out).await?;
-        tracing::info!(round = rounds.round + 1, comparisons = placement.missing.len(), "placement round");
-        rounds.record(&placement.missing, verdicts)?;
-    };
-    drop(edges.file);
+    // Each pass keeps the representatives in a file and writes what it
+    // placed to another: no number per page stays in memory.
+    let mut rounds = Rounds::new(&ctx.out)?;
+    let (mut joined, last_pass) =
+        loop {
+            let mut representatives = RepresentativeFile(DiskArray::create(&ctx.out, "placement-representatives")?);
+            let mut joined = RecordFile::<Joined>::create(&ctx.out, "placement-joined")?;
+            let mut wanted = RecordFile::<Wanted>::create(&ctx.out, "placement-wanted")?;
+            let pass =
+                rounds.pass(edges.read()?, &mut representatives, verify.max_comparisons_per_document, |placed| {
+                    match placed {
+                        Placed::Joined { doc, representative, similarity } => {
+                            joined.push(&Joined { doc, representative, similarity })
+                        }
+                        Placed::Missing(w) => wanted.push(&w),
+                    }
+                })?;
+            if pass.missing == 0 || rounds.round == verify.max_placement_rounds {
+                break (joined, pass);
+            }
+            let round = rounds.round + 1;
+            let mut compared = compare_wanted(&session, &mut wanted, &mut ids, verify.rule(), &ctx.out, round).await?;
+            tracing::info!(round, comparisons = compared.len(), "placement round");
+            rounds.record(compared.read()?)?;
+        };
+    let candidate_pairs = edges.len();
+    drop(edges);
 
     let mut report = StageReport::default();
-    // placement_comparisons: the rounds' comparisons, by (round, doc, representative).
-    let mut made: Vec<&crate::verify::placement::RoundComparison> = rounds.made.iter().collect();
-    made.sort_by_key(|c| (c.round, edges.ids[c.wanted.doc as usize], edges.ids[c.wanted.representative as usize]));
+    let c = &mut report.counters;
+    // placement_comparisons: the rounds' comparisons, by (doc,
+    // representative) in keep order.
     let mut writer = TableOutput::<placement_comparisons::Rows>::create(&ctx.out)?;
-    for c in &made {
+    let (mut outcomes, mut by_round, mut verified) =
+        (crate::verify::compare::OutcomeCounts::default(), std::collections::BTreeMap::<u32, u64>::new(), 0u64);
+    for made in rounds.made()? {
+        let made = made?;
+        let (doc, representative) = (ids.get(made.wanted.doc.into())?, ids.get(made.wanted.representative.into())?);
         writer.push(|row| {
-            row.doc_id.append_value(edges.ids[c.wanted.doc as usize]);
-            row.representative.append_value(edges.ids[c.wanted.representative as usize]);
-            row.methods.append_value(methods.names(c.wanted.methods).map(Some));
-            row.similarity.append_option(c.similarity);
-            row.outcome.append_value(c.outcome.name());
-            row.value.append_value(c.value);
-            row.round.append_value(c.round);
+            row.doc_id.append_value(doc);
+            row.representative.append_value(representative);
+            row.methods.append_value(methods.names(made.wanted.methods).map(Some));
+            row.similarity.append_option(made.similarity);
+            row.outcome.append_value(made.outcome.name());
+            row.value.append_value(made.value);
+            row.round.append_value(made.round);
         })?;
+        outcomes.add(made.outcome);
+        *by_round.entry(made.round).or_default() += 1;
+        verified += u64::from(made.similarity.is_some());
     }
     report.rows.insert(placement_comparisons::TABLE.into(), writer.commit()?);
 
-    // clusters: every member of a cluster of two or more, the exact copies
-    // with their firsts, by (cluster, rep first, doc).
-    let mut sizes = vec![0u32; n];
-    for &r in &placement.representative {
-        sizes[r as usize] += 1;
-    }
-    let placed: Vec<Member> = (0..n)
-        .filter(|&i| sizes[placement.representative[i] as usize] > 1)
-        .map(|i| Member {
-            cluster: edges.ids[placement.representative[i] as usize],
-            doc: edges.ids[i],
-            similarity: placement.similarity[i],
-        })
-        .collect();
-    drop(sizes);
-    let copies = load_copies(&session).await?;
-    let copies_placed = copies.len() as u64;
-    let mut rows = with_copies(placed, copies);
-    rows.sort_unstable_by_key(|r| (r.cluster, r.doc != r.cluster, r.doc));
+    // clusters: the last pass's joins by document id, with their
+    // representatives and the exact copies added in SQL (sorted and
+    // counted by the engine, which spills).
+    let placed = ScratchFile::new(&ctx.out, "placement-placed.parquet")?;
+    write_placed(placed.path(), &mut joined, &mut ids)?;
+    drop((joined, ids));
+    // A session of the SQL stages: under a user's limit, its joins are
+    // sort-merge joins, which spill (both sides may be as large as the
+    // crawl's clusters).
+    let session = crate::tables::sql::session_with_memory_limit(&ctx.out, ctx.sql_pool()).await?;
+    session.register_parquet("placed", placed.path().to_string_lossy().as_ref(), Default::default()).await?;
     let mut writer = TableOutput::<clusters::Rows>::create(&ctx.out)?;
     let (mut clusters_written, mut largest) = (0u64, 0u64);
-    for cluster in rows.chunk_by(|a, b| a.cluster == b.cluster) {
-        clusters_written += 1;
-        largest = largest.max(cluster.len() as u64);
-        for r in cluster {
+    let mut stream = session.sql(include_str!("../../../jobs/place_clusters.sql")).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let (docs, cluster_ids) = (clusters::doc_id(&batch)?, clusters::cluster_id(&batch)?);
+        let (sizes, is_rep) = (clusters::cluster_size(&batch)?, clusters::is_representative(&batch)?);
+        let similarity = clusters::similarity_to_representative(&batch)?;
+        for i in 0..batch.num_rows() {
+            clusters_written += u64::from(is_rep.value(i));
+            largest = largest.max(sizes.value(i));
             writer.push(|row| {
-                row.doc_id.append_value(r.doc);
-                row.cluster_id.append_value(r.cluster);
-                row.cluster_size.append_value(cluster.len() as u64);
-                row.is_representative.append_value(r.doc == r.cluster);
-                row.similarity_to_representative.append_option(r.similarity);
+                row.doc_id.append_value(docs.value(i));
+                row.cluster_id.append_value(cluster_ids.value(i));
+                row.cluster_size.append_value(sizes.value(i));
+                row.is_representative.append_value(is_rep.value(i));
+                row.similarity_to_representative.append_option(similarity.is_valid(i).then(|| similarity.value(i)));
             })?;
         }
     }
     report.rows.insert(clusters::TABLE.into(), writer.commit()?);
+    let copies_placed = crate::tables::sql::count(&session, "SELECT COUNT(*) AS n FROM exact_copies").await?;
 
-    let c = &mut report.counters;
-    c.insert("candidate_pairs".into(), edges.count);
+    c.insert("candidate_pairs".into(), candidate_pairs);
     c.insert("rounds".into(), u64::from(rounds.round));
     for round in 1..=rounds.round {
-        c.insert(format!("round_{round}_comparisons"), rounds.made.iter().filter(|m| m.round == round).count() as u64);
+        c.insert(format!("round_{round}_comparisons"), by_round.get(&round).copied().unwrap_or(0));
     }
-    c.insert("placement_comparisons".into(), rounds.made.len() as u64);
+    c.insert("placement_comparisons".into(), by_round.values().sum());
     // Of those, the ones the last pass used: the others were asked for by
     // an earlier pass, before a representative they depended on moved.
-    c.insert("placement_comparisons_used".into(), placement.used);
-    let mut outcomes = crate::verify::compare::OutcomeCounts::default();
-    rounds.made.iter().for_each(|m| outcomes.add(m.outcome));
+    c.insert("placement_comparisons_used".into(), last_pass.used);
     outcomes.insert_into(c);
-    c.insert(
-        "placement_comparisons_verified".into(),
-        rounds.made.iter().filter(|m| m.similarity.is_some()).count() as u64,
-    );
+    c.insert("placement_comparisons_verified".into(), verified);
     // Comparisons still lacking when the bound on rounds stopped them,
     // counted as failed.
-    c.insert("comparisons_lacking_after_rounds".into(), placement.missing.len() as u64);
-    c.insert("documents_at_representative_bound".into(), placement.capped);
+    c.insert("comparisons_lacking_after_rounds".into(), last_pass.missing);
+    c.insert("documents_at_representative_bound".into(), last_pass.capped);
     c.insert("clusters_with_duplicates".into(), clusters_written);
     c.insert("largest_cluster".into(), largest);
     c.insert("exact_copies_placed".into(), copies_placed);
     Ok(report)
 }
 
-/// The candidate pairs in keep order with their verdicts, as fixed-size
-/// records in a file of the spill folder (read again by every pass), and
-/// the doc_id of each keep index that a pair names.
-struct EdgeFile {
-    file: ScratchFile,
-    /// doc_id by keep index (rank - 1); 0 for a document in no pair.
-    ids: Vec<u64>,
-    count: u64,
+/// The representatives of a pass, in a file: entry i is 0 for a document
+/// that is its own, else its representative's keep index + 1 (so that the
+/// file starts as every document its own, without writing it).
+struct RepresentativeFile(DiskArray);
+
+impl Representatives for RepresentativeFile {
+    fn representative(&mut self, doc: u32) -> Result<u32> {
+        Ok(match self.0.get(doc.into())? {
+            0 => doc,
+            r => u32::try_from(r - 1).context("a representative beyond 2^32 documents")?,
+        })
+    }
+    fn join(&mut self, doc: u32, representative: u32) -> Result<()> {
+        self.0.set(doc.into(), u64::from(representative) + 1)
+    }
 }
 
-/// One record: later, earlier (u32 each), methods (u64), verdict kind (u8:
-/// 0 uncompared, 1 failed, 2 similar) and similarity (f64).
-const RECORD: usize = 4 + 4 + 8 + 1 + 8;
+/// A document a pass joined to a representative (keep indices), with its
+/// similarity.
+struct Joined {
+    doc: u32,
+    representative: u32,
+    similarity: f64,
+}
 
-impl EdgeFile {
-    /// Streams `jobs/place_edges.sql` into the file.
-    async fn write(session: &datafusion::prelude::SessionContext, out: &std::path::Path) -> Result<EdgeFile> {
-        let mut edges = EdgeFile { file: ScratchFile::new(out, "place-edges")?, ids: Vec::new(), count: 0 };
-        let path = edges.file.path().to_path_buf();
-        let mut writer =
-            BufWriter::new(File::create(&path).with_context(|| format!("cannot create {}", path.display()))?);
-        let mut stream = session.sql(include_str!("../../../jobs/place_edges.sql")).await?.execute_stream().await?;
-        while let Some(batch) = stream.next().await {
-            let batch = batch?;
-            let u64s = |name| column::<arrow::array::UInt64Array>(&batch, name);
-            let (later, earlier, later_rank, earlier_rank, masks) =
-                (u64s("later")?, u64s("earlier")?, u64s("later_rank")?, u64s("earlier_rank")?, u64s("methods")?);
-            let similarity = column::<arrow::array::Float64Array>(&batch, "similarity")?;
-            let failed = column::<arrow::array::BooleanArray>(&batch, "failed")?;
-            for i in 0..batch.num_rows() {
-                let index = |rank: u64| u32::try_from(rank - 1).context("more than 2^32 documents to place");
-                let (l, e) = (index(later_rank.value(i))?, index(earlier_rank.value(i))?);
-                if edges.ids.len() <= l as usize {
-                    edges.ids.resize(l as usize + 1, 0);
-                }
-                edges.ids[l as usize] = later.value(i);
-                edges.ids[e as usize] = earlier.value(i);
-                let (kind, value) =
-                    if similarity.is_valid(i) { (2u8, similarity.value(i)) } else { (u8::from(failed.value(i)), 0.0) };
-                let mut record = [0u8; RECORD];
-                record[0..4].copy_from_slice(&l.to_le_bytes());
-                record[4..8].copy_from_slice(&e.to_le_bytes());
-                record[8..16].copy_from_slice(&masks.value(i).to_le_bytes());
-                record[16] = kind;
-                record[17..25].copy_from_slice(&value.to_le_bytes());
-                writer.write_all(&record).with_context(|| format!("cannot write {}", path.display()))?;
-                edges.count += 1;
-            }
+impl FixedRecord for Joined {
+    const SIZE: usize = 16;
+    fn encode(&self, out: &mut [u8]) {
+        out[0..4].copy_from_slice(&self.doc.to_le_bytes());
+        out[4..8].copy_from_slice(&self.representative.to_le_bytes());
+        out[8..16].copy_from_slice(&self.similarity.to_le_bytes());
+    }
+    fn decode(bytes: &[u8]) -> Self {
+        let u32_at = |k: usize| u32::from_le_bytes(bytes[k..k + 4].try_into().expect("4 bytes"));
+        Joined {
+            doc: u32_at(0),
+            representative: u32_at(4),
+            similarity: f64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")),
         }
-        writer.flush().with_context(|| format!("cannot write {}", path.display()))?;
-        Ok(edges)
-    }
-
-    /// The edges, in the order written.
-    fn read(&self) -> Result<impl Iterator<Item = Result<Edge>> + '_> {
-        let path = self.file.path();
-        let mut reader = BufReader::new(File::open(path).with_context(|| format!("cannot read {}", path.display()))?);
-        Ok((0..self.count).map(move |_| {
-            let mut r = [0u8; RECORD];
-            reader.read_exact(&mut r).with_context(|| format!("cannot read {}", path.display()))?;
-            let u32_at = |k: usize| u32::from_le_bytes(r[k..k + 4].try_into().expect("4 bytes"));
-            let verdict = match r[16] {
-                2 => EdgeVerdict::Similar(f64::from_le_bytes(r[17..25].try_into().expect("8 bytes"))),
-                1 => EdgeVerdict::Failed,
-                _ => EdgeVerdict::Uncompared,
-            };
-            let methods = u64::from_le_bytes(r[8..16].try_into().expect("8 bytes"));
-            Ok(Edge { later: u32_at(0), earlier: u32_at(4), methods, verdict })
-        }))
     }
 }
 
-/// Makes the comparisons a pass lacked: each document with the
-/// representative, the document as the Perl module's first string. Their
-/// texts are read in one scan of `tokens` into a file on local disk, then
-/// compared [`ROUND_CHUNK`] pairs at a time: one scan per round, however
-/// many comparisons (an `IN` list per few thousand ids scanned the table
-/// again for each: 89 CPU-s of `place` at 8 Javadoc copies).
-async fn compare_wanted(
+/// The candidate pairs in keep order with their verdicts (`jobs/place_edges.sql`,
+/// sorted by the engine) in a file read again by every pass, and the
+/// doc_id of each keep index that a pair names (0 for a document in no
+/// pair), in another.
+async fn write_edges(
     session: &datafusion::prelude::SessionContext,
-    wanted: &[Wanted],
-    ids: &[u64],
-    rule: crate::verify::settings::PairRule,
     out: &std::path::Path,
-) -> Result<Vec<crate::verify::compare::Comparison>> {
-    let mut needed: Vec<u64> =
-        wanted.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]).collect();
-    needed.sort_unstable();
-    needed.dedup();
-    let texts = spill_verification_texts(session, |id| needed.binary_search(&id).is_ok(), rule.text, out).await?;
-    let mut verdicts = Vec::with_capacity(wanted.len());
-    for chunk in wanted.chunks(ROUND_CHUNK) {
-        let docs =
-            spilled_docs(&texts, chunk.iter().flat_map(|w| [ids[w.doc as usize], ids[w.representative as usize]]))?;
-        verdicts.par_extend(
-            chunk
-                .par_iter()
-                .map(|w| compare(&docs[&ids[w.doc as usize]], &docs[&ids[w.representative as usize]], rule)),
-        );
-    }
-    Ok(verdicts)
-}
-
-/// One row of `clusters` by document id: its cluster (the representative's
-/// id), and its similarity to the representative (none for it).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Member {
-    cluster: u64,
-    doc: u64,
-    similarity: Option<f64>,
-}
-
-/// The exact copies (`exact_copies`: copy, first) as (first, copy) sorted.
-async fn load_copies(session: &datafusion::prelude::SessionContext) -> Result<Vec<(u64, u64)>> {
-    let mut copies = Vec::new();
-    let mut stream = session.sql("SELECT doc_id, first_doc_id FROM exact_copies").await?.execute_stream().await?;
+) -> Result<(RecordFile<Edge>, DiskArray)> {
+    let mut edges = RecordFile::create(out, "place-edges")?;
+    let mut ids = DiskArray::create(out, "place-ids")?;
+    let mut stream = session.sql(include_str!("../../../jobs/place_edges.sql")).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let ids = crate::tables::columns::exact_copies::doc_id(&batch)?;
-        let firsts = crate::tables::columns::exact_copies::first_doc_id(&batch)?;
-        copies.extend((0..batch.num_rows()).map(|i| (firsts.value(i), ids.value(i))));
+        let u64s = |name| column::<arrow::array::UInt64Array>(&batch, name);
+        let (later, earlier, later_rank, earlier_rank, masks) =
+            (u64s("later")?, u64s("earlier")?, u64s("later_rank")?, u64s("earlier_rank")?, u64s("methods")?);
+        let similarity = column::<arrow::array::Float64Array>(&batch, "similarity")?;
+        let failed = column::<arrow::array::BooleanArray>(&batch, "failed")?;
+        for i in 0..batch.num_rows() {
+            let index = |rank: u64| u32::try_from(rank - 1).context("more than 2^32 documents to place");
+            let (l, e) = (index(later_rank.value(i))?, index(earlier_rank.value(i))?);
+            ids.set(l.into(), later.value(i))?;
+            ids.set(e.into(), earlier.value(i))?;
+            let verdict = if similarity.is_valid(i) {
+                EdgeVerdict::Similar(similarity.value(i))
+            } else if failed.value(i) {
+                EdgeVerdict::Failed
+            } else {
+                EdgeVerdict::Uncompared
+            };
+            edges.push(&Edge { later: l, earlier: e, methods: masks.value(i), verdict })?;
+        }
     }
-    copies.sort_unstable();
-    Ok(copies)
+    Ok((edges, ids))
 }
 
-/// The clusters' rows with the exact copies (first, copy) added: a copy
-/// joins its first's cluster, with similarity 1 to a first that is the
-/// representative, else the first's own similarity (the texts are
-/// identical); a first in no cluster becomes the representative of one
-/// with its copies (spec §9, "Exact copies first").
-fn with_copies(mut rows: Vec<Member>, copies: Vec<(u64, u64)>) -> Vec<Member> {
-    let placed: HashMap<u64, Member> = rows.iter().map(|r| (r.doc, *r)).collect();
-    for group in copies.chunk_by(|a, b| a.0 == b.0) {
-        let first = group[0].0;
-        let (cluster, similarity) = match placed.get(&first) {
-            Some(m) if m.doc != m.cluster => (m.cluster, m.similarity),
-            Some(m) => (m.cluster, Some(1.0)),
-            None => {
-                rows.push(Member { cluster: first, doc: first, similarity: None });
-                (first, Some(1.0))
+/// Makes the comparisons a pass lacked (`wanted`, sorted by document and
+/// representative), as round `round`: each document with the
+/// representative, the document as the Perl module's first string. Their
+/// texts are read in one scan of `tokens` per [`WANTED_PER_SCAN`]
+/// comparisons into a file on local disk, then compared [`ROUND_CHUNK`]
+/// pairs at a time (an `IN` list per few thousand ids scanned the table
+/// again for each: 89 CPU-s of `place` at 8 Javadoc copies). The verdicts
+/// come in the order wanted.
+async fn compare_wanted(
+    session: &datafusion::prelude::SessionContext,
+    wanted: &mut RecordFile<Wanted>,
+    ids: &mut DiskArray,
+    rule: crate::verify::settings::PairRule,
+    out: &std::path::Path,
+    round: u32,
+) -> Result<RecordFile<RoundComparison>> {
+    let mut compared = RecordFile::create(out, "placement-round")?;
+    let mut wanted = wanted.read()?.peekable();
+    while wanted.peek().is_some() {
+        let scan: Vec<Wanted> = wanted.by_ref().take(WANTED_PER_SCAN).collect::<Result<_>>()?;
+        let pairs: Vec<(u64, u64)> = scan
+            .iter()
+            .map(|w| Ok((ids.get(w.doc.into())?, ids.get(w.representative.into())?)))
+            .collect::<Result<_>>()?;
+        let mut needed: Vec<u64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+        needed.sort_unstable();
+        needed.dedup();
+        let texts = spill_verification_texts(session, |id| needed.binary_search(&id).is_ok(), rule.text, out).await?;
+        for (chunk, chunk_pairs) in scan.chunks(ROUND_CHUNK).zip(pairs.chunks(ROUND_CHUNK)) {
+            let docs = spilled_docs(&texts, chunk_pairs.iter().flat_map(|&(a, b)| [a, b]))?;
+            let verdicts: Vec<crate::verify::compare::Comparison> =
+                chunk_pairs.par_iter().map(|(a, b)| compare(&docs[a], &docs[b], rule)).collect();
+            for (&wanted, c) in chunk.iter().zip(verdicts) {
+                let (similarity, outcome, value) = (c.similarity, c.outcome, c.value);
+                compared.push(&RoundComparison { wanted, similarity, outcome, value, round })?;
             }
-        };
-        rows.extend(group.iter().map(|&(_, copy)| Member { cluster, doc: copy, similarity }));
+        }
     }
-    rows
+    Ok(compared)
+}
+
+/// Writes the last pass's joins by document id (`doc_id`, `cluster_id`:
+/// the representative's, `similarity`) to a Parquet file, the `placed`
+/// table of `jobs/place_clusters.sql`.
+fn write_placed(path: &std::path::Path, joined: &mut RecordFile<Joined>, ids: &mut DiskArray) -> Result<()> {
+    use arrow::array::{ArrayBuilder, Float64Builder, UInt64Builder};
+    use arrow::datatypes::{DataType, Field, Schema};
+    let schema = std::sync::Arc::new(Schema::new(vec![
+        Field::new("doc_id", DataType::UInt64, false),
+        Field::new("cluster_id", DataType::UInt64, false),
+        Field::new("similarity", DataType::Float64, false),
+    ]));
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut writer = parquet::arrow::ArrowWriter::try_new(file, schema.clone(), None)?;
+    let (mut docs, mut clusters, mut similarities) =
+        (UInt64Builder::new(), UInt64Builder::new(), Float64Builder::new());
+    let mut flush = |docs: &mut UInt64Builder, clusters: &mut UInt64Builder, similarities: &mut Float64Builder| {
+        let columns: Vec<arrow::array::ArrayRef> = vec![
+            std::sync::Arc::new(docs.finish()),
+            std::sync::Arc::new(clusters.finish()),
+            std::sync::Arc::new(similarities.finish()),
+        ];
+        writer.write(&arrow::record_batch::RecordBatch::try_new(schema.clone(), columns)?)
+    };
+    for j in joined.read()? {
+        let j = j?;
+        docs.append_value(ids.get(j.doc.into())?);
+        clusters.append_value(ids.get(j.representative.into())?);
+        similarities.append_value(j.similarity);
+        if docs.len() == 65_536 {
+            flush(&mut docs, &mut clusters, &mut similarities)?;
+        }
+    }
+    flush(&mut docs, &mut clusters, &mut similarities)?;
+    drop(flush);
+    writer.close().with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use arrow::array::{ArrayRef, BooleanArray, Float64Array, UInt64Array};
+    use arrow::record_batch::RecordBatch;
+    use std::sync::Arc;
 
-    /// Copies follow their firsts: into the representative's cluster with
-    /// similarity 1, into a member's cluster with the member's similarity,
-    /// or into a new cluster of a first that was alone.
+    /// `jobs/place_clusters.sql`: copies follow their firsts, into the
+    /// representative's cluster with similarity 1, into a member's cluster
+    /// with the member's similarity, or into a new cluster of a first that
+    /// was alone; every row carries its cluster's size.
     #[test]
     fn copies_join_their_firsts_clusters() {
-        let member = |cluster, doc, similarity| Member { cluster, doc, similarity };
-        let placed = vec![member(1, 1, None), member(1, 5, Some(0.9))];
-        // 7 copies 1 (the representative), 8 copies 5, 9 and 10 copy 3
-        // (alone).
-        let rows = with_copies(placed.clone(), vec![(1, 7), (3, 9), (3, 10), (5, 8)]);
-        let mut rows = rows;
-        rows.sort_unstable_by_key(|r| (r.cluster, r.doc));
+        let u64s = |v: Vec<u64>| Arc::new(UInt64Array::from(v)) as ArrayRef;
+        // 5 joined 1 at 0.9; 7 copies 1 (the representative), 8 copies 5,
+        // 9 and 10 copy 3 (alone).
+        let placed = RecordBatch::try_from_iter([
+            ("doc_id", u64s(vec![5])),
+            ("cluster_id", u64s(vec![1])),
+            ("similarity", Arc::new(Float64Array::from(vec![0.9])) as ArrayRef),
+        ])
+        .unwrap();
+        let copies =
+            RecordBatch::try_from_iter([("doc_id", u64s(vec![7, 9, 10, 8])), ("first_doc_id", u64s(vec![1, 3, 3, 5]))])
+                .unwrap();
+        let session = datafusion::prelude::SessionContext::new();
+        session.register_batch("placed", placed).unwrap();
+        session.register_batch("exact_copies", copies).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let batches = runtime
+            .block_on(async { session.sql(include_str!("../../../jobs/place_clusters.sql")).await?.collect().await })
+            .unwrap();
+        let mut rows = Vec::new();
+        for b in &batches {
+            let (docs, cluster_ids) = (clusters::doc_id(b).unwrap(), clusters::cluster_id(b).unwrap());
+            let sizes = clusters::cluster_size(b).unwrap();
+            let reps: &BooleanArray = clusters::is_representative(b).unwrap();
+            let similarity = clusters::similarity_to_representative(b).unwrap();
+            for i in 0..b.num_rows() {
+                let s = similarity.is_valid(i).then(|| similarity.value(i));
+                rows.push((cluster_ids.value(i), docs.value(i), sizes.value(i), reps.value(i), s));
+            }
+        }
         assert_eq!(
             rows,
             [
-                member(1, 1, None),
-                member(1, 5, Some(0.9)),
-                member(1, 7, Some(1.0)),
-                member(1, 8, Some(0.9)),
-                member(3, 3, None),
-                member(3, 9, Some(1.0)),
-                member(3, 10, Some(1.0)),
+                (1, 1, 4, true, None),
+                (1, 5, 4, false, Some(0.9)),
+                (1, 7, 4, false, Some(1.0)),
+                (1, 8, 4, false, Some(0.9)),
+                (3, 3, 3, true, None),
+                (3, 9, 3, false, Some(1.0)),
+                (3, 10, 3, false, Some(1.0)),
             ]
         );
-        assert_eq!(with_copies(placed.clone(), Vec::new()), placed);
     }
 }
