@@ -359,7 +359,6 @@ fn write_placed(path: &std::path::Path, joined: &mut RecordFile<Joined>, ids: &m
         }
     }
     flush(&mut docs, &mut clusters, &mut similarities)?;
-    drop(flush);
     writer.close().with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
