@@ -93,11 +93,24 @@ const ROUND_CHUNK: usize = 4096;
 /// of more makes more scans, so that the ids it looks for stay bounded.
 const WANTED_PER_SCAN: usize = 1 << 20;
 
+/// The memory pool of the query that sorts the candidate pairs for the
+/// passes (`jobs/place_edges.sql`): beyond it, the sort and the join spill.
+const EDGES_POOL_BYTES: usize = crate::tables::sql::CORPUS_PASS_BYTES;
+
 async fn run(ctx: &RunContext) -> Result<StageReport> {
     let session = ctx.session().await?;
     let methods = load_candidate_methods(&session).await?;
     let verify = &ctx.config.verify;
-    let (mut edges, mut ids) = write_edges(&session, &ctx.out).await?;
+    // The edges are sorted, and joined with their verdicts, in a small
+    // pool of their own with joins that spill: a pool as large as the run's
+    // held them all in memory, and grew `place`'s peak with the crawl.
+    let edges_pool = crate::process::memory::SqlMemory {
+        pool_bytes: ctx.sql_pool().map_or(EDGES_POOL_BYTES, |m| m.pool_bytes.min(EDGES_POOL_BYTES)),
+        sort_merge_joins: true,
+    };
+    let edges_session = crate::tables::sql::session_with_memory_limit(&ctx.out, Some(edges_pool)).await?;
+    let (mut edges, mut ids) = write_edges(&edges_session, &ctx.out).await?;
+    drop(edges_session);
 
     // Each pass keeps the representatives in a file and writes what it
     // placed to another: no number per page stays in memory.
