@@ -3,11 +3,21 @@
 //!
 //! The charset comes from the HTTP header, then a `<meta>` declaration in
 //! the first 4 KB, then chardetng's guess, in that order; decoding never
-//! fails (bad bytes become U+FFFD). Text extraction walks the html5ever tree
-//! (built by [`PageTree`], which keeps only what the text needs)
-//! iteratively (deeply nested pages cannot overflow the stack), drops
+//! fails (bad bytes become U+FFFD). The text is what a walk of the html5ever
+//! tree gives (built by [`PageTree`], which keeps only what the text needs):
+//! iterative (deeply nested pages cannot overflow the stack), it drops
 //! `head`, `script`, `style`, `noscript`, `template`, `iframe`, comments and
 //! tags, and ends a line at block-level elements. No boilerplate removal.
+//!
+//! Most pages never get a tree: [`extract`] first runs the scanner of
+//! [`html_scan`], which reads title, text and links in one pass with the
+//! tree builder's stack of open elements, and gives up on any page whose
+//! tree it cannot follow exactly (foster parenting, the adoption agency,
+//! foreign content, templates, unclosed raw text, nesting near the depth
+//! limit, a tag past the attribute limit ...: see its documentation). Only
+//! those pages are parsed by html5ever, as below; the tests hold the two to
+//! the same result (`tests/html_scan.rs`). On documentation crawls the
+//! scanner takes most pages (docs/benchmarks.md).
 //!
 //! Nesting depth is bounded. html5ever's tree builder scans its stack of
 //! open elements for most tags, so its work grows with the square of the

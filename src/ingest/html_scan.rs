@@ -1188,3 +1188,138 @@ fn table_mode(name: &str) -> Option<Mode> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::html::extract_with_tree;
+
+    /// The scanner's result for `page`, asserted equal to the tree's.
+    fn claimed(page: &str) -> Extracted {
+        let cfg = IngestConfig::default();
+        let fast = extract(page, &cfg).unwrap_or_else(|d| panic!("scanner left {page:?} to the tree: {}", d.0));
+        assert_eq!(fast, extract_with_tree(page, &cfg).unwrap(), "{page:?}");
+        fast
+    }
+
+    /// Why the scanner leaves `page` to the tree (with `cfg`).
+    fn doubt_with(page: &str, cfg: &IngestConfig) -> &'static str {
+        extract(page, cfg).map(|ex| panic!("scanner claimed {page:?}: {ex:?}")).unwrap_err().0
+    }
+
+    fn doubt(page: &str) -> &'static str {
+        doubt_with(page, &IngestConfig::default())
+    }
+
+    #[test]
+    fn documentation_pages_are_read_as_the_tree_reads_them() {
+        let page = "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\">\r\n<HTML><HEAD>\
+                    <TITLE>Class  Foo &amp; Bar</TITLE><link rel=\"Canonical\" href=\" /c?a=1&amp;b=2 \">\
+                    <META HTTP-EQUIV=\"refresh\" content=\"0\"><SCRIPT type=\"text/javascript\"><!--\n\
+                    if (a < b) x();\n//--></SCRIPT></HEAD><BODY BGCOLOR=white>\n<!-- nav -->\
+                    <TABLE BORDER=1><CAPTION><span>Packages</span>&nbsp;</CAPTION>\n<TR><TH>Name<TD><B>Foo</B>\
+                    <TR><TD>x<TD><CODE>int&nbsp;f()</CODE></TABLE>\n<P>Text <A HREF=\"#x\">link</A> and\
+                    <UL><LI>one<LI>two</UL><DL><DT>term<DD>def<DT>t2</DL><PRE>\r\n a  b\r\n&lt;c&gt;</PRE>\
+                    <H2>Head</H2><HR><div>a<br/>b</div><p>c</p></p><custom-el>d</custom-el></BODY></HTML>";
+        let ex = claimed(page);
+        assert_eq!(ex.title, "Class Foo & Bar");
+        assert_eq!(ex.links.canonical.as_deref(), Some("/c?a=1&b=2"));
+        assert!(ex.links.refresh);
+        assert!(ex.text.starts_with("Packages\nName\nFoo\nx\nint f()\nText link and\none\ntwo\nterm\ndef\nt2\na b\n<c>"));
+    }
+
+    #[test]
+    fn character_references_as_the_tokenizer_decodes_them() {
+        let ex = claimed("<p>&notit; &copy &#128; &#x41 &AMP; &# &#x; &amp &zz; &#0; &#x110000; &#55296;</p>");
+        assert_eq!(ex.text, "¬it; © € A & &# &#x; & &zz; \u{fffd} \u{fffd} \u{fffd}");
+        // In an attribute, a legacy name followed by `=` or a letter stays text.
+        let ex = claimed("<link rel=canonical href='/a?x=1&copy=2&copyb&copy;'>");
+        assert_eq!(ex.links.canonical.as_deref(), Some("/a?x=1&copy=2&copyb©"));
+        // A CR of the page is a newline in `<pre>`, a referenced one is not.
+        assert_eq!(claimed("<pre>a\rb&#13;c</pre>").text, "a\nb c");
+    }
+
+    #[test]
+    fn implied_and_stray_tags_follow_the_tree_builder() {
+        claimed("<p>a<div>b</div>c</p>d");
+        claimed("a</p>b<p>c<h1>d</h1>e");
+        claimed("<h1>a<h2>b</h1>c");
+        claimed("<li>a<li>b<div><li>c</div>");
+        claimed("<dl><dt>a<dd>b<div><dt>c</div></dl>");
+        claimed("<span>a<div>b</span>c</div>d");
+        claimed("<form>a<form>b</form>c</form>d");
+        claimed("<div><form><p>a</form>b");
+        claimed("<b>a<table><tr><td>x</b>y</td></tr></table>z</b>");
+        claimed("<td>a</td><tr>b<caption>c</caption>");
+        assert_eq!(claimed("<p>a<title>T</title>b<title>U</title>").title, "T");
+        assert_eq!(claimed("<noscript>x</noscript>y<iframe>z</iframe>").text, "y");
+        claimed("<head></head>\n<title>t</title> <body>x</body>\n</html>\n<!-- end -->y");
+    }
+
+    #[test]
+    fn constructs_the_tree_builder_moves_are_left_to_it() {
+        assert_eq!(doubt("<table>text<tr><td>a</td></tr></table>"), "text in a table");
+        assert_eq!(doubt("<table><div>x</div></table>"), "start tag in a table outside cells");
+        assert_eq!(doubt("<table><tr><td>a</td></p></tr></table>"), "</p>, </br> or </template> in a table");
+        assert_eq!(doubt("<b>x<i>y</b>z</i>"), "formatting elements misnested (adoption agency)");
+        assert_eq!(doubt("<p><b>x</p>y"), "formatting element closed by another tag");
+        assert_eq!(doubt("<div><b>x</div>y"), "formatting element closed by another tag");
+        assert_eq!(doubt("<a href=1>1<a href=2>2"), "<a> inside <a>");
+        assert_eq!(doubt("<p>x<table><tr><td>y</table>"), "<table> in <p> (quirks mode decides)");
+        assert_eq!(doubt("<p>x</br>y"), "</br> or </template>");
+        assert_eq!(doubt("</br>y"), "</br>");
+        assert_eq!(doubt("<form><div></form>x"), "</form> with elements open inside");
+    }
+
+    #[test]
+    fn elements_with_rules_of_their_own_are_left_to_the_tree() {
+        for page in [
+            "<p><plaintext>a</p>",
+            "<p><svg><title>t</title></svg>",
+            "<math><mi>x</mi></math>",
+            "<p>a<template><p>b</p></template>",
+            "<body><frameset></frameset>",
+            "<select><option>a</select>",
+            "<textarea>\na</textarea>",
+            "<xmp><b></xmp>",
+            "<listing>\nx</listing>",
+            "<button>a<button>b",
+            "<nobr>a<nobr>b",
+            "<object>a</object>",
+        ] {
+            assert_eq!(doubt(page), "element with rules of its own", "{page}");
+        }
+        assert_eq!(doubt("<template>x</template>"), "<template> or <frameset>");
+        assert_eq!(doubt("<frameset><frame></frameset>"), "<template> or <frameset>");
+    }
+
+    #[test]
+    fn tokenizer_corners_are_left_to_the_tree() {
+        assert_eq!(doubt("<title>abc"), "unclosed raw text");
+        assert_eq!(doubt("<p><script>x"), "unclosed raw text");
+        assert_eq!(doubt("<script><!--<script>x</script>--></script>y"), "script comment (escaped script data)");
+        assert_eq!(doubt("a\0b"), "NUL byte");
+        assert_eq!(doubt("<!-->x"), "abrupt comment");
+        assert_eq!(doubt("<!--a--!><p>b"), "comment ending `--!>`");
+        assert_eq!(doubt("<!--a"), "unclosed comment");
+        assert_eq!(doubt("<!DOCTYPE html"), "unclosed markup declaration");
+        assert_eq!(doubt("a<p class='x"), "unclosed tag");
+        assert_eq!(doubt("a</"), "`</` at the end");
+        assert_eq!(doubt("&amp;<p>x"), "character reference before the body");
+        assert_eq!(doubt("<link rel=canonical href='/a\r\nb'>"), "CR in an attribute value");
+        // A script comment without a `<script` inside is read.
+        assert_eq!(claimed("<script><!-- if (a</b) x(); --></script>y").text, "y");
+    }
+
+    #[test]
+    fn limits_are_left_to_the_tree() {
+        let deep = "<div>".repeat(600) + "x";
+        assert_eq!(doubt(&deep), "near max_html_depth");
+        let tight = IngestConfig { max_html_depth: 6, max_html_attributes: 1, ..IngestConfig::default() };
+        assert_eq!(doubt_with("<div><div><div><div><div>x", &tight), "near max_html_depth");
+        assert_eq!(doubt_with("<p a b>x", &tight), "more than max_html_attributes");
+        assert_eq!(doubt_with("<p>x</p a b>", &tight), "more than max_html_attributes");
+        // Within the limits, the same page is read.
+        assert!(extract("<p a>x</p>", &tight).is_ok());
+    }
+}
