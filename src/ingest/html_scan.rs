@@ -55,6 +55,8 @@ pub(super) fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, Doubt
         formatting: Vec::new(),
         phase: Phase::BeforeHead,
         form: None,
+        initial: true,
+        quirks: None,
         ids: 0,
         pre: 0,
         mode: Mode::Body,
@@ -165,6 +167,12 @@ struct Scanner<'a> {
     phase: Phase,
     /// The form element pointer.
     form: Option<u32>,
+    /// Nothing but whitespace and comments read yet (the `initial` mode,
+    /// where a doctype sets the quirks mode).
+    initial: bool,
+    /// Quirks mode (it decides whether `<table>` closes a `<p>`), or `None`
+    /// for a doctype not told apart here.
+    quirks: Option<bool>,
     ids: u32,
     /// `<pre>` elements open.
     pre: usize,
@@ -194,7 +202,14 @@ impl<'a> Scanner<'a> {
             }
             i = match b.get(at + 1).copied() {
                 Some(b'!') if b[at..].starts_with(b"<!--") => self.comment(at)?,
-                Some(b'!' | b'?') => self.bogus_comment(at + 2)?,
+                Some(b'!' | b'?') => {
+                    let end = self.bogus_comment(at + 2)?;
+                    if self.initial {
+                        self.quirks = quirks(&b[at..end]);
+                        self.initial = false;
+                    }
+                    end
+                }
                 Some(b'/') => match b.get(at + 2).copied() {
                     Some(c) if c.is_ascii_alphabetic() => self.end_tag(at + 2)?,
                     Some(b'>') => at + 3,
@@ -232,10 +247,21 @@ impl<'a> Scanner<'a> {
         memchr::memchr(b'>', &self.b[from..]).map(|k| from + k + 1).ok_or(Doubt("unclosed markup declaration"))
     }
 
+    /// A tag or text before any doctype: quirks mode.
+    fn leave_initial(&mut self) {
+        if self.initial {
+            self.quirks = Some(true);
+            self.initial = false;
+        }
+    }
+
     /// Text from `from` to `to`, by insertion mode.
     fn characters(&mut self, from: usize, to: usize) -> Step {
         let s = &self.html[from..to];
         let blank = s.bytes().all(space);
+        if !blank {
+            self.leave_initial();
+        }
         if self.phase != Phase::Body {
             if s.contains('&') {
                 return Err(Doubt("character reference before the body"));
@@ -406,6 +432,7 @@ impl<'a> Scanner<'a> {
     /// Reads the start tag whose name starts at `from`; returns where the
     /// scan goes on.
     fn start_tag(&mut self, from: usize) -> Step<usize> {
+        self.leave_initial();
         let (len, tag) = tag_extent(self.b, from, self.max_attributes).ok_or(Doubt("unclosed tag"))?;
         if tag.cut.is_some() {
             return Err(Doubt("more than max_html_attributes"));
@@ -594,8 +621,13 @@ impl<'a> Scanner<'a> {
                 self.formatting.push(Some((k, id)));
             }
             "table" => {
-                if self.has_in_scope("p", BUTTON_SCOPE) {
-                    return Err(Doubt("<table> in <p> (quirks mode decides)"));
+                match self.quirks {
+                    Some(false) => self.close_p()?,
+                    Some(true) => {}
+                    None if self.has_in_scope("p", BUTTON_SCOPE) => {
+                        return Err(Doubt("<table> in <p> (quirks mode decides)"));
+                    }
+                    None => {}
                 }
                 self.push(tag.name)?;
             }
@@ -606,9 +638,16 @@ impl<'a> Scanner<'a> {
                 self.close_p()?;
                 self.void(tag.name)?;
             }
+            "button" => {
+                if self.has_in_scope("button", DEFAULT_SCOPE) {
+                    self.implied_end(None)?;
+                    self.pop_until(|o| o.named("button"), false)?;
+                }
+                self.push(tag.name)?;
+            }
             "template" | "noframes" | "frameset" | "plaintext" | "listing" | "xmp" | "textarea" | "noembed"
             | "select" | "option" | "optgroup" | "rb" | "rtc" | "rp" | "rt" | "math" | "svg" | "image" | "nobr"
-            | "applet" | "marquee" | "object" | "button" | "isindex" => {
+            | "applet" | "marquee" | "object" | "isindex" => {
                 return Err(Doubt("element with rules of its own"));
             }
             _ => {
@@ -639,6 +678,7 @@ impl<'a> Scanner<'a> {
 
     /// Reads the end tag whose name starts at `from`.
     fn end_tag(&mut self, from: usize) -> Step<usize> {
+        self.leave_initial();
         let (len, tag) = tag_extent(self.b, from, self.max_attributes).ok_or(Doubt("unclosed tag"))?;
         if tag.cut.is_some() {
             return Err(Doubt("more than max_html_attributes"));
@@ -876,6 +916,48 @@ impl<'a> Scanner<'a> {
             self.links.note(k, &attrs);
         }
         Ok(())
+    }
+}
+
+/// Whether doctype `decl` (`<!...>`, `<?...>`) puts the page in quirks
+/// mode, for the doctypes of generated pages; `None` for the others (and
+/// for `<?...>`, which is a comment, not a doctype). Following the HTML
+/// standard's lists (html5ever's `tree_builder/data.rs`): no public or
+/// system identifier, or the strict and XHTML public identifiers, are not
+/// quirks; HTML 4.01 Transitional and Frameset are quirks without a system
+/// identifier and limited quirks (not quirks) with one.
+fn quirks(decl: &[u8]) -> Option<bool> {
+    let text = std::str::from_utf8(decl).ok()?;
+    let rest = text.get(..9).filter(|d| d.eq_ignore_ascii_case("<!doctype")).map(|_| &text[9..text.len() - 1])?;
+    let mut words = rest.split_ascii_whitespace();
+    if !words.next().is_some_and(|n| n.eq_ignore_ascii_case("html")) {
+        return None;
+    }
+    let quoted: Vec<&str> = rest.split('"').skip(1).step_by(2).collect();
+    match words.next() {
+        None => Some(false),
+        Some(public) if public.eq_ignore_ascii_case("public") => {
+            let system = match quoted.get(1) {
+                None => false,
+                Some(s) if s.starts_with("http://www.w3.org/") => true,
+                Some(_) => return None,
+            };
+            let id = quoted.first()?;
+            let is = |name: &str| id.eq_ignore_ascii_case(name);
+            if is("-//W3C//DTD HTML 4.01//EN")
+                || is("-//W3C//DTD XHTML 1.0 Strict//EN")
+                || is("-//W3C//DTD XHTML 1.0 Transitional//EN")
+                || is("-//W3C//DTD XHTML 1.0 Frameset//EN")
+                || is("-//W3C//DTD XHTML 1.1//EN")
+            {
+                Some(false)
+            } else if is("-//W3C//DTD HTML 4.01 Transitional//EN") || is("-//W3C//DTD HTML 4.01 Frameset//EN") {
+                Some(!system)
+            } else {
+                None
+            }
+        }
+        Some(_) => None,
     }
 }
 
@@ -1251,6 +1333,17 @@ mod tests {
         claimed("<div><form><p>a</form>b");
         claimed("<b>a<table><tr><td>x</b>y</td></tr></table>z</b>");
         claimed("<td>a</td><tr>b<caption>c</caption>");
+        claimed("<button>a<p>b<button>c</button>d");
+        // Whether `<table>` closes `<p>` depends on the quirks mode.
+        for doctype in [
+            "",
+            " <!-- c --><!DOCTYPE html>",
+            "<!doctype HTML PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\">",
+            "<!DOCTYPE HTML PUBLIC \"-//W3C//DTD HTML 4.01 Transitional//EN\" \"http://www.w3.org/TR/html4/loose.dtd\">",
+            "<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0 Strict//EN\" \"http://www.w3.org/TR/xhtml1/DTD/xhtml1-strict.dtd\">",
+        ] {
+            claimed(&format!("{doctype}<p>a<table><tr><td>b</td></tr></table>c</p>d"));
+        }
         assert_eq!(claimed("<p>a<title>T</title>b<title>U</title>").title, "T");
         assert_eq!(claimed("<noscript>x</noscript>y<iframe>z</iframe>").text, "y");
         claimed("<head></head>\n<title>t</title> <body>x</body>\n</html>\n<!-- end -->y");
@@ -1265,7 +1358,7 @@ mod tests {
         assert_eq!(doubt("<p><b>x</p>y"), "formatting element closed by another tag");
         assert_eq!(doubt("<div><b>x</div>y"), "formatting element closed by another tag");
         assert_eq!(doubt("<a href=1>1<a href=2>2"), "<a> inside <a>");
-        assert_eq!(doubt("<p>x<table><tr><td>y</table>"), "<table> in <p> (quirks mode decides)");
+        assert_eq!(doubt("<!DOCTYPE html SYSTEM 'x'><p>x<table><tr><td>y</table>"), "<table> in <p> (quirks mode decides)");
         assert_eq!(doubt("<p>x</br>y"), "</br> or </template>");
         assert_eq!(doubt("</br>y"), "</br>");
         assert_eq!(doubt("<form><div></form>x"), "</form> with elements open inside");
