@@ -35,8 +35,8 @@
 //! neither the tree builder nor the page's links read are not given to it
 //! at all ([`drop_attributes`]).
 
-pub use super::page_tree::PageLinks;
 use super::html_scan;
+pub use super::page_tree::PageLinks;
 use super::page_tree::{is_block, PageNode, PageTree, Part};
 use crate::ingest::settings::IngestConfig;
 use ego_tree::Tree;
