@@ -182,7 +182,8 @@ fn process_records(bencher: Bencher, crawl: &str) {
     });
 }
 
-/// HTML → title and visible text, alone (the html5ever parse dominates it).
+/// HTML → title and visible text, alone: the scanner for the pages it
+/// claims, the html5ever parse for the others.
 #[divan::bench]
 fn html_extract(bencher: Bencher) {
     let pages = &*SAMPLE_HTML;
@@ -190,6 +191,20 @@ fn html_extract(bencher: Bencher) {
     bencher.counter(BytesCount::new(bytes)).bench(|| {
         for page in pages {
             black_box(html::extract(page, &neardup::ingest::settings::IngestConfig::default()).ok());
+        }
+    });
+}
+
+/// [`html_extract`] with html5ever's tree for every page (the path before
+/// the scanner, and still the one for the pages it leaves): the two side by
+/// side tell what the scanner saves.
+#[divan::bench]
+fn html_extract_tree(bencher: Bencher) {
+    let pages = &*SAMPLE_HTML;
+    let bytes: usize = pages.iter().map(String::len).sum();
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        for page in pages {
+            black_box(html::extract_with_tree(page, &neardup::ingest::settings::IngestConfig::default()).ok());
         }
     });
 }

@@ -3,11 +3,21 @@
 //!
 //! The charset comes from the HTTP header, then a `<meta>` declaration in
 //! the first 4 KB, then chardetng's guess, in that order; decoding never
-//! fails (bad bytes become U+FFFD). Text extraction walks the html5ever tree
-//! (built by [`PageTree`], which keeps only what the text needs)
-//! iteratively (deeply nested pages cannot overflow the stack), drops
+//! fails (bad bytes become U+FFFD). The text is what a walk of the html5ever
+//! tree gives (built by [`PageTree`], which keeps only what the text needs):
+//! iterative (deeply nested pages cannot overflow the stack), it drops
 //! `head`, `script`, `style`, `noscript`, `template`, `iframe`, comments and
 //! tags, and ends a line at block-level elements. No boilerplate removal.
+//!
+//! Most pages never get a tree: [`extract`] first runs the scanner of
+//! [`html_scan`], which reads title, text and links in one pass with the
+//! tree builder's stack of open elements, and gives up on any page whose
+//! tree it cannot follow exactly (foster parenting, the adoption agency,
+//! foreign content, templates, unclosed raw text, nesting near the depth
+//! limit, a tag past the attribute limit ...: see its documentation). Only
+//! those pages are parsed by html5ever, as below; the tests hold the two to
+//! the same result (`tests/html_scan.rs`). On documentation crawls the
+//! scanner takes most pages (docs/benchmarks.md).
 //!
 //! Nesting depth is bounded. html5ever's tree builder scans its stack of
 //! open elements for most tags, so its work grows with the square of the
@@ -25,6 +35,7 @@
 //! neither the tree builder nor the page's links read are not given to it
 //! at all ([`drop_attributes`]).
 
+use super::html_scan;
 pub use super::page_tree::PageLinks;
 use super::page_tree::{is_block, PageNode, PageTree, Part};
 use crate::ingest::settings::IngestConfig;
@@ -157,6 +168,28 @@ pub struct TooDeep {
 /// flattened (see the module documentation), and one still deeper than
 /// twice that is [`TooDeep`].
 pub fn extract(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
+    match scan(html, cfg) {
+        Ok(extracted) => Ok(extracted),
+        Err(why) => {
+            tracing::debug!(why, bytes = html.len(), "html: page left to the tree builder");
+            extract_with_tree(html, cfg)
+        }
+    }
+}
+
+/// [`extract`]'s fast path alone: the scanner of [`html_scan`], or why it
+/// left the page to the tree builder. Public for the differential tests and
+/// the benchmark, which hold it to [`extract_with_tree`].
+#[doc(hidden)]
+pub fn scan(html: &str, cfg: &IngestConfig) -> Result<Extracted, &'static str> {
+    html_scan::extract(html, cfg).map_err(|doubt| doubt.0)
+}
+
+/// [`extract`] by html5ever's tree, for every page: what the scanner of
+/// [`html_scan`] must give whenever it gives something (tests and
+/// benchmarks compare the two).
+#[doc(hidden)]
+pub fn extract_with_tree(html: &str, cfg: &IngestConfig) -> Result<Extracted, TooDeep> {
     let max_depth = cfg.max_html_depth;
     let (limited, cut_attributes) =
         drop_attributes(html, usize::try_from(cfg.max_html_attributes).unwrap_or(usize::MAX));
@@ -481,11 +514,11 @@ fn markup_at(b: &[u8], at: usize, max_attributes: usize) -> Option<Markup<'_>> {
 }
 
 /// Where a tag ends, and where its attributes beyond the limit start.
-struct Tag {
+pub(super) struct Tag {
     /// After the tag's `>`.
-    end: usize,
+    pub(super) end: usize,
     /// The start of its attribute number `max_attributes + 1`, if it has one.
-    cut: Option<usize>,
+    pub(super) cut: Option<usize>,
 }
 
 /// States of the HTML tokenizer inside a tag, after its name.
@@ -505,13 +538,22 @@ enum InTag {
 /// inside a quoted value does not end the tag; `a/b` and `a=""b` are two
 /// attributes each).
 fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str>, Tag)> {
-    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
-    let len = b[from..].iter().position(|c| space(*c) || *c == b'/' || *c == b'>').unwrap_or(b.len() - from);
+    let (len, tag) = tag_extent(b, from, max_attributes)?;
     let raw = &b[from..from + len.min(MAX_TAG_NAME)];
     let name = match String::from_utf8_lossy(raw) {
         Cow::Borrowed(s) if !s.bytes().any(|c| c.is_ascii_uppercase()) => Cow::Borrowed(s),
         other => Cow::Owned(other.to_ascii_lowercase()),
     };
+    Some((name, tag))
+}
+
+/// The length of the name of the tag whose name starts at `from` (as
+/// written, case kept), and the tag's extent: [`scan_tag`] without the
+/// lowercase copy of the name, for [`super::html_scan`], which reads names
+/// in place.
+pub(super) fn tag_extent(b: &[u8], from: usize, max_attributes: usize) -> Option<(usize, Tag)> {
+    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
+    let len = b[from..].iter().position(|c| space(*c) || *c == b'/' || *c == b'>').unwrap_or(b.len() - from);
     let (mut state, mut attributes, mut cut) = (InTag::BeforeName, 0usize, None);
     let mut next = from + len;
     while let Some(&c) = b.get(next) {
@@ -525,7 +567,7 @@ fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str
         let at = next;
         next += 1;
         if c == b'>' {
-            return Some((name, Tag { end: at + 1, cut }));
+            return Some((len, Tag { end: at + 1, cut }));
         }
         state = match (state, c) {
             (InTag::Quoted(_), _) => unreachable!("quoted values are skipped whole"),
@@ -578,8 +620,9 @@ fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
 /// same text as collapsing each line with `split_whitespace` and joining
 /// the non-empty ones, without keeping the lines apart first.
 #[derive(Default)]
-struct Lines {
-    text: String,
+pub(super) struct Lines {
+    /// The text so far.
+    pub(super) text: String,
     /// The current line has a word.
     in_line: bool,
     /// Whitespace came after the current line's last word.
@@ -588,7 +631,7 @@ struct Lines {
 
 impl Lines {
     /// Appends `piece` to the current line.
-    fn push(&mut self, piece: &str) {
+    pub(super) fn push(&mut self, piece: &str) {
         let mut rest = piece;
         while !rest.is_empty() {
             let blank = leading(rest, true);
@@ -615,7 +658,7 @@ impl Lines {
     }
 
     /// Ends the current line.
-    fn end_line(&mut self) {
+    pub(super) fn end_line(&mut self) {
         self.in_line = false;
         self.space = false;
     }

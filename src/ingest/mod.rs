@@ -13,6 +13,7 @@ pub mod canonical;
 pub mod corpus;
 pub mod digest;
 pub mod html;
+mod html_scan;
 pub mod http;
 pub mod inputs;
 mod page_tree;

@@ -77,7 +77,7 @@ pub struct PageLinks {
 
 impl PageLinks {
     /// Notes what element `name` with `attrs` says about the page.
-    fn note(&mut self, name: &str, attrs: &[Attribute]) {
+    pub(super) fn note(&mut self, name: &str, attrs: &[Attribute]) {
         let attr =
             |wanted: &str| attrs.iter().find(|a| str::eq_ignore_ascii_case(&a.name.local, wanted)).map(|a| &a.value);
         match name {
