@@ -57,13 +57,7 @@ impl DiskArray {
     /// memory (at least one block).
     fn with_cache(out: &Path, name: &str, cache_bytes: usize) -> Result<DiskArray> {
         let guard = ScratchFile::new(out, name)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(guard.path())
-            .with_context(|| format!("cannot create {}", guard.path().display()))?;
+        let file = guard.create_read_write()?;
         let max_blocks = (cache_bytes / (BLOCK_ENTRIES * 8)).max(1);
         Ok(DiskArray { file, guard, cache: HashMap::new(), max_blocks, clock: 0 })
     }
@@ -135,6 +129,16 @@ pub trait FixedRecord: Sized {
     fn encode(&self, out: &mut [u8]);
     /// Reads it back from `bytes` (`SIZE` bytes).
     fn decode(bytes: &[u8]) -> Self;
+}
+
+/// The little-endian `u32` at `at` of a record's bytes.
+pub fn le_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
+}
+
+/// The little-endian `u64` at `at` of a record's bytes.
+pub fn le_u64(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// Records written in order to a file of the spill folder and read back

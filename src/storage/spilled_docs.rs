@@ -49,6 +49,17 @@ impl ScratchFile {
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// Creates its file, empty, open for reading and writing.
+    pub fn create_read_write(&self) -> Result<File> {
+        std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .read(true)
+            .write(true)
+            .open(&self.0)
+            .with_context(|| format!("cannot create {}", self.0.display()))
+    }
 }
 
 impl Drop for ScratchFile {
@@ -72,13 +83,7 @@ impl SpillWriter {
     /// one name in one process).
     pub fn create(out: &Path, name: &str) -> Result<SpillWriter> {
         let guard = ScratchFile::new(out, name)?;
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .read(true)
-            .write(true)
-            .open(guard.path())
-            .with_context(|| format!("cannot create {}", guard.path().display()))?;
+        let file = guard.create_read_write()?;
         let out = BufWriter::with_capacity(1 << 20, file.try_clone()?);
         Ok(SpillWriter { out, file, index: HashMap::new(), offset: 0, guard })
     }

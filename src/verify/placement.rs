@@ -28,7 +28,7 @@ use std::collections::BTreeMap;
 use std::iter::Peekable;
 use std::path::{Path, PathBuf};
 
-use crate::storage::disk_array::{FixedRecord, RecordFile};
+use crate::storage::disk_array::{le_u32, le_u64, FixedRecord, RecordFile};
 use crate::verify::compare::Outcome;
 use crate::verify::partners::strength_order;
 
@@ -253,7 +253,7 @@ impl FixedRecord for Wanted {
         out[8..16].copy_from_slice(&self.methods.to_le_bytes());
     }
     fn decode(bytes: &[u8]) -> Self {
-        Wanted { doc: u32_at(bytes, 0), representative: u32_at(bytes, 4), methods: u64_at(bytes, 8) }
+        Wanted { doc: le_u32(bytes, 0), representative: le_u32(bytes, 4), methods: le_u64(bytes, 8) }
     }
 }
 
@@ -272,10 +272,10 @@ impl FixedRecord for RoundComparison {
     fn decode(bytes: &[u8]) -> Self {
         RoundComparison {
             wanted: Wanted::decode(&bytes[0..16]),
-            similarity: (bytes[16] == 1).then(|| f64::from_bits(u64_at(bytes, 17))),
+            similarity: (bytes[16] == 1).then(|| f64::from_bits(le_u64(bytes, 17))),
             outcome: Outcome::ALL[usize::from(bytes[25]).min(Outcome::ALL.len() - 1)],
-            value: f64::from_bits(u64_at(bytes, 26)),
-            round: u32_at(bytes, 34),
+            value: f64::from_bits(le_u64(bytes, 26)),
+            round: le_u32(bytes, 34),
         }
     }
 }
@@ -298,20 +298,12 @@ impl FixedRecord for Edge {
     }
     fn decode(bytes: &[u8]) -> Self {
         let verdict = match bytes[16] {
-            2 => EdgeVerdict::Similar(f64::from_bits(u64_at(bytes, 17))),
+            2 => EdgeVerdict::Similar(f64::from_bits(le_u64(bytes, 17))),
             1 => EdgeVerdict::Failed,
             _ => EdgeVerdict::Uncompared,
         };
-        Edge { later: u32_at(bytes, 0), earlier: u32_at(bytes, 4), methods: u64_at(bytes, 8), verdict }
+        Edge { later: le_u32(bytes, 0), earlier: le_u32(bytes, 4), methods: le_u64(bytes, 8), verdict }
     }
-}
-
-fn u32_at(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(bytes[at..at + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
 }
 
 /// The comparisons the rounds made, in a file of the spill folder sorted

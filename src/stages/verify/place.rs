@@ -44,7 +44,7 @@ use std::fs::File;
 use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::{load_candidate_methods, spill_verification_texts};
-use crate::storage::disk_array::{DiskArray, FixedRecord, RecordFile};
+use crate::storage::disk_array::{le_u32, le_u64, DiskArray, FixedRecord, RecordFile};
 use crate::storage::spilled_docs::ScratchFile;
 use crate::tables::column;
 use crate::tables::columns::{
@@ -253,12 +253,8 @@ impl FixedRecord for Joined {
         out[8..16].copy_from_slice(&self.similarity.to_le_bytes());
     }
     fn decode(bytes: &[u8]) -> Self {
-        let u32_at = |k: usize| u32::from_le_bytes(bytes[k..k + 4].try_into().expect("4 bytes"));
-        Joined {
-            doc: u32_at(0),
-            representative: u32_at(4),
-            similarity: f64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes")),
-        }
+        let similarity = f64::from_bits(le_u64(bytes, 8));
+        Joined { doc: le_u32(bytes, 0), representative: le_u32(bytes, 4), similarity }
     }
 }
 
