@@ -36,6 +36,8 @@
 //! at all ([`drop_attributes`]).
 
 use super::html_scan;
+pub use super::markup::Extracted;
+use super::markup::{tag_extent, Lines, Tag};
 pub use super::page_tree::PageLinks;
 use super::page_tree::{is_block, PageNode, PageTree, Part};
 use crate::ingest::settings::IngestConfig;
@@ -136,22 +138,6 @@ fn trim_start(b: &[u8]) -> &[u8] {
 /// copy of the page.
 pub fn decode<'a>(payload: &'a [u8], enc: &'static Encoding) -> Cow<'a, str> {
     enc.decode(payload).0
-}
-
-/// Title and visible text of an HTML document.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Extracted {
-    /// Text of the first `<title>`, whitespace collapsed.
-    pub title: String,
-    /// Visible text: one line per block, whitespace collapsed within lines,
-    /// no empty lines, lines joined with `\n`.
-    pub text: String,
-    /// The markup was simplified to stay within the limits: elements nested
-    /// deeper than `max_html_depth` or attributes beyond
-    /// `max_html_attributes` dropped.
-    pub flattened: bool,
-    /// What the page says about itself (canonical URL, refresh).
-    pub links: PageLinks,
 }
 
 /// A page whose tree nests deeper than twice `max_html_depth` even after
@@ -513,26 +499,6 @@ fn markup_at(b: &[u8], at: usize, max_attributes: usize) -> Option<Markup<'_>> {
     }
 }
 
-/// Where a tag ends, and where its attributes beyond the limit start.
-pub(super) struct Tag {
-    /// After the tag's `>`.
-    pub(super) end: usize,
-    /// The start of its attribute number `max_attributes + 1`, if it has one.
-    pub(super) cut: Option<usize>,
-}
-
-/// States of the HTML tokenizer inside a tag, after its name.
-#[derive(Clone, Copy)]
-enum InTag {
-    BeforeName,
-    Name,
-    AfterName,
-    BeforeValue,
-    Quoted(u8),
-    Unquoted,
-    AfterQuoted,
-}
-
 /// The lowercase name of the tag whose name starts at `from`, and its
 /// extent. Attributes are told apart as the HTML tokenizer does (a `>`
 /// inside a quoted value does not end the tag; `a/b` and `a=""b` are two
@@ -545,53 +511,6 @@ fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str
         other => Cow::Owned(other.to_ascii_lowercase()),
     };
     Some((name, tag))
-}
-
-/// The length of the name of the tag whose name starts at `from` (as
-/// written, case kept), and the tag's extent: [`scan_tag`] without the
-/// lowercase copy of the name, for [`super::html_scan`], which reads names
-/// in place.
-pub(super) fn tag_extent(b: &[u8], from: usize, max_attributes: usize) -> Option<(usize, Tag)> {
-    let space = |c: u8| matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c');
-    let len = b[from..].iter().position(|c| space(*c) || *c == b'/' || *c == b'>').unwrap_or(b.len() - from);
-    let (mut state, mut attributes, mut cut) = (InTag::BeforeName, 0usize, None);
-    let mut next = from + len;
-    while let Some(&c) = b.get(next) {
-        if let InTag::Quoted(q) = state {
-            // Only its closing quote ends a quoted value (link targets and
-            // titles make up most of a tag): jump to it.
-            next += memchr::memchr(q, &b[next..])? + 1;
-            state = InTag::AfterQuoted;
-            continue;
-        }
-        let at = next;
-        next += 1;
-        if c == b'>' {
-            return Some((len, Tag { end: at + 1, cut }));
-        }
-        state = match (state, c) {
-            (InTag::Quoted(_), _) => unreachable!("quoted values are skipped whole"),
-            (InTag::BeforeValue, b'"' | b'\'') => InTag::Quoted(c),
-            (InTag::BeforeValue, c) if space(c) => InTag::BeforeValue,
-            (InTag::BeforeValue, _) => InTag::Unquoted,
-            (InTag::Unquoted, c) if space(c) => InTag::BeforeName,
-            (InTag::Unquoted, _) => InTag::Unquoted,
-            (InTag::Name | InTag::AfterName, b'=') => InTag::BeforeValue,
-            (_, b'/') => InTag::BeforeName,
-            (InTag::Name, c) if !space(c) => InTag::Name,
-            (InTag::Name | InTag::AfterName, c) if space(c) => InTag::AfterName,
-            (InTag::AfterQuoted | InTag::BeforeName, c) if space(c) => InTag::BeforeName,
-            // A new attribute name starts (after a name, a quoted value or a separator).
-            _ => {
-                attributes += 1;
-                if attributes == max_attributes.saturating_add(1) {
-                    cut = Some(at);
-                }
-                InTag::Name
-            }
-        };
-    }
-    None
 }
 
 /// Where the content of raw-text element `name` (opened before `from`)
@@ -613,76 +532,6 @@ fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
         i = at + 1;
     }
     b.len()
-}
-
-/// Visible text built line by line: whitespace runs collapse to one space,
-/// lines are trimmed, empty lines dropped, lines joined with `\n`. The
-/// same text as collapsing each line with `split_whitespace` and joining
-/// the non-empty ones, without keeping the lines apart first.
-#[derive(Default)]
-pub(super) struct Lines {
-    /// The text so far.
-    pub(super) text: String,
-    /// The current line has a word.
-    in_line: bool,
-    /// Whitespace came after the current line's last word.
-    space: bool,
-}
-
-impl Lines {
-    /// Appends `piece` to the current line.
-    pub(super) fn push(&mut self, piece: &str) {
-        let mut rest = piece;
-        while !rest.is_empty() {
-            let blank = leading(rest, true);
-            if blank > 0 {
-                self.space = true;
-                rest = &rest[blank..];
-                continue;
-            }
-            let word = leading(rest, false);
-            if self.in_line {
-                if self.space {
-                    self.text.push(' ');
-                }
-            } else {
-                if !self.text.is_empty() {
-                    self.text.push('\n');
-                }
-                self.in_line = true;
-            }
-            self.space = false;
-            self.text.push_str(&rest[..word]);
-            rest = &rest[word..];
-        }
-    }
-
-    /// Ends the current line.
-    pub(super) fn end_line(&mut self) {
-        self.in_line = false;
-        self.space = false;
-    }
-}
-
-/// The length in bytes of the run of whitespace (`blank`) or of
-/// non-whitespace at the start of `s`, whitespace as `char::is_whitespace`
-/// (and so `split_whitespace`) means it.
-fn leading(s: &str, blank: bool) -> usize {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        let (is_space, len) = if b[i] < 0x80 {
-            (matches!(b[i], b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'), 1)
-        } else {
-            let c = s[i..].chars().next().unwrap_or_default();
-            (c.is_whitespace(), c.len_utf8())
-        };
-        if is_space != blank {
-            break;
-        }
-        i += len;
-    }
-    i
 }
 
 /// Collapses runs of whitespace to one space and trims.

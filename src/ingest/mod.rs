@@ -16,6 +16,7 @@ pub mod html;
 mod html_scan;
 pub mod http;
 pub mod inputs;
+mod markup;
 mod page_tree;
 pub mod record;
 pub mod settings;

@@ -2,7 +2,18 @@
 //! scope boundaries, special and formatting elements, table modes
 //! (html5ever's `tag_sets.rs` and `rules.rs`).
 
-use super::Mode;
+/// The body's insertion modes, from the innermost table element open
+/// (`in body` for the others: they follow its rules for what they do not
+/// name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Mode {
+    Body,
+    Table,
+    TableBody,
+    Row,
+    Cell,
+    Caption,
+}
 
 /// An element name: one the rules name (lowercase), or another as written.
 #[derive(Debug, Clone, Copy)]

@@ -2,10 +2,22 @@
 //! start tags' attributes, raw text's end, and character references
 //! (with html5ever's own tables).
 
-use super::{space, Doubt, Name, Step};
-use crate::ingest::html::tag_extent;
+use super::elements::Name;
+use crate::ingest::markup::tag_extent;
 use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 use html5ever::{ns, Attribute, LocalName, QualName};
+
+/// Why the scanner left a page to the tree builder (logged at `debug`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Doubt(pub(crate) &'static str);
+
+/// A step of the scanner: done, or a [`Doubt`].
+pub(super) type Step<T = ()> = Result<T, Doubt>;
+
+/// HTML whitespace.
+pub(super) fn space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
 
 /// Whether doctype `decl` (`<!...>`, `<?...>`) puts the page in quirks
 /// mode, for the doctypes of generated pages; `None` for the others (and

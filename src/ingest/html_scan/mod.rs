@@ -28,22 +28,17 @@
 //! from the tree path). Giving up costs only time: the page is parsed as
 //! before.
 
-use super::html::{tag_extent, Extracted, Lines};
+use super::markup::{tag_extent, Extracted, Lines};
 use super::page_tree::{is_block, PageLinks};
 use crate::ingest::settings::IngestConfig;
 mod elements;
 mod lexer;
 mod rules;
 
-use elements::{is_formatting, is_special, is_table_element, name_of, table_mode, Name};
+use elements::{is_formatting, is_special, is_table_element, name_of, table_mode, Mode, Name};
 use elements::{BUTTON_SCOPE, DEFAULT_SCOPE, HEADINGS, IMPLIED_END, LIST_SCOPE, TABLE_SCOPE};
-use lexer::{attributes, decode, quirks, raw_text_end, StartTag};
-
-/// Why the scanner left a page to the tree builder (logged at `debug`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) struct Doubt(pub(super) &'static str);
-
-type Step<T = ()> = Result<T, Doubt>;
+pub(super) use lexer::Doubt;
+use lexer::{attributes, decode, quirks, raw_text_end, space, StartTag, Step};
 
 /// The title, text and links of `html` as [`super::html::extract`]'s tree
 /// path gives them, or the [`Doubt`] that made the scanner stop.
@@ -108,19 +103,6 @@ enum Phase {
     Body,
 }
 
-/// The body's insertion modes, from the innermost table element open
-/// (`in body` for the others: they follow its rules for what they do not
-/// name).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Mode {
-    Body,
-    Table,
-    TableBody,
-    Row,
-    Cell,
-    Caption,
-}
-
 struct Scanner<'a> {
     html: &'a str,
     b: &'a [u8],
@@ -151,10 +133,6 @@ struct Scanner<'a> {
     /// The first `<title>`'s text, once it has been read.
     title: Option<Lines>,
     links: PageLinks,
-}
-
-fn space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
 }
 
 impl<'a> Scanner<'a> {
