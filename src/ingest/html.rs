@@ -37,7 +37,7 @@
 
 use super::html_scan;
 pub use super::markup::Extracted;
-use super::markup::{tag_extent, Lines, Tag};
+use super::markup::{end_tag_of, tag_extent, Lines, Tag};
 pub use super::page_tree::PageLinks;
 use super::page_tree::{is_block, PageNode, PageTree, Part};
 use crate::ingest::settings::IngestConfig;
@@ -516,22 +516,7 @@ fn scan_tag(b: &[u8], from: usize, max_attributes: usize) -> Option<(Cow<'_, str
 /// Where the content of raw-text element `name` (opened before `from`)
 /// ends: after its end tag, or at the end of the page.
 fn raw_text_end(b: &[u8], from: usize, name: &str) -> usize {
-    let mut i = from;
-    while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
-        let tag = &b[at + 1..];
-        let named = tag.len() > name.len()
-            && tag[0] == b'/'
-            && tag[1..=name.len()].eq_ignore_ascii_case(name.as_bytes())
-            && matches!(
-                tag.get(name.len() + 1).copied(),
-                None | Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
-            );
-        if named {
-            return scan_tag(b, at + 2, usize::MAX).map_or(b.len(), |(_, tag)| tag.end);
-        }
-        i = at + 1;
-    }
-    b.len()
+    end_tag_of(b, from, name, true).and_then(|(_, end)| end).unwrap_or(b.len())
 }
 
 /// Collapses runs of whitespace to one space and trims.

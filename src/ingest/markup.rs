@@ -90,6 +90,30 @@ pub(super) fn tag_extent(b: &[u8], from: usize, max_attributes: usize) -> Option
     None
 }
 
+/// The first end tag `</name` of raw text element `name` (opened before
+/// `from`) that the tokenizer takes as its appropriate end tag: its start,
+/// and the end of its extent if the tag closes. A `</name` at the very end
+/// of the input counts only when `at_input_end`: the tree walk lets the
+/// page's end close it, the scanner wants the character after the name.
+pub(super) fn end_tag_of(b: &[u8], from: usize, name: &str, at_input_end: bool) -> Option<(usize, Option<usize>)> {
+    let mut i = from;
+    while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
+        let tag = &b[at + 1..];
+        let named = tag.len() > name.len()
+            && tag[0] == b'/'
+            && tag[1..=name.len()].eq_ignore_ascii_case(name.as_bytes())
+            && match tag.get(name.len() + 1).copied() {
+                None => at_input_end,
+                Some(c) => matches!(c, b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'),
+            };
+        if named {
+            return Some((at, tag_extent(b, at + 2, usize::MAX).map(|(_, end)| end.end)));
+        }
+        i = at + 1;
+    }
+    None
+}
+
 /// Visible text built line by line: whitespace runs collapse to one space,
 /// lines are trimmed, empty lines dropped, lines joined with `\n`. The
 /// same text as collapsing each line with `split_whitespace` and joining

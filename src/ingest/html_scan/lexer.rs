@@ -3,7 +3,7 @@
 //! (with html5ever's own tables).
 
 use super::elements::Name;
-use crate::ingest::markup::tag_extent;
+use crate::ingest::markup::end_tag_of;
 use html5ever::data::{C1_REPLACEMENTS, NAMED_ENTITIES};
 use html5ever::{ns, Attribute, LocalName, QualName};
 
@@ -72,20 +72,8 @@ pub(super) struct StartTag<'a> {
 /// `from`) and the end of its end tag: the first `</name` followed by
 /// whitespace, `/` or `>` (the tokenizer's appropriate end tag).
 pub(super) fn raw_text_end(b: &[u8], from: usize, name: &str) -> Option<(usize, usize)> {
-    let mut i = from;
-    while let Some(at) = memchr::memchr(b'<', &b[i..]).map(|k| i + k) {
-        let tag = &b[at + 1..];
-        let named = tag.len() > name.len()
-            && tag[0] == b'/'
-            && tag[1..=name.len()].eq_ignore_ascii_case(name.as_bytes())
-            && matches!(tag.get(name.len() + 1).copied(), Some(b'>' | b'/' | b' ' | b'\t' | b'\n' | b'\r' | b'\x0c'));
-        if named {
-            let (_, end) = tag_extent(b, at + 2, usize::MAX)?;
-            return Some((at, end.end));
-        }
-        i = at + 1;
-    }
-    None
+    let (at, end) = end_tag_of(b, from, name, false)?;
+    Some((at, end?))
 }
 
 /// The attributes of a `<link>` or `<meta>` from `from` (after its name) to
