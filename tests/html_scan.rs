@@ -7,9 +7,9 @@
 //! adds the archives of another folder (the Javadoc crawl) and prints the
 //! share of pages claimed and why the others were not.
 
-use neardup::ingest::archive::{scan_archive, ArchiveEvent};
-use neardup::ingest::html::{decide_charset, decode, extract_with_tree, scan};
-use neardup::ingest::http;
+mod common;
+
+use neardup::ingest::html::{extract_with_tree, scan};
 use neardup::ingest::settings::IngestConfig;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
@@ -155,46 +155,11 @@ proptest! {
     }
 }
 
-/// Every HTML-looking body of the archives under `dir`, decoded as ingest
-/// decodes it (dechunked, content-decoded, charset from the header, the
-/// page or a guess).
-fn pages(dir: &Path, out: &mut Vec<(String, String)>) {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-    files.sort();
-    for path in files {
-        if path.is_dir() {
-            pages(&path, out);
-            continue;
-        }
-        let name = path.display().to_string();
-        let _ = scan_archive(&path, 64 << 20, &mut |event| {
-            let ArchiveEvent::Record(r) = event else { return };
-            let Ok(resp) = http::parse_response(&r.block) else { return };
-            let mut body = r.block[resp.body_start.min(r.block.len())..].to_vec();
-            if resp.header("transfer-encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
-                if let Ok(Some(d)) = http::dechunk(&body) {
-                    body = d;
-                }
-            }
-            if let Some(enc) = resp.header("content-encoding") {
-                match http::decode_content(enc, &body, 64 << 20) {
-                    Ok(d) => body = d,
-                    Err(_) => return,
-                }
-            }
-            let ct = resp.header("content-type").unwrap_or("").to_ascii_lowercase();
-            let charset = ct.split("charset=").nth(1).map(|c| c.trim_matches(|x| x == '"' || x == ' ').to_string());
-            let (enc, _) = decide_charset(&body, charset.as_deref());
-            out.push((format!("{name} {}", r.target_uri.clone().unwrap_or_default()), decode(&body, enc).into_owned()));
-        });
-    }
-}
-
 /// Checks every page of `dirs`; returns (pages, claimed, reasons).
 fn check_crawls(dirs: &[PathBuf]) -> (usize, usize, BTreeMap<&'static str, usize>) {
     let mut all = Vec::new();
     for dir in dirs {
-        pages(dir, &mut all);
+        common::html_pages(dir, &mut all);
     }
     let cfg = IngestConfig::default();
     let mut why = BTreeMap::new();

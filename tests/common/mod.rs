@@ -154,3 +154,41 @@ pub fn shared_real_run() -> Option<(PathBuf, i32)> {
 pub fn shared_sample_run() -> PathBuf {
     shared_run("sample", &["--quiet", "run"], &[0]).0
 }
+
+/// Every HTML-looking body of the archives under `dir`, decoded as ingest
+/// decodes it (dechunked, content-decoded, charset from the header, the
+/// page or a guess).
+pub fn html_pages(dir: &Path, out: &mut Vec<(String, String)>) {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    for path in files {
+        if path.is_dir() {
+            html_pages(&path, out);
+            continue;
+        }
+        let name = path.display().to_string();
+        let _ = neardup::ingest::archive::scan_archive(&path, 64 << 20, &mut |event| {
+            let neardup::ingest::archive::ArchiveEvent::Record(r) = event else { return };
+            let Ok(resp) = neardup::ingest::http::parse_response(&r.block) else { return };
+            let mut body = r.block[resp.body_start.min(r.block.len())..].to_vec();
+            if resp.header("transfer-encoding").is_some_and(|t| t.to_ascii_lowercase().contains("chunked")) {
+                if let Ok(Some(d)) = neardup::ingest::http::dechunk(&body) {
+                    body = d;
+                }
+            }
+            if let Some(enc) = resp.header("content-encoding") {
+                match neardup::ingest::http::decode_content(enc, &body, 64 << 20) {
+                    Ok(d) => body = d,
+                    Err(_) => return,
+                }
+            }
+            let ct = resp.header("content-type").unwrap_or("").to_ascii_lowercase();
+            let charset = ct.split("charset=").nth(1).map(|c| c.trim_matches(|x| x == '"' || x == ' ').to_string());
+            let (enc, _) = neardup::ingest::html::decide_charset(&body, charset.as_deref());
+            out.push((
+                format!("{name} {}", r.target_uri.clone().unwrap_or_default()),
+                neardup::ingest::html::decode(&body, enc).into_owned(),
+            ));
+        });
+    }
+}
