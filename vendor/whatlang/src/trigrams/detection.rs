@@ -80,29 +80,46 @@ fn script_to_lang_profile_list(
 /// (profile, rank) pairs that hold it. A text has at most
 /// `TEXT_TRIGRAMS_SIZE` ranked trigrams, and a script up to ~40 profiles of
 /// 300: looking the text's trigrams up here costs ≤ 600 probes instead of
-/// 300 per profile, for the same sums.
+/// 300 per profile, for the same sums. The pairs are one flat array (a
+/// few allocations, made when a script is first seen in the middle of a
+/// run, rather than one per trigram that would pin the heap).
 struct InvertedProfiles {
-    postings: HashMap<u64, Vec<(u16, u16)>>,
+    /// Each trigram's (start, end) in `postings`.
+    ranges: HashMap<u64, (u32, u32)>,
+    /// (profile, rank) pairs, grouped by trigram.
+    postings: Vec<(u16, u16)>,
     /// Each profile's distance when none of its trigrams is in the text.
     all_missing: Vec<i64>,
 }
 
 impl InvertedProfiles {
     fn new(list: LangProfileList) -> Self {
-        let mut postings: HashMap<u64, Vec<(u16, u16)>> = HashMap::new();
+        let mut triples: Vec<(u64, u16, u16)> = Vec::new();
         for (profile, &(_, trigrams)) in list.iter().enumerate() {
             for (rank, &trigram) in trigrams.iter().enumerate() {
-                postings
-                    .entry(pack(trigram.0, trigram.1, trigram.2))
-                    .or_default()
-                    .push((profile as u16, rank as u16));
+                triples.push((
+                    pack(trigram.0, trigram.1, trigram.2),
+                    profile as u16,
+                    rank as u16,
+                ));
             }
+        }
+        triples.sort_unstable();
+        let mut ranges = HashMap::new();
+        let mut postings = Vec::with_capacity(triples.len());
+        for (i, &(trigram, profile, rank)) in triples.iter().enumerate() {
+            if i == 0 || triples[i - 1].0 != trigram {
+                ranges.insert(trigram, (i as u32, i as u32));
+            }
+            ranges.get_mut(&trigram).expect("inserted above").1 = i as u32 + 1;
+            postings.push((profile, rank));
         }
         let all_missing = list
             .iter()
             .map(|(_, trigrams)| trigrams.len() as i64 * MAX_TRIGRAM_DISTANCE as i64)
             .collect();
         Self {
+            ranges,
             postings,
             all_missing,
         }
@@ -110,11 +127,15 @@ impl InvertedProfiles {
 
     /// Every profile's sum over its trigrams of |text rank − profile rank|,
     /// or `MAX_TRIGRAM_DISTANCE` for a trigram the text's ranking lacks:
-    /// `calculate_distance`'s sum before its correction for short texts.
+    /// the upstream `calculate_distance`'s sum, before its correction for
+    /// short texts ([`finish_distance`]).
     fn sums(&self, text_trigrams: &[(u64, u32)]) -> Vec<i64> {
         let mut sums = self.all_missing.clone();
         for (trigram, text_rank) in text_trigrams {
-            for &(profile, rank) in self.postings.get(trigram).map_or(&[][..], Vec::as_slice) {
+            let Some(&(start, end)) = self.ranges.get(trigram) else {
+                continue;
+            };
+            for &(profile, rank) in &self.postings[start as usize..end as usize] {
                 sums[profile as usize] +=
                     (*text_rank as i64 - rank as i64).abs() - MAX_TRIGRAM_DISTANCE as i64;
             }
