@@ -34,13 +34,8 @@
 //!
 //! # Features
 //!
-//! | Feature     | Description                                                                           |
-//! |-------------|---------------------------------------------------------------------------------------|
-//! | `enum-map`  | `Lang` and `Script` implement `Enum` trait from [enum-map](https://docs.rs/enum-map/) |
-//! | `arbitrary` | Support [Arbitrary](https://crates.io/crates/arbitrary)                               |
-//! | `serde`     | Implements `Serialize` and `Deserialize` for `Lang` and `Script`                      |
-//! | `dev`       | Enables `whatlang::dev` module which provides some internal API.<br/> It exists for profiling purposes and normal users are discouraged to to rely on this API.  |
-//!
+//! neardup's copy has none: the upstream's optional derives (`enum-map`,
+//! `arbitrary`, `serde`) and its `dev` module are left out (see NEARDUP.md).
 mod alphabets;
 mod combined;
 mod core;
@@ -49,9 +44,6 @@ mod lang;
 mod scripts;
 mod trigrams;
 mod utils;
-
-#[cfg(feature = "dev")]
-pub mod dev;
 
 pub use crate::core::{Detector, Info, detect, detect_lang};
 pub use crate::lang::Lang;
