@@ -4,11 +4,11 @@
 -- length of its text. Substituted into the jobs that
 -- rank (keep_order.sql for verify, crawl_clusters.sql for the history),
 -- so both rank by the same columns.
--- The text's length is taken here, before any join: under a memory limit
--- a join is a sort-merge join, which otherwise sorted the texts with
--- their ids (at 8 copies of the Javadoc crawl under `--memory-limit 2G`,
--- `verify` peaked at 835 MB; at 2 copies matched against 1, the history's
--- clusters failed with "Not enough memory to continue external sort").
-SELECT doc_id, url, canonical_url, crawl_date, http_status,
-       CAST(character_length(text) AS BIGINT) AS text_chars
+-- The text's length is documents.text_chars, counted at ingest: never the
+-- text itself, which every ranking job would otherwise decompress whole
+-- to measure it (on the Javadoc texts, most of `exact`, `verify_pairs`,
+-- `place` and `decide`), and which a join under a memory limit would sort
+-- with the ids (at 8 copies of the Javadoc crawl under `--memory-limit
+-- 2G`, `verify` peaked at 835 MB when it did).
+SELECT doc_id, url, canonical_url, crawl_date, http_status, text_chars
 FROM documents

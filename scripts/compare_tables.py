@@ -11,7 +11,9 @@ not `_manifests` or hidden) is read through `pipeline query` as JSON lines,
 the lines are sorted (row order inside a table is not part of its meaning
 for most tables, and sorting makes the check independent of part files),
 and the two sorted lists must be equal. `--except documents.text` leaves a
-column out, for a change that alters that column on purpose.
+column out, for a change that alters that column on purpose; a column only
+one side has (one a change adds or removes) is a difference unless it is
+left out so, and then the other columns are compared.
 
 Prints one line per table (`same`, `DIFFERENT`, `only in BEFORE`/`AFTER`)
 with row counts, and for a different table the first rows of each side
@@ -22,6 +24,7 @@ differs, 2 for bad usage.
 import argparse
 import collections
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -49,6 +52,18 @@ def sorted_rows(binary, folder, table, excluded):
     if result.returncode != 0:
         sys.exit(f"query of `{table}` in {folder} failed: {result.stderr.strip()}")
     return sorted(line for line in result.stdout.splitlines() if line.strip())
+
+
+def columns_of(binary, folder, table):
+    """The column names of `table`, in order."""
+    result = subprocess.run(
+        [binary, "--quiet", "query", "--out", folder, "--format", "json", f"DESCRIBE {table}"],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        sys.exit(f"DESCRIBE of `{table}` in {folder} failed: {result.stderr.strip()}")
+    return [json.loads(line)["column_name"] for line in result.stdout.splitlines() if line.strip()]
 
 
 def main():
@@ -82,8 +97,16 @@ def main():
             print(f"{table}: only in {args.after}")
             same = False
             continue
-        old = sorted_rows(args.bin, args.before, table, excluded[table])
-        new = sorted_rows(args.bin, args.after, table, excluded[table])
+        old_columns = columns_of(args.bin, args.before, table)
+        new_columns = columns_of(args.bin, args.after, table)
+        one_sided = [c for c in old_columns + new_columns
+                     if (c in old_columns) != (c in new_columns) and c not in excluded[table]]
+        if one_sided:
+            print(f"{table}: DIFFERENT columns, only on one side: {', '.join(one_sided)}")
+            same = False
+            continue
+        old = sorted_rows(args.bin, args.before, table, [c for c in excluded[table] if c in old_columns])
+        new = sorted_rows(args.bin, args.after, table, [c for c in excluded[table] if c in new_columns])
         if old == new:
             digest = hashlib.md5("\n".join(old).encode()).hexdigest()[:12]
             print(f"{table}: same ({len(old)} rows, md5 {digest})")

@@ -238,6 +238,15 @@ fn a_json_run_says_where_it_is_and_what_it_removed(out: &Path, run: &std::proces
         (Some(removed[0]), Some(removed[1]))
     );
     assert!(removed[0] > 0 && removed[1] > 0, "{summary}");
+    // The length ingest stores is the one SQL counts (the keep order and
+    // the sum above read the stored one).
+    let lengths = query_numbers(
+        out,
+        "SELECT COUNT(*), SUM(CASE WHEN text_chars = character_length(text) THEN 1 ELSE 0 END), \
+         SUM(CASE WHEN text_chars > octet_length(text) THEN 1 ELSE 0 END) FROM documents",
+    );
+    assert_eq!(lengths[1], lengths[0], "documents.text_chars differs from character_length(text)");
+    assert_eq!(lengths[2], 0);
     let report = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert_eq!(summary["report"], out.join("report.html").to_str().unwrap());
     let card = format!(

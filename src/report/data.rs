@@ -193,7 +193,7 @@ const OUTCOME: &[(&str, &str, &str)] = &[
     (
         "characters of text removed",
         "decisions",
-        "SELECT CAST(COALESCE(SUM(character_length(d.text)), 0) AS BIGINT) FROM decisions x \
+        "SELECT CAST(COALESCE(SUM(d.text_chars), 0) AS BIGINT) FROM decisions x \
          JOIN documents d ON d.doc_id = x.doc_id WHERE NOT x.is_kept",
     ),
     (

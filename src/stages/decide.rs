@@ -132,7 +132,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     let removed = written
         .sql(
             "SELECT CAST(COALESCE(SUM(d.raw_bytes), 0) AS BIGINT) AS bytes, \
-                    CAST(COALESCE(SUM(character_length(d.text)), 0) AS BIGINT) AS chars \
+                    CAST(COALESCE(SUM(d.text_chars), 0) AS BIGINT) AS chars \
              FROM decisions x JOIN documents d ON d.doc_id = x.doc_id WHERE NOT x.is_kept",
         )
         .await?

@@ -310,6 +310,8 @@ fn push_document(b: &mut documents::Rows, d: &Document, file: &str) {
     b.title.append_value(&d.title);
     b.lang.append_value(&d.lang);
     b.text.append_value(&d.text);
+    // i64 as `character_length` gives it in SQL (and history_documents stores it).
+    b.text_chars.append_value(d.text.chars().count() as i64);
     b.raw_bytes.append_value(d.raw_bytes);
     b.payload_digest.append_value(&d.payload_digest);
     b.record_id.append_option(d.record_id.as_deref());

@@ -104,7 +104,7 @@ fn stage_crawl(
     };
     let sql = format!(
         "SELECT d.doc_id, d.url, d.canonical_url, d.crawl_date, d.http_status, \
-         CAST(character_length(d.text) AS BIGINT) AS text_chars, md5({text_sql}) AS text_digest, \
+         d.text_chars, md5({text_sql}) AS text_digest, \
          {text_sql} AS verification_text \
          FROM documents d JOIN tokens t ON t.doc_id = d.doc_id ORDER BY d.doc_id"
     );
