@@ -45,7 +45,7 @@ use crate::config::Config;
 use crate::stages::stage::{RunContext, Stage};
 use crate::stages::verify::inputs::{load_candidate_methods, spill_verification_texts};
 use crate::storage::disk_array::{le_u32, le_u64, DiskArray, FixedRecord, RecordFile};
-use crate::storage::spilled_docs::ScratchFile;
+use crate::storage::spilled_docs::{ScratchFile, SpilledDocs};
 use crate::tables::column;
 use crate::tables::columns::{
     candidates, clusters, duplicates, exact_copies, failed_pairs, placement_comparisons, tokens, verify_pairs,
@@ -93,6 +93,15 @@ const ROUND_CHUNK: usize = 4096;
 /// of more makes more scans, so that the ids it looks for stay bounded.
 const WANTED_PER_SCAN: usize = 1 << 20;
 
+/// The partners (documents of `verify_pairs`) up to which the first round
+/// reads the texts of all of them, in one scan of `tokens`, and every
+/// round compares from that file: on a night with a few rounds, each of
+/// them otherwise scanned the table again for a few texts (the Javadoc
+/// texts, min-hash only: 4 rounds of 152, 30, 11 and 1 comparisons, each
+/// scan about a fifth of a second). A bound on the documents, as a scan's
+/// own share is, so that the file stays that of one round.
+const PARTNERS_READ_ONCE: u64 = 1 << 16;
+
 /// The memory pool of the query that sorts the candidate pairs for the
 /// passes (`jobs/place_edges.sql`): beyond it, the sort and the join spill.
 const EDGES_POOL_BYTES: usize = crate::tables::sql::CORPUS_PASS_BYTES;
@@ -115,6 +124,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
     // Each pass keeps the representatives in a file and writes what it
     // placed to another: no number per page stays in memory.
     let mut rounds = Rounds::new(&ctx.out)?;
+    let mut every_text: Option<SpilledDocs> = None;
     let (mut joined, last_pass) =
         loop {
             let mut representatives = RepresentativeFile(DiskArray::create(&ctx.out, "placement-representatives")?);
@@ -133,7 +143,14 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                 break (joined, pass);
             }
             let round = rounds.round + 1;
-            let mut compared = compare_wanted(&session, &mut wanted, &mut ids, verify.rule(), &ctx.out, round).await?;
+            if round == 1 {
+                if let Some(partners) = few_partners(&session).await? {
+                    let wanted = |id| partners.binary_search(&id).is_ok();
+                    every_text = Some(spill_verification_texts(&session, wanted, verify.text, &ctx.out).await?);
+                }
+            }
+            let texts = TextsRead { session: &session, every_text: every_text.as_ref() };
+            let mut compared = compare_wanted(texts, &mut wanted, &mut ids, verify.rule(), &ctx.out, round).await?;
             tracing::info!(round, comparisons = compared.len(), "placement round");
             rounds.record(compared.read()?)?;
         };
@@ -294,16 +311,41 @@ async fn write_edges(
     Ok((edges, ids))
 }
 
+/// The partners (documents of `verify_pairs`), sorted, when there are at
+/// most [`PARTNERS_READ_ONCE`] of them.
+async fn few_partners(session: &datafusion::prelude::SessionContext) -> Result<Option<Vec<u64>>> {
+    let sql = format!(
+        "SELECT doc_id FROM (SELECT later AS doc_id FROM verify_pairs UNION SELECT earlier FROM verify_pairs) \
+         ORDER BY doc_id LIMIT {}",
+        PARTNERS_READ_ONCE + 1
+    );
+    let mut partners = Vec::new();
+    for batch in session.sql(&sql).await?.collect().await? {
+        partners.extend(column::<arrow::array::UInt64Array>(&batch, "doc_id")?.values().iter().copied());
+    }
+    Ok((partners.len() as u64 <= PARTNERS_READ_ONCE).then_some(partners))
+}
+
+/// Where a round's texts come from: the file of every partner's text
+/// when the first round read them all ([`PARTNERS_READ_ONCE`]), else a
+/// scan of `tokens` per share of the round.
+#[derive(Clone, Copy)]
+struct TextsRead<'a> {
+    session: &'a datafusion::prelude::SessionContext,
+    every_text: Option<&'a SpilledDocs>,
+}
+
 /// Makes the comparisons a pass lacked (`wanted`, sorted by document and
 /// representative), as round `round`: each document with the
 /// representative, the document as the Perl module's first string. Their
 /// texts are read in one scan of `tokens` per [`WANTED_PER_SCAN`]
-/// comparisons into a file on local disk, then compared [`ROUND_CHUNK`]
+/// comparisons into a file on local disk (unless every partner's text is
+/// there already), then compared [`ROUND_CHUNK`]
 /// pairs at a time (an `IN` list per few thousand ids scanned the table
 /// again for each: 89 CPU-s of `place` at 8 Javadoc copies). The verdicts
 /// come in the order wanted.
 async fn compare_wanted(
-    session: &datafusion::prelude::SessionContext,
+    texts_read: TextsRead<'_>,
     wanted: &mut RecordFile<Wanted>,
     ids: &mut DiskArray,
     rule: crate::verify::settings::PairRule,
@@ -318,10 +360,18 @@ async fn compare_wanted(
             .iter()
             .map(|w| Ok((ids.get(w.doc.into())?, ids.get(w.representative.into())?)))
             .collect::<Result<_>>()?;
-        let mut needed: Vec<u64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
-        needed.sort_unstable();
-        needed.dedup();
-        let texts = spill_verification_texts(session, |id| needed.binary_search(&id).is_ok(), rule.text, out).await?;
+        let scanned;
+        let texts = match texts_read.every_text {
+            Some(every_text) => every_text,
+            None => {
+                let mut needed: Vec<u64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
+                needed.sort_unstable();
+                needed.dedup();
+                let wanted = |id| needed.binary_search(&id).is_ok();
+                scanned = spill_verification_texts(texts_read.session, wanted, rule.text, out).await?;
+                &scanned
+            }
+        };
         for (chunk, chunk_pairs) in scan.chunks(ROUND_CHUNK).zip(pairs.chunks(ROUND_CHUNK)) {
             let docs = spilled_docs(&texts, chunk_pairs.iter().flat_map(|&(a, b)| [a, b]))?;
             let verdicts: Vec<crate::verify::compare::Comparison> =
