@@ -40,30 +40,29 @@ def tables_of(folder):
     }
 
 
+def query_lines(binary, folder, sql, what):
+    """The JSON lines `pipeline query` gives for `sql` over `folder`."""
+    result = subprocess.run(
+        [binary, "--quiet", "query", "--out", folder, "--format", "json", sql],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        sys.exit(f"{what} in {folder} failed: {result.stderr.strip()}")
+    return [line for line in result.stdout.splitlines() if line.strip()]
+
+
 def sorted_rows(binary, folder, table, excluded):
     """The rows of `table` as sorted JSON lines, without the columns in
     `excluded`."""
     select = f"* EXCLUDE ({', '.join(excluded)})" if excluded else "*"
-    result = subprocess.run(
-        [binary, "--quiet", "query", "--out", folder, "--format", "json", f"SELECT {select} FROM {table}"],
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        sys.exit(f"query of `{table}` in {folder} failed: {result.stderr.strip()}")
-    return sorted(line for line in result.stdout.splitlines() if line.strip())
+    return sorted(query_lines(binary, folder, f"SELECT {select} FROM {table}", f"query of `{table}`"))
 
 
 def columns_of(binary, folder, table):
     """The column names of `table`, in order."""
-    result = subprocess.run(
-        [binary, "--quiet", "query", "--out", folder, "--format", "json", f"DESCRIBE {table}"],
-        capture_output=True,
-        text=True,
-    )
-    if result.returncode != 0:
-        sys.exit(f"DESCRIBE of `{table}` in {folder} failed: {result.stderr.strip()}")
-    return [json.loads(line)["column_name"] for line in result.stdout.splitlines() if line.strip()]
+    lines = query_lines(binary, folder, f"DESCRIBE {table}", f"DESCRIBE of `{table}`")
+    return [json.loads(line)["column_name"] for line in lines]
 
 
 def main():
