@@ -565,6 +565,7 @@ mod tests {
                 strings(&["two", "three", "<b>five</b>", "seven", "nine", "eleven", "twenty"]),
                 strings(&vec!["en"; n]),
                 strings(&vec!["some text"; n]),
+                Arc::new(Int64Array::from(vec![9; n])),
                 Arc::new(UInt64Array::from(vec![100; n])),
                 strings(&vec!["sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"; n]),
                 Arc::new(StringArray::from(vec![None::<&str>; n])),

@@ -37,7 +37,7 @@ mod tests {
     fn keep_order_follows_the_keep_rule() {
         use crate::tables::columns::documents;
         use crate::verify::settings::KeepRule;
-        use arrow::array::{ArrayRef, RecordBatch, StringArray, UInt16Array, UInt64Array};
+        use arrow::array::{ArrayRef, Int64Array, RecordBatch, StringArray, UInt16Array, UInt64Array};
         use std::sync::Arc;
         let ids = [1u64, 2, 3, 4, 5, 6];
         let urls = ["http://t/a?utm_source=x", "http://t/a", "http://t/b", "http://t/c", "HTTPS://t/d", "javascript:x"];
@@ -51,7 +51,10 @@ mod tests {
             ("canonical_url", Arc::new(StringArray::from(canonical.to_vec()))),
             ("crawl_date", Arc::new(StringArray::from(dates.to_vec()))),
             ("http_status", Arc::new(UInt16Array::from(vec![200u16; 6]))),
-            ("text", Arc::new(StringArray::from(texts.to_vec()))),
+            (
+                "text_chars",
+                Arc::new(Int64Array::from(texts.iter().map(|t| t.chars().count() as i64).collect::<Vec<_>>())),
+            ),
         ])
         .unwrap();
         let order = |keep: KeepRule| -> Vec<u64> {
