@@ -3,7 +3,9 @@
 //! give the same `duplicates`, `clusters` and `decisions` as with `screen =
 //! 0` (every proposed pair compared exactly, as before the screen), but
 //! for one known kind of page (below); and every manifest that counts
-//! comparisons counts the screen's rejects.
+//! comparisons counts the screen's rejects. And `place`'s rounds give the
+//! same tables whether they read every partner's text at once or each
+//! its own (`[verify] placement_texts_read_once`).
 
 mod common;
 
@@ -24,34 +26,60 @@ fn counter(out: &Path, stage: &str, name: &str) -> u64 {
 /// with the screen only, rows with `screen = 0` only).
 type Differences = Vec<(&'static str, Vec<String>, Vec<String>)>;
 
-/// Copies the run `screened` (default screen, run with `inputs`) to
-/// `dir/exact` and runs it again with `screen = 0` (only the stages whose
-/// settings changed rerun), and compares the result tables.
-fn screened_and_exact(dir: &Path, screened: &Path, inputs: &[&str]) -> Differences {
-    // The run with the screen is the shared default run; the one without
-    // starts from a copy of it, so only verification and what follows rerun.
-    let exact = dir.join("exact");
-    let copied = std::process::Command::new("cp").arg("-r").arg(screened).arg(&exact).status().unwrap();
+/// Copies the run `run` (made with `inputs`) to `dir/name` and runs it
+/// again with the settings `config` (only the stages whose settings
+/// changed rerun), and compares the result tables: (table, rows of `run`
+/// only, rows of the new run only).
+fn rerun_with(dir: &Path, run: &Path, inputs: &[&str], name: &str, config: &str) -> (std::path::PathBuf, Differences) {
+    let again = dir.join(name);
+    let copied = std::process::Command::new("cp").arg("-r").arg(run).arg(&again).status().unwrap();
     assert!(copied.success());
-    let config = dir.join("exact.toml");
-    std::fs::write(&config, "[verify]\nscreen = 0.0\n").unwrap();
-    // The copy's own inputs and settings but `screen`: 3 where a real crawl
-    // file could not be read at all, as in tests/pipeline.rs.
-    let mut args = vec!["--quiet", "run", "--out", exact.to_str().unwrap(), "--config", config.to_str().unwrap()];
+    let config_file = dir.join(format!("{name}.toml"));
+    std::fs::write(&config_file, config).unwrap();
+    // The copy's own inputs and settings but `config`: 3 where a real
+    // crawl file could not be read at all, as in tests/pipeline.rs.
+    let mut args = vec!["--quiet", "run", "--out", again.to_str().unwrap(), "--config", config_file.to_str().unwrap()];
     args.extend_from_slice(inputs);
     let status = pipeline().args(&args).status().unwrap();
     assert!(matches!(status.code(), Some(0) | Some(3)), "{status}");
     let mut differences = Vec::new();
     for table in RESULT_TABLES {
-        let (with, without) = (canonical_rows(screened, table), canonical_rows(&exact, table));
-        let only_with: Vec<String> = with.iter().filter(|r| !without.contains(r)).cloned().collect();
-        let only_without: Vec<String> = without.iter().filter(|r| !with.contains(r)).cloned().collect();
-        differences.push((table, only_with, only_without));
+        let (before, after) = (canonical_rows(run, table), canonical_rows(&again, table));
+        let only_before: Vec<String> = before.iter().filter(|r| !after.contains(r)).cloned().collect();
+        let only_after: Vec<String> = after.iter().filter(|r| !before.contains(r)).cloned().collect();
+        differences.push((table, only_before, only_after));
     }
+    (again, differences)
+}
+
+/// Runs the run `screened` (default screen, run with `inputs`) again with
+/// `screen = 0` in `dir/exact` and compares the result tables.
+fn screened_and_exact(dir: &Path, screened: &Path, inputs: &[&str]) -> Differences {
+    // The run with the screen is the shared default run; the one without
+    // starts from a copy of it, so only verification and what follows rerun.
+    let (exact, differences) = rerun_with(dir, screened, inputs, "exact", "[verify]\nscreen = 0.0\n");
     for stage in ["verify", "place"] {
         assert_eq!(counter(&exact, stage, "rejected_by_screen"), 0, "{stage} screened with screen = 0");
     }
     differences
+}
+
+/// The sample's placement rounds read every partner's text at once by
+/// default; reading each round's own texts instead gives the same
+/// clusters, comparisons and decisions.
+#[test]
+fn placement_rounds_give_the_same_tables_however_they_read_their_texts() {
+    let dir = temp_dir("placement-texts");
+    let run = shared_sample_run();
+    let config = "[verify]\nplacement_texts_read_once = 0\n";
+    let (again, differences) = rerun_with(&dir, &run, &[], "per-round", config);
+    for (table, only_before, only_after) in differences {
+        assert!(only_before.is_empty() && only_after.is_empty(), "{table}: {only_before:#?} {only_after:#?}");
+    }
+    let comparisons = canonical_rows(&run, "placement_comparisons");
+    assert!(!comparisons.is_empty(), "the sample's placement makes rounds");
+    assert_eq!(comparisons, canonical_rows(&again, "placement_comparisons"));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The sample: the screen changes no result table, and rejects pairs

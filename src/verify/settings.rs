@@ -36,6 +36,13 @@ pub struct VerifyConfig {
     /// The rounds end by themselves (the comparisons made only grow); on
     /// the crawls measured they took 1 to 4.
     pub max_placement_rounds: u32,
+    /// When the documents of `verify_pairs` are at most this many, place's
+    /// first round reads all their texts at once into a local file, and
+    /// every round compares from it; beyond it (and at 0) each round scans
+    /// `tokens` for its own. Why: a night's rounds otherwise each scanned
+    /// the whole table for a few texts; the bound keeps the file that of
+    /// one round's share.
+    pub placement_texts_read_once: u64,
     /// The screen before the LCS (spec §9, "A screen before the LCS"): a
     /// pair whose two verification texts' sets of character 8-grams
     /// resemble each other less than this (|A∩B|/|A∪B|) is rejected
@@ -163,6 +170,7 @@ impl Default for VerifyConfig {
             max_comparisons_per_document: 64,
             failed_comparison_budget: 32.0,
             max_placement_rounds: 32,
+            placement_texts_read_once: 65_536,
             screen: 0.2,
         }
     }

@@ -93,15 +93,6 @@ const ROUND_CHUNK: usize = 4096;
 /// of more makes more scans, so that the ids it looks for stay bounded.
 const WANTED_PER_SCAN: usize = 1 << 20;
 
-/// The partners (documents of `verify_pairs`) up to which the first round
-/// reads the texts of all of them, in one scan of `tokens`, and every
-/// round compares from that file: on a night with a few rounds, each of
-/// them otherwise scanned the table again for a few texts (the Javadoc
-/// texts, min-hash only: 4 rounds of 152, 30, 11 and 1 comparisons, each
-/// scan about a fifth of a second). A bound on the documents, as a scan's
-/// own share is, so that the file stays that of one round.
-const PARTNERS_READ_ONCE: u64 = 1 << 16;
-
 /// The memory pool of the query that sorts the candidate pairs for the
 /// passes (`jobs/place_edges.sql`): beyond it, the sort and the join spill.
 const EDGES_POOL_BYTES: usize = crate::tables::sql::CORPUS_PASS_BYTES;
@@ -144,7 +135,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             }
             let round = rounds.round + 1;
             if round == 1 {
-                if let Some(partners) = few_partners(&session).await? {
+                if let Some(partners) = few_partners(&session, verify.placement_texts_read_once).await? {
                     let wanted = |id| partners.binary_search(&id).is_ok();
                     every_text = Some(spill_verification_texts(&session, wanted, verify.text, &ctx.out).await?);
                 }
@@ -312,22 +303,27 @@ async fn write_edges(
 }
 
 /// The partners (documents of `verify_pairs`), sorted, when there are at
-/// most [`PARTNERS_READ_ONCE`] of them.
-async fn few_partners(session: &datafusion::prelude::SessionContext) -> Result<Option<Vec<u64>>> {
+/// most `most` of them (`[verify] placement_texts_read_once`, 0: never).
+/// On the Javadoc texts with min-hash only, 4 rounds of 152, 30, 11 and 1
+/// comparisons each scanned `tokens` for about a fifth of a second.
+async fn few_partners(session: &datafusion::prelude::SessionContext, most: u64) -> Result<Option<Vec<u64>>> {
+    if most == 0 {
+        return Ok(None);
+    }
     let sql = format!(
         "SELECT doc_id FROM (SELECT later AS doc_id FROM verify_pairs UNION SELECT earlier FROM verify_pairs) \
          ORDER BY doc_id LIMIT {}",
-        PARTNERS_READ_ONCE + 1
+        most + 1
     );
     let mut partners = Vec::new();
     for batch in session.sql(&sql).await?.collect().await? {
         partners.extend(column::<arrow::array::UInt64Array>(&batch, "doc_id")?.values().iter().copied());
     }
-    Ok((partners.len() as u64 <= PARTNERS_READ_ONCE).then_some(partners))
+    Ok((partners.len() as u64 <= most).then_some(partners))
 }
 
 /// Where a round's texts come from: the file of every partner's text
-/// when the first round read them all ([`PARTNERS_READ_ONCE`]), else a
+/// when the first round read them all ([`few_partners`]), else a
 /// scan of `tokens` per share of the round.
 #[derive(Clone, Copy)]
 struct TextsRead<'a> {
