@@ -109,7 +109,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
         sort_merge_joins: true,
     };
     let edges_session = crate::tables::sql::session_with_memory_limit(&ctx.out, Some(edges_pool)).await?;
-    let (mut edges, mut ids) = write_edges(&edges_session, &ctx.out).await?;
+    let (mut edges, mut ids, partners) = write_edges(&edges_session, &ctx.out).await?;
     drop(edges_session);
 
     // Each pass keeps the representatives in a file and writes what it
@@ -135,7 +135,7 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
             }
             let round = rounds.round + 1;
             if round == 1 {
-                if let Some(partners) = few_partners(&session, verify.placement_texts_read_once).await? {
+                if let Some(partners) = few_partners(&mut ids, partners, verify.placement_texts_read_once)? {
                     let wanted = |id| partners.binary_search(&id).is_ok();
                     every_text = Some(spill_verification_texts(&session, wanted, verify.text, &ctx.out).await?);
                 }
@@ -269,13 +269,14 @@ impl FixedRecord for Joined {
 /// The candidate pairs in keep order with their verdicts (`jobs/place_edges.sql`,
 /// sorted by the engine) in a file read again by every pass, and the
 /// doc_id of each keep index that a pair names (0 for a document in no
-/// pair), in another.
+/// pair), in another, with how many indices it names.
 async fn write_edges(
     session: &datafusion::prelude::SessionContext,
     out: &std::path::Path,
-) -> Result<(RecordFile<Edge>, DiskArray)> {
+) -> Result<(RecordFile<Edge>, DiskArray, Partners)> {
     let mut edges = RecordFile::create(out, "place-edges")?;
     let mut ids = DiskArray::create(out, "place-ids")?;
+    let mut partners = Partners { count: 0, end: 0 };
     let mut stream = session.sql(include_str!("../../../jobs/place_edges.sql")).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
@@ -287,8 +288,11 @@ async fn write_edges(
         for i in 0..batch.num_rows() {
             let index = |rank: u64| u32::try_from(rank - 1).context("more than 2^32 documents to place");
             let (l, e) = (index(later_rank.value(i))?, index(earlier_rank.value(i))?);
-            ids.set(l.into(), later.value(i))?;
-            ids.set(e.into(), earlier.value(i))?;
+            for (index, id) in [(l, later.value(i)), (e, earlier.value(i))] {
+                partners.count += u64::from(ids.get(index.into())? == 0);
+                partners.end = partners.end.max(u64::from(index) + 1);
+                ids.set(index.into(), id)?;
+            }
             let verdict = if similarity.is_valid(i) {
                 EdgeVerdict::Similar(similarity.value(i))
             } else if failed.value(i) {
@@ -299,27 +303,36 @@ async fn write_edges(
             edges.push(&Edge { later: l, earlier: e, methods: masks.value(i), verdict })?;
         }
     }
-    Ok((edges, ids))
+    Ok((edges, ids, partners))
 }
 
-/// The partners (documents of `verify_pairs`), sorted, when there are at
-/// most `most` of them (`[verify] placement_texts_read_once`, 0: never).
-/// On the Javadoc texts with min-hash only, 4 rounds of 152, 30, 11 and 1
-/// comparisons each scanned `tokens` for about a fifth of a second.
-async fn few_partners(session: &datafusion::prelude::SessionContext, most: u64) -> Result<Option<Vec<u64>>> {
-    if most == 0 {
+/// The documents of the candidate pairs: how many, and the end of their
+/// keep indices in `place-ids`.
+#[derive(Clone, Copy)]
+struct Partners {
+    count: u64,
+    end: u64,
+}
+
+/// The partners (documents of the candidate pairs), sorted, when there
+/// are at most `most` of them (`[verify] placement_texts_read_once`, 0:
+/// never): read from `ids` (one pass over its file), counted while it was
+/// written. On the Javadoc texts with min-hash only, 4 rounds of 152, 30,
+/// 11 and 1 comparisons each scanned `tokens` for about a fifth of a
+/// second.
+fn few_partners(ids: &mut DiskArray, partners: Partners, most: u64) -> Result<Option<Vec<u64>>> {
+    if partners.count > most {
         return Ok(None);
     }
-    let sql = format!(
-        "SELECT doc_id FROM (SELECT later AS doc_id FROM verify_pairs UNION SELECT earlier FROM verify_pairs) \
-         ORDER BY doc_id LIMIT {}",
-        most + 1
-    );
-    let mut partners = Vec::new();
-    for batch in session.sql(&sql).await?.collect().await? {
-        partners.extend(column::<arrow::array::UInt64Array>(&batch, "doc_id")?.values().iter().copied());
+    let mut found = Vec::with_capacity(partners.count as usize);
+    for index in 0..partners.end {
+        let id = ids.get(index)?;
+        if id != 0 {
+            found.push(id);
+        }
     }
-    Ok((partners.len() as u64 <= most).then_some(partners))
+    found.sort_unstable();
+    Ok(Some(found))
 }
 
 /// Where a round's texts come from: the file of every partner's text
