@@ -140,8 +140,9 @@ async fn run(ctx: &RunContext) -> Result<StageReport> {
                     every_text = Some(spill_verification_texts(&session, wanted, verify.text, &ctx.out).await?);
                 }
             }
-            let texts = TextsRead { session: &session, every_text: every_text.as_ref() };
-            let mut compared = compare_wanted(texts, &mut wanted, &mut ids, verify.rule(), &ctx.out, round).await?;
+            let mut compared =
+                compare_wanted(&session, every_text.as_ref(), &mut wanted, &mut ids, verify.rule(), &ctx.out, round)
+                    .await?;
             tracing::info!(round, comparisons = compared.len(), "placement round");
             rounds.record(compared.read()?)?;
         };
@@ -335,26 +336,18 @@ fn few_partners(ids: &mut DiskArray, partners: Partners, most: u64) -> Result<Op
     Ok(Some(found))
 }
 
-/// Where a round's texts come from: the file of every partner's text
-/// when the first round read them all ([`few_partners`]), else a
-/// scan of `tokens` per share of the round.
-#[derive(Clone, Copy)]
-struct TextsRead<'a> {
-    session: &'a datafusion::prelude::SessionContext,
-    every_text: Option<&'a SpilledDocs>,
-}
-
 /// Makes the comparisons a pass lacked (`wanted`, sorted by document and
 /// representative), as round `round`: each document with the
 /// representative, the document as the Perl module's first string. Their
 /// texts are read in one scan of `tokens` per [`WANTED_PER_SCAN`]
-/// comparisons into a file on local disk (unless every partner's text is
-/// there already), then compared [`ROUND_CHUNK`]
+/// comparisons into a file on local disk (unless `every_text`, the file of
+/// every partner's text that [`few_partners`] allowed, has them), then compared [`ROUND_CHUNK`]
 /// pairs at a time (an `IN` list per few thousand ids scanned the table
 /// again for each: 89 CPU-s of `place` at 8 Javadoc copies). The verdicts
 /// come in the order wanted.
 async fn compare_wanted(
-    texts_read: TextsRead<'_>,
+    session: &datafusion::prelude::SessionContext,
+    every_text: Option<&SpilledDocs>,
     wanted: &mut RecordFile<Wanted>,
     ids: &mut DiskArray,
     rule: crate::verify::settings::PairRule,
@@ -370,14 +363,14 @@ async fn compare_wanted(
             .map(|w| Ok((ids.get(w.doc.into())?, ids.get(w.representative.into())?)))
             .collect::<Result<_>>()?;
         let scanned;
-        let texts = match texts_read.every_text {
+        let texts = match every_text {
             Some(every_text) => every_text,
             None => {
                 let mut needed: Vec<u64> = pairs.iter().flat_map(|&(a, b)| [a, b]).collect();
                 needed.sort_unstable();
                 needed.dedup();
                 let wanted = |id| needed.binary_search(&id).is_ok();
-                scanned = spill_verification_texts(texts_read.session, wanted, rule.text, out).await?;
+                scanned = spill_verification_texts(session, wanted, rule.text, out).await?;
                 &scanned
             }
         };
