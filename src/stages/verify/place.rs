@@ -375,7 +375,7 @@ async fn compare_wanted(
             }
         };
         for (chunk, chunk_pairs) in scan.chunks(ROUND_CHUNK).zip(pairs.chunks(ROUND_CHUNK)) {
-            let docs = spilled_docs(&texts, chunk_pairs.iter().flat_map(|&(a, b)| [a, b]))?;
+            let docs = spilled_docs(texts, chunk_pairs.iter().flat_map(|&(a, b)| [a, b]))?;
             let verdicts: Vec<crate::verify::compare::Comparison> =
                 chunk_pairs.par_iter().map(|(a, b)| compare(&docs[a], &docs[b], rule)).collect();
             for (&wanted, c) in chunk.iter().zip(verdicts) {
