@@ -21,9 +21,21 @@
 //! leaves the previous version readable and at worst some unlisted objects,
 //! which the next commit of that task removes. Tasks on other machines
 //! share nothing but the store.
+//!
+//! Every task pulls the manifests of the stages before it, so with N tasks
+//! per stage each of the next stage's N tasks would GET each of its N task
+//! manifests: N² GETs per stage, the most of a run's requests (663 of
+//! 1,195 object reads on the sample at 8 tasks, `scripts/count_requests.py`).
+//! So the task whose commit completes a stage's N manifests also writes a
+//! bundle of them ([`Bundle`], `_manifests/<stage>.bundle`), and a pull
+//! takes from it every manifest whose ETag in the listing is the one the
+//! bundle holds: one GET where there were N. A bundle is only a copy:
+//! a task rerun later changes its manifest's ETag, and that manifest is
+//! read on its own until a commit bundles the stage again.
 
 use anyhow::{Context, Result};
 use bytes::Bytes;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -38,6 +50,30 @@ use crate::tables::Table;
 /// pulled, the store's ETag and the CRC-32 of the bytes downloaded (not a
 /// `.json` file: the manifest folder's readers skip it).
 const STORE_ETAGS: &str = ".store-etags";
+
+/// The end of a bundle's name in the store's manifest folder: not `.json`,
+/// so that nothing reading the manifests takes it for one.
+const BUNDLE_SUFFIX: &str = ".bundle";
+
+/// The task manifests of one stage as they were when the last of them was
+/// committed: each manifest's text, verbatim, under its file name, with
+/// the ETag of that version (see the module doc).
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Bundle {
+    manifests: BTreeMap<String, BundledManifest>,
+}
+
+/// One manifest of a [`Bundle`].
+#[derive(Debug, Serialize, Deserialize)]
+struct BundledManifest {
+    etag: String,
+    text: String,
+}
+
+/// The stage whose task manifest is the file `name` (`<stage>.shard-I-of-N.json`).
+fn bundled_stage(name: &str) -> Option<&str> {
+    name.split_once(".shard-").map(|(stage, _)| stage)
+}
 
 /// An output folder in an object store and its local cache.
 pub struct RemoteOut {
@@ -70,8 +106,17 @@ impl RemoteOut {
     /// the tables in `reads` as committed by all tasks, and the tables in
     /// `writes` as committed by task `shard` of `stage` (its own earlier
     /// output). Returns the number of objects downloaded.
+    ///
+    /// The other tasks of the same stage and layout are not pulled: no task
+    /// reads its siblings' manifests, and with N tasks each pulling those
+    /// committed before it they were N²/2 GETs per stage.
     pub fn pull(&self, reads: &[Table], stage: &str, writes: &[Table], shard: Shard) -> Result<usize> {
-        let manifests = self.pull_manifests()?;
+        let sibling = |name: &str| {
+            !shard.is_whole()
+                && crate::tables::shard::manifest_task(name, stage)
+                    .is_some_and(|task| task.count == shard.count && task != shard)
+        };
+        let manifests = self.pull_manifests_but(sibling)?;
         let own = crate::tables::shard::manifest_file_name(stage, shard);
         let mut downloaded = 0;
         for table in reads {
@@ -128,7 +173,73 @@ impl RemoteOut {
             .put(Bytes::from(text.clone()))?;
         write::write_file_atomically(&manifest_path, text.as_bytes())?;
         self.remove_replaced(stage, &manifest, shard)?;
+        if !shard.is_whole() {
+            // Only a copy: readers do without it.
+            if let Err(e) = self.bundle_if_complete(stage, shard.count) {
+                tracing::warn!("cannot bundle the manifests of stage {stage}: {e:#}");
+            }
+        }
         Ok(uploaded)
+    }
+
+    /// Writes the bundle of `stage` run as `count` tasks when the store
+    /// holds all their manifests: one listing for every task, and N GETs
+    /// and a PUT for the one that completes the stage (two when two end
+    /// together: they write the same bundle). The ETags are those of the
+    /// versions read.
+    fn bundle_if_complete(&self, stage: &str, count: u32) -> Result<()> {
+        let folder = self.root.child(MANIFEST_DIR);
+        let names: Vec<String> =
+            (0..count).map(|index| crate::tables::shard::manifest_file_name(stage, Shard { index, count })).collect();
+        let listed: BTreeSet<String> =
+            folder.list()?.iter().filter_map(|meta| location::relative_path(&folder.path, &meta.location)).collect();
+        if !names.iter().all(|name| listed.contains(name)) {
+            return Ok(());
+        }
+        let mut bundle = Bundle::default();
+        for name in names {
+            let (bytes, etag) = folder.child(&name).get_with_etag()?;
+            let Some(etag) = etag else { return Ok(()) };
+            let text = String::from_utf8(bytes.to_vec()).with_context(|| format!("{name} is not text"))?;
+            bundle.manifests.insert(name, BundledManifest { etag, text });
+        }
+        folder.child(&format!("{stage}{BUNDLE_SUFFIX}")).put(Bytes::from(serde_json::to_vec(&bundle)?))
+    }
+
+    /// The texts of the manifests of `wanted` (file name → ETag listed)
+    /// that a bundle of `listed` holds in the listed version: a bundle is
+    /// read only when it can spare at least two GETs. One that cannot be
+    /// read as a bundle is left alone (the manifests are read one by one).
+    fn from_bundles(
+        &self,
+        folder: &Location,
+        listed: &BTreeSet<String>,
+        wanted: &BTreeMap<String, String>,
+    ) -> BTreeMap<String, Bytes> {
+        let mut by_stage: BTreeMap<&str, usize> = BTreeMap::new();
+        for name in wanted.keys() {
+            if let Some(stage) = bundled_stage(name) {
+                *by_stage.entry(stage).or_default() += 1;
+            }
+        }
+        let mut texts = BTreeMap::new();
+        for (stage, wanted_here) in by_stage {
+            let bundle_name = format!("{stage}{BUNDLE_SUFFIX}");
+            if wanted_here < 2 || !listed.contains(&bundle_name) {
+                continue;
+            }
+            let Some(bundle) =
+                folder.child(&bundle_name).get().ok().and_then(|bytes| serde_json::from_slice::<Bundle>(&bytes).ok())
+            else {
+                continue;
+            };
+            for (name, bundled) in bundle.manifests {
+                if wanted.get(&name) == Some(&bundled.etag) {
+                    texts.insert(name, Bytes::from(bundled.text));
+                }
+            }
+        }
+        texts
     }
 
     /// Takes the store's lock of task `shard` of `stage`
@@ -178,9 +289,12 @@ impl RemoteOut {
         }
         let own = crate::tables::shard::manifest_file_name(stage, shard);
         let folder = self.root.child(MANIFEST_DIR);
+        // A whole stage's commit leaves its tasks' bundle nothing to stand for.
+        let bundle = format!("{stage}{BUNDLE_SUFFIX}");
         for meta in folder.list()? {
             let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
-            if name != own && manifests::manifest_replaced_by(&name, stage, shard) {
+            let replaced = manifests::manifest_replaced_by(&name, stage, shard) || (shard.is_whole() && name == bundle);
+            if name != own && replaced {
                 folder.child(&name).delete()?;
             }
         }
@@ -198,8 +312,15 @@ impl RemoteOut {
     /// it). Every task of every stage pulls the manifests, so getting them
     /// all made each task's GETs grow with the stages and tasks before it:
     /// 1,225 of the 1,561 GETs of the sample run as 4 tasks per map stage
-    /// (`scripts/count_requests.py`).
+    /// (`scripts/count_requests.py`). The manifests still to get come from
+    /// the stages' bundles where they hold the listed version.
     pub fn pull_manifests(&self) -> Result<BTreeMap<String, Manifest>> {
+        self.pull_manifests_but(|_| false)
+    }
+
+    /// [`Self::pull_manifests`] but for the manifests `left_out` names,
+    /// which are neither pulled nor kept in the cache.
+    fn pull_manifests_but(&self, left_out: impl Fn(&str) -> bool) -> Result<BTreeMap<String, Manifest>> {
         let local = self.cache.join(MANIFEST_DIR);
         std::fs::create_dir_all(&local)?;
         let etags_path = local.join(STORE_ETAGS);
@@ -208,9 +329,14 @@ impl RemoteOut {
         let mut pulled: BTreeMap<String, (String, u32)> = BTreeMap::new();
         let folder = self.root.child(MANIFEST_DIR);
         let mut manifests = BTreeMap::new();
-        for meta in folder.list()? {
+        let listing = folder.list()?;
+        let listed: BTreeSet<String> =
+            listing.iter().filter_map(|meta| location::relative_path(&folder.path, &meta.location)).collect();
+        let mut entries = Vec::new();
+        let mut wanted: BTreeMap<String, String> = BTreeMap::new();
+        for meta in listing {
             let Some(name) = location::relative_path(&folder.path, &meta.location) else { continue };
-            if !name.ends_with(".json") || name.contains('/') {
+            if !name.ends_with(".json") || name.contains('/') || left_out(&name) {
                 continue;
             }
             let cached = match (&meta.e_tag, known.get(&name)) {
@@ -220,15 +346,25 @@ impl RemoteOut {
                     .map(Bytes::from),
                 _ => None,
             };
+            if let (None, Some(tag)) = (&cached, &meta.e_tag) {
+                wanted.insert(name.clone(), tag.clone());
+            }
+            entries.push((name, meta.e_tag, cached));
+        }
+        let mut bundled = self.from_bundles(&folder, &listed, &wanted);
+        for (name, e_tag, cached) in entries {
             let bytes = match cached {
                 Some(bytes) => bytes,
                 None => {
-                    let bytes = folder.child(&name).get()?;
+                    let bytes = match bundled.remove(&name) {
+                        Some(bytes) => bytes,
+                        None => folder.child(&name).get()?,
+                    };
                     write::write_file_atomically(&local.join(&name), &bytes)?;
                     bytes
                 }
             };
-            if let Some(tag) = meta.e_tag {
+            if let Some(tag) = e_tag {
                 pulled.insert(name.clone(), (tag, crc32fast::hash(&bytes)));
             }
             let manifest: Manifest =
@@ -393,6 +529,64 @@ mod tests {
         std::fs::remove_file(store.join(MANIFEST_DIR).join("blocks.json")).unwrap();
         assert_eq!(fingerprints(&out), [("ingest.json".into(), "a".into())]);
         assert!(!cache.join(MANIFEST_DIR).join("blocks.json").exists());
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    /// The task that completes a stage bundles its manifests, and a pull
+    /// takes from the bundle exactly the manifests whose listed version it
+    /// holds. To tell where a manifest came from, the bundle is edited to
+    /// say other fingerprints under the same ETags.
+    #[test]
+    fn a_stage_s_bundle_stands_for_the_manifests_it_holds_in_their_version() {
+        let root = std::env::temp_dir().join(format!("neardup-mirror-bundle-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let store = root.join("store");
+        let folder = store.join(MANIFEST_DIR);
+        std::fs::create_dir_all(&folder).unwrap();
+        let url = url::Url::from_directory_path(&store).unwrap().to_string();
+        let task = |index: u32| Shard { index, count: 3 };
+        let names: Vec<String> = (0..3).map(|i| crate::tables::shard::manifest_file_name("tokens", task(i))).collect();
+        let writer = RemoteOut::open(&url, Some(root.join("cache-writer")), task(0)).unwrap();
+        let bundle_path = folder.join("tokens.bundle");
+        for (i, name) in names.iter().enumerate() {
+            std::fs::write(folder.join(name), manifest_json("tokens", &format!("t{i}"))).unwrap();
+            writer.bundle_if_complete("tokens", 3).unwrap();
+            // Only the commit that completes the stage writes the bundle.
+            assert_eq!(bundle_path.exists(), i == 2, "after task {i}");
+        }
+        let mut bundle: Bundle = serde_json::from_slice(&std::fs::read(&bundle_path).unwrap()).unwrap();
+        assert_eq!(bundle.manifests.keys().collect::<Vec<_>>(), names.iter().collect::<Vec<_>>());
+        for (i, name) in names.iter().enumerate() {
+            assert_eq!(bundle.manifests[name].text, manifest_json("tokens", &format!("t{i}")));
+            bundle.manifests.get_mut(name).unwrap().text = manifest_json("tokens", &format!("bundled{i}"));
+        }
+        std::fs::write(&bundle_path, serde_json::to_vec(&bundle).unwrap()).unwrap();
+        // Task 1 rerun: its manifest is a new version, which the bundle
+        // does not hold.
+        std::fs::write(folder.join(&names[1]), manifest_json("tokens", "t1-rerun")).unwrap();
+        let reader = RemoteOut::open(&url, Some(root.join("cache-reader")), Shard::WHOLE).unwrap();
+        let pulled: Vec<String> = reader.pull_manifests().unwrap().into_values().map(|m| m.fingerprint).collect();
+        assert_eq!(pulled, ["bundled0", "t1-rerun", "bundled2"]);
+        // The cache holds what was pulled, and a second pull reads it there.
+        let cached = std::fs::read_to_string(root.join("cache-reader").join(MANIFEST_DIR).join(&names[0])).unwrap();
+        assert_eq!(cached, manifest_json("tokens", "bundled0"));
+        std::fs::remove_file(&bundle_path).unwrap();
+        let pulled: Vec<String> = reader.pull_manifests().unwrap().into_values().map(|m| m.fingerprint).collect();
+        assert_eq!(pulled, ["bundled0", "t1-rerun", "bundled2"]);
+        // A bundle that is not one is left alone.
+        std::fs::write(&bundle_path, "not a bundle").unwrap();
+        let fresh = RemoteOut::open(&url, Some(root.join("cache-fresh")), Shard::WHOLE).unwrap();
+        let pulled: Vec<String> = fresh.pull_manifests().unwrap().into_values().map(|m| m.fingerprint).collect();
+        assert_eq!(pulled, ["t0", "t1-rerun", "t2"]);
+        // The stage committed whole replaces its tasks and their bundle.
+        let whole: Manifest = serde_json::from_str(&manifest_json("tokens", "whole")).unwrap();
+        std::fs::write(folder.join("tokens.json"), manifest_json("tokens", "whole")).unwrap();
+        writer.remove_replaced("tokens", &whole, Shard::WHOLE).unwrap();
+        let left: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(left, ["tokens.json"]);
         let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -146,6 +146,17 @@ impl Location {
             .with_context(|| format!("cannot read {}", self.url))
     }
 
+    /// The whole object and the ETag of the version read (what a listing
+    /// gives for that version), when the store has one.
+    pub fn get_with_etag(&self) -> Result<(Bytes, Option<String>)> {
+        block_on(async {
+            let got = self.store.get(&self.path).await?;
+            let tag = got.meta.e_tag.clone();
+            Ok::<_, object_store::Error>((got.bytes().await?, tag))
+        })
+        .with_context(|| format!("cannot read {}", self.url))
+    }
+
     /// Stores `bytes` as this object (one PUT: the object appears whole or
     /// not at all).
     pub fn put(&self, bytes: Bytes) -> Result<()> {
