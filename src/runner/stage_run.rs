@@ -58,7 +58,7 @@ pub fn run_stage(
         ctx.wait_for_lock,
     )?;
     crate::runner::leftovers::remove_left_by_dead_runs(&ctx.out);
-    for table in stage.inputs() {
+    for table in stage.task_inputs(&ctx.config, shard) {
         let maker = maker_of(table, all, &ctx.config);
         if !table_exists(&ctx.out, table.name()) {
             return Err(MissingInput(format!(

@@ -44,6 +44,12 @@ impl Stage for MethodState {
     fn inputs(&self) -> Vec<Table> {
         vec![descr_sample::NAME, df::NAME, corpus_stats::NAME]
     }
+    /// Only the task that builds a9 reads the sample: pulled by every
+    /// task, its N parts were N² GETs (`scripts/count_requests.py`).
+    fn task_inputs(&self, config: &Config, shard: Shard) -> Vec<Table> {
+        let reads_sample = own_methods(&config.methods.enabled, shard).iter().any(|m| m == "a9");
+        self.inputs().into_iter().filter(|&t| reads_sample || t != descr_sample::NAME).collect()
+    }
     fn outputs(&self, _: &Config) -> Vec<Table> {
         vec![method_state::NAME]
     }
@@ -125,6 +131,26 @@ pub async fn load_method_state(session: &datafusion::prelude::SessionContext, me
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The sample is read, hence pulled and checked, by a9's task alone.
+    #[test]
+    fn only_a9_s_task_reads_the_sample() {
+        let mut config = Config::default();
+        config.methods.enabled = registry::METHODS.iter().map(|m| m.id.to_string()).collect();
+        assert!(MethodState.task_inputs(&config, Shard::WHOLE).contains(&descr_sample::NAME));
+        for count in 1..=5 {
+            let readers: Vec<u32> = (0..count)
+                .filter(|&index| MethodState.task_inputs(&config, Shard { index, count }).contains(&descr_sample::NAME))
+                .collect();
+            assert_eq!(readers.len(), 1, "{count} tasks: {readers:?}");
+            let a9 = Shard { index: readers[0], count };
+            assert!(own_methods(&config.methods.enabled, a9).contains(&"a9".to_string()));
+            for index in 0..count {
+                let inputs = MethodState.task_inputs(&config, Shard { index, count });
+                assert!(inputs.contains(&df::NAME) && inputs.contains(&corpus_stats::NAME));
+            }
+        }
+    }
 
     #[test]
     fn every_method_is_built_by_exactly_one_task() {

@@ -186,6 +186,14 @@ pub trait Stage {
     /// Tables this stage reads (each made by an earlier stage), typed: a
     /// name without a schema file does not compile.
     fn inputs(&self) -> Vec<Table>;
+    /// The tables of [`Stage::inputs`] that task `shard` reads, which the
+    /// run pulls from an object store and checks before the task starts:
+    /// all of them, unless a task's share of the work never opens one
+    /// (`method_state`). Every input stage's manifests count for the
+    /// fingerprint whatever the task reads.
+    fn task_inputs(&self, _config: &Config, _shard: Shard) -> Vec<Table> {
+        self.inputs()
+    }
     /// Tables this stage writes.
     fn outputs(&self, config: &Config) -> Vec<Table>;
     /// The part of the configuration the outputs depend on.
