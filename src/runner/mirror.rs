@@ -75,6 +75,41 @@ fn bundled_stage(name: &str) -> Option<&str> {
     name.split_once(".shard-").map(|(stage, _)| stage)
 }
 
+/// The texts of the manifests of `wanted` (file name → ETag listed)
+/// that a bundle of `listed` holds in the listed version: a bundle is
+/// read only when it can spare at least two GETs. One that cannot be
+/// read as a bundle is left alone (the manifests are read one by one).
+fn manifests_from_bundles(
+    folder: &Location,
+    listed: &BTreeSet<String>,
+    wanted: &BTreeMap<String, String>,
+) -> BTreeMap<String, Bytes> {
+    let mut by_stage: BTreeMap<&str, usize> = BTreeMap::new();
+    for name in wanted.keys() {
+        if let Some(stage) = bundled_stage(name) {
+            *by_stage.entry(stage).or_default() += 1;
+        }
+    }
+    let mut texts = BTreeMap::new();
+    for (stage, wanted_here) in by_stage {
+        let bundle_name = format!("{stage}{BUNDLE_SUFFIX}");
+        if wanted_here < 2 || !listed.contains(&bundle_name) {
+            continue;
+        }
+        let Some(bundle) =
+            folder.child(&bundle_name).get().ok().and_then(|bytes| serde_json::from_slice::<Bundle>(&bytes).ok())
+        else {
+            continue;
+        };
+        for (name, bundled) in bundle.manifests {
+            if wanted.get(&name) == Some(&bundled.etag) {
+                texts.insert(name, Bytes::from(bundled.text));
+            }
+        }
+    }
+    texts
+}
+
 /// An output folder in an object store and its local cache.
 pub struct RemoteOut {
     root: Location,
@@ -206,42 +241,6 @@ impl RemoteOut {
         folder.child(&format!("{stage}{BUNDLE_SUFFIX}")).put(Bytes::from(serde_json::to_vec(&bundle)?))
     }
 
-    /// The texts of the manifests of `wanted` (file name → ETag listed)
-    /// that a bundle of `listed` holds in the listed version: a bundle is
-    /// read only when it can spare at least two GETs. One that cannot be
-    /// read as a bundle is left alone (the manifests are read one by one).
-    fn from_bundles(
-        &self,
-        folder: &Location,
-        listed: &BTreeSet<String>,
-        wanted: &BTreeMap<String, String>,
-    ) -> BTreeMap<String, Bytes> {
-        let mut by_stage: BTreeMap<&str, usize> = BTreeMap::new();
-        for name in wanted.keys() {
-            if let Some(stage) = bundled_stage(name) {
-                *by_stage.entry(stage).or_default() += 1;
-            }
-        }
-        let mut texts = BTreeMap::new();
-        for (stage, wanted_here) in by_stage {
-            let bundle_name = format!("{stage}{BUNDLE_SUFFIX}");
-            if wanted_here < 2 || !listed.contains(&bundle_name) {
-                continue;
-            }
-            let Some(bundle) =
-                folder.child(&bundle_name).get().ok().and_then(|bytes| serde_json::from_slice::<Bundle>(&bytes).ok())
-            else {
-                continue;
-            };
-            for (name, bundled) in bundle.manifests {
-                if wanted.get(&name) == Some(&bundled.etag) {
-                    texts.insert(name, Bytes::from(bundled.text));
-                }
-            }
-        }
-        texts
-    }
-
     /// Takes the store's lock of task `shard` of `stage`
     /// (`_locks/<stage>[.shard-I-of-N].lock`, see [`crate::tables::lock`]): runs of
     /// one task with different cache folders, or on different machines,
@@ -351,7 +350,7 @@ impl RemoteOut {
             }
             entries.push((name, meta.e_tag, cached));
         }
-        let mut bundled = self.from_bundles(&folder, &listed, &wanted);
+        let mut bundled = manifests_from_bundles(&folder, &listed, &wanted);
         for (name, e_tag, cached) in entries {
             let bytes = match cached {
                 Some(bytes) => bytes,
