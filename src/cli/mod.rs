@@ -389,7 +389,7 @@ fn export(args: ExportArgs, quiet: bool) -> Result<ExitCode> {
             // ingest_files tells the WARC formats which inputs are gzipped per record.
             use crate::tables::columns::{boilerplate, decisions, documents, ingest_files};
             let reads = [decisions::NAME, documents::NAME, boilerplate::NAME, ingest_files::NAME];
-            let n = r.pull(&reads, "export", &[], Shard::WHOLE)?;
+            let n = r.pull(&reads, &[], "export", &[], Shard::WHOLE)?;
             tracing::info!(objects = n, cache = %out.display(), "pulled {}", r.url());
             // A run that started during the pull may have mixed its tables
             // with the last run's: pulled again once it ends.

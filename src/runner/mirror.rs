@@ -145,7 +145,18 @@ impl RemoteOut {
     /// The other tasks of the same stage and layout are not pulled: no task
     /// reads its siblings' manifests, and with N tasks each pulling those
     /// committed before it they were N²/2 GETs per stage.
-    pub fn pull(&self, reads: &[Table], stage: &str, writes: &[Table], shard: Shard) -> Result<usize> {
+    ///
+    /// Of the tables in `own_parts`, a task of a sharded stage gets only the
+    /// part files that can hold its documents ([`Shard::may_hold_docs_of`]):
+    /// it reads no other (see [`crate::stages::stage::Stage::own_document_inputs`]).
+    pub fn pull(
+        &self,
+        reads: &[Table],
+        own_parts: &[Table],
+        stage: &str,
+        writes: &[Table],
+        shard: Shard,
+    ) -> Result<usize> {
         let sibling = |name: &str| {
             !shard.is_whole()
                 && crate::tables::shard::manifest_task(name, stage)
@@ -155,10 +166,13 @@ impl RemoteOut {
         let own = crate::tables::shard::manifest_file_name(stage, shard);
         let mut downloaded = 0;
         for table in reads {
-            downloaded += self.pull_table(table.name(), &manifests, None)?;
+            let narrowed = !shard.is_whole() && own_parts.contains(table);
+            let fetch =
+                |name: &str| !narrowed || write::part_shard(name).is_none_or(|part| shard.may_hold_docs_of(part));
+            downloaded += self.pull_table(table.name(), &manifests, None, &fetch)?;
         }
         for table in writes.iter().filter(|t| !reads.contains(t)) {
-            downloaded += self.pull_table(table.name(), &manifests, Some((&own, shard)))?;
+            downloaded += self.pull_table(table.name(), &manifests, Some((&own, shard)), &|_| true)?;
         }
         Ok(downloaded)
     }
@@ -170,7 +184,7 @@ impl RemoteOut {
         let tables: BTreeSet<&String> = manifests.values().flat_map(|m| m.objects.keys()).collect();
         let mut downloaded = 0;
         for table in tables {
-            downloaded += self.pull_table(table, &manifests, None)?;
+            downloaded += self.pull_table(table, &manifests, None, &|_| true)?;
         }
         Ok(downloaded)
     }
@@ -385,12 +399,14 @@ impl RemoteOut {
     /// task), only the objects of that one manifest, leaving the parts of
     /// the other tasks alone. A table no manifest lists is removed from the
     /// cache (the store has no committed version of it), unless narrowed to
-    /// a task. Returns the objects downloaded.
+    /// a task. Of the objects listed, only those `fetch` accepts are
+    /// downloaded. Returns the objects downloaded.
     fn pull_table(
         &self,
         table: &str,
         manifests: &BTreeMap<String, Manifest>,
         task: Option<(&str, Shard)>,
+        fetch: &dyn Fn(&str) -> bool,
     ) -> Result<usize> {
         let listing: Vec<&Vec<String>> = manifests
             .iter()
@@ -416,7 +432,7 @@ impl RemoteOut {
         let mut downloaded = 0;
         for name in objects {
             let path = dir.join(name);
-            if path.exists() {
+            if path.exists() || !fetch(name) {
                 continue;
             }
             let bytes = self.root.child(&format!("{table}/{name}")).get().with_context(|| {

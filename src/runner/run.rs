@@ -186,7 +186,8 @@ pub fn run(request: RunRequest) -> Result<RunEnd> {
             None => None,
         };
         if let Some(r) = &remote {
-            let n = r.pull(&stage.task_inputs(&ctx.config, shard), stage.name(), &writes, shard)?;
+            let reads = stage.task_inputs(&ctx.config, shard);
+            let n = r.pull(&reads, &stage.own_document_inputs(), stage.name(), &writes, shard)?;
             tracing::info!(stage = stage.name(), objects = n, "pulled from {}", r.url());
         }
         let outcome = run_stage(*stage, &all, &ctx, force, Place { number: index + 1, count: stage_count })?;

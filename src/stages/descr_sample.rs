@@ -43,6 +43,11 @@ impl Stage for DescrSample {
     fn inputs(&self) -> Vec<Table> {
         vec![tokens::NAME, exact_copies::NAME, df::NAME, corpus_stats::NAME]
     }
+    /// Its documents' lists come from its own parts of `tokens` alone
+    /// ([`crate::stages::tokens::read::TokenChunks`]).
+    fn own_document_inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME]
+    }
     fn outputs(&self, _: &Config) -> Vec<Table> {
         vec![descr_sample::NAME]
     }

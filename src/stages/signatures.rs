@@ -47,6 +47,11 @@ impl Stage for Signatures {
     fn inputs(&self) -> Vec<Table> {
         vec![tokens::NAME, exact_copies::NAME, df::NAME, corpus_stats::NAME, method_state::NAME]
     }
+    /// Its documents' lists come from its own parts of `tokens` alone
+    /// ([`crate::stages::tokens::read::TokenChunks`]).
+    fn own_document_inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME]
+    }
     fn outputs(&self, _: &Config) -> Vec<Table> {
         std::iter::once(signatures::NAME).chain(registry::record_tables()).collect()
     }

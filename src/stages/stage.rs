@@ -194,6 +194,14 @@ pub trait Stage {
     fn task_inputs(&self, _config: &Config, _shard: Shard) -> Vec<Table> {
         self.inputs()
     }
+    /// The inputs of which task I of N reads only the part files that can
+    /// hold its documents ([`Shard::may_hold_docs_of`]: parts written by
+    /// the tasks of a stage sharded by document): a run pulls only those
+    /// from an object store. Pulled whole, a table of N parts read so by
+    /// N tasks was N² GETs where machines do not keep their task's cache.
+    fn own_document_inputs(&self) -> Vec<Table> {
+        Vec::new()
+    }
     /// Tables this stage writes.
     fn outputs(&self, config: &Config) -> Vec<Table>;
     /// The part of the configuration the outputs depend on.

@@ -38,6 +38,11 @@ impl Stage for SearchKeys {
     fn inputs(&self) -> Vec<Table> {
         vec![tokens::NAME, exact_copies::NAME]
     }
+    /// Its documents' lists come from its own parts of `tokens` alone
+    /// ([`crate::stages::tokens::read::TokenChunks`]).
+    fn own_document_inputs(&self) -> Vec<Table> {
+        vec![tokens::NAME]
+    }
     fn outputs(&self, _: &Config) -> Vec<Table> {
         vec![search_keys::NAME, search_forms::NAME]
     }
