@@ -441,10 +441,7 @@ fn advance_row_avx512(v: &mut [u64], pm: &[u64]) {
     for k in 0..v_eights.len() {
         // SAFETY: unaligned loads and stores of eight words within the chunks.
         let (x, m) = unsafe {
-            (
-                _mm512_loadu_si512(v_eights[k].as_ptr().cast()),
-                _mm512_loadu_si512(pm_eights[k].as_ptr().cast()),
-            )
+            (_mm512_loadu_si512(v_eights[k].as_ptr().cast()), _mm512_loadu_si512(pm_eights[k].as_ptr().cast()))
         };
         let sum = _mm512_add_epi64(x, _mm512_and_si512(x, m));
         let generate = _mm512_cmplt_epu64_mask(sum, x) as u32;
@@ -560,10 +557,11 @@ impl MatchMasks {
     }
 
     fn row_or_insert(&mut self, c: char) -> usize {
-        let next = (self.masks.len() / self.words) as u32;
         let slot = if c.is_ascii() { &mut self.ascii[c as usize] } else { self.other.entry(c).or_insert(u32::MAX) };
         if *slot == u32::MAX {
-            *slot = next;
+            // The row count is worked out only for a new char: a division
+            // per char of the text was the hottest line of the masks.
+            *slot = (self.masks.len() / self.words) as u32;
             self.masks.resize(self.masks.len() + self.words, 0);
         }
         *slot as usize
