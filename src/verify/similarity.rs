@@ -456,14 +456,7 @@ fn advance_row_avx512(v: &mut [u64], pm: &[u64]) {
         // SAFETY: as the loads.
         unsafe { _mm512_storeu_si512(v_eights[k].as_mut_ptr().cast(), row) };
     }
-    let mut carry = carry != 0;
-    for k in 0..v_rest.len() {
-        let (x, m) = (v_rest[k], pm_rest[k]);
-        let (sum, c1) = x.overflowing_add(x & m);
-        let (sum, c2) = sum.overflowing_add(carry as u64);
-        carry = c1 | c2;
-        v_rest[k] = sum | (x & !m);
-    }
+    advance_row_carrying(v_rest, pm_rest, carry != 0);
 }
 
 /// One row of the recurrence over the band's words: `V' = (V + (V & M)) |
@@ -510,7 +503,12 @@ fn advance_row(v: &mut [u64], pm: &[u64]) {
 /// check that both give the same rows).
 #[cfg(any(test, not(target_arch = "x86_64")))]
 fn advance_row_portable(v: &mut [u64], pm: &[u64]) {
-    let mut carry = false;
+    advance_row_carrying(v, pm, false)
+}
+
+/// The plain loop of [`advance_row`] with a carry into the first word: the
+/// portable kernel, and the words after the AVX-512 kernel's last block.
+fn advance_row_carrying(v: &mut [u64], pm: &[u64], mut carry: bool) {
     for (vw, &mw) in v.iter_mut().zip(pm) {
         let (sum, c1) = vw.overflowing_add(*vw & mw);
         let (sum, c2) = sum.overflowing_add(carry as u64);
